@@ -1,0 +1,1 @@
+"""cellboot: cell-aware server boots orchestrated by persisted TaskFlow flows."""

@@ -1,0 +1,20 @@
+"""Every cellboot option, registered on the global ``cfg.CONF``.
+
+One module per option group; each has ``register_opts(conf)`` and
+``list_opts()``. The global object is used (not a private ConfigOpts)
+because oslo.messaging registers its own options there.
+"""
+
+from oslo_config import cfg
+
+from cellboot.conf import api_database
+from cellboot.conf import database
+from cellboot.conf import default
+from cellboot.conf import flow_persistence
+
+CONF = cfg.CONF
+
+MODULES = (default, api_database, database, flow_persistence)
+
+for _module in MODULES:
+    _module.register_opts(CONF)

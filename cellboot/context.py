@@ -1,0 +1,146 @@
+"""Request context: who is asking, and which cell database it targets.
+
+The context is an oslo.db enginefacade transaction provider, so functions
+decorated with the API or cell database readers/writers open their
+transaction on it. ``target_cell`` returns a *copy* that carries one cell's
+database (the cell's context manager), so the same DB API function reads
+the cell that the caller chose without passing URLs around.
+"""
+
+import concurrent.futures
+import contextlib
+import copy
+
+from oslo_context import context as oslo_context
+from oslo_db.sqlalchemy import enginefacade
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+@enginefacade.transaction_context_provider
+class RequestContext(oslo_context.RequestContext):
+    """A user or service request, optionally targeted at one cell."""
+
+    def __init__(self, *args, cell_uuid=None, db_connection=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Set by target_cell: the cell's uuid and its transaction context
+        # manager. None means "the local cell" ([database] connection).
+        self.cell_uuid = cell_uuid
+        self.db_connection = db_connection
+
+    def to_dict(self):
+        values = super().to_dict()
+        values['cell_uuid'] = self.cell_uuid
+        return values
+
+    def elevated(self):
+        """A copy with admin rights, for service-internal work."""
+        ctx = copy.copy(self)
+        ctx.is_admin = True
+        if 'admin' not in ctx.roles:
+            ctx.roles = list(ctx.roles) + ['admin']
+        return ctx
+
+
+def get_admin_context():
+    """A context for services and commands acting on their own behalf."""
+    return RequestContext(user_id=None, project_id=None, is_admin=True,
+                          overwrite=False)
+
+
+def targeted_copy(context, cell_mapping):
+    """A shallow copy of ``context`` whose cell DB is ``cell_mapping``'s.
+
+    The copy has no transaction state of its own, so it can be used from
+    another thread (scatter-gather) while the original is in use.
+    """
+    from cellboot.db.cell import connection as cell_connection
+
+    cctxt = copy.copy(context)
+    # enginefacade keeps its transaction state in this attribute; a copy
+    # must start with none or it would join the original's transaction.
+    cctxt.__dict__.pop('_enginefacade_context', None)
+    cctxt.cell_uuid = cell_mapping.uuid
+    cctxt.db_connection = cell_connection.get_context_manager(
+        cell_mapping.database_connection)
+    return cctxt
+
+
+@contextlib.contextmanager
+def target_cell(context, cell_mapping):
+    """Yield a copy of ``context`` that reads and writes ``cell_mapping``."""
+    yield targeted_copy(context, cell_mapping)
+
+
+class _Sentinel:
+    """A named marker object, readable in logs and reprs."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+
+# A cell that did not answer within the timeout yields this.
+did_not_respond_sentinel = _Sentinel('<cell did not respond>')
+
+
+class CellFailure:
+    """What a cell yields when its function raised instead of returning."""
+
+    def __init__(self, cell_uuid, exc):
+        self.cell_uuid = cell_uuid
+        self.exception = exc
+
+    def __repr__(self):
+        return f'<cell {self.cell_uuid} failed: {self.exception!r}>'
+
+
+def is_cell_failure(result):
+    """True when a scatter-gather result is a timeout or a failure."""
+    return result is did_not_respond_sentinel or isinstance(result,
+                                                            CellFailure)
+
+
+def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
+                         **kwargs):
+    """Run ``fn(cell_context, *args, **kwargs)`` in every cell in parallel.
+
+    Returns ``{cell_uuid: result}``. A cell that raises yields a
+    ``CellFailure``; a cell that has not answered after ``timeout`` seconds
+    yields ``did_not_respond_sentinel``. Neither stops the other cells, so
+    one broken or partitioned cell never fails a whole listing. Threads of
+    cells that hang are abandoned (they finish or fail on their own).
+    """
+    cell_mappings = list(cell_mappings)
+    results = {cm.uuid: did_not_respond_sentinel for cm in cell_mappings}
+    if not cell_mappings:
+        return results
+
+    def _run(cell_mapping):
+        cctxt = targeted_copy(context, cell_mapping)
+        return fn(cctxt, *args, **kwargs)
+
+    executor = concurrent.futures.ThreadPoolExecutor(
+        max_workers=min(len(cell_mappings), 32),
+        thread_name_prefix='scatter-gather')
+    try:
+        futures = {executor.submit(_run, cm): cm for cm in cell_mappings}
+        done, _pending = concurrent.futures.wait(futures, timeout=timeout)
+        for future in done:
+            cm = futures[future]
+            exc = future.exception()
+            if exc is not None:
+                LOG.warning('Cell %s (%s) failed: %s', cm.name, cm.uuid, exc)
+                results[cm.uuid] = CellFailure(cm.uuid, exc)
+            else:
+                results[cm.uuid] = future.result()
+        for future in _pending:
+            cm = futures[future]
+            LOG.warning('Cell %s (%s) did not respond within %.1f s',
+                        cm.name, cm.uuid, timeout)
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+    return results

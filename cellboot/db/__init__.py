@@ -1,0 +1,1 @@
+"""Database access: one enginefacade per database kind (DESIGN §3)."""

@@ -1,0 +1,211 @@
+"""API database tables (DESIGN §3).
+
+Mappings that route requests to cells, requests that exist before any cell
+is chosen (build requests, request specs), flavors, server groups, and the
+scheduler's resource tables. Queries use SQLAlchemy Core on these tables;
+the declarative classes exist so alembic can compare models and migrations.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from cellboot.db.types import created_at
+from cellboot.db.types import updated_at
+from cellboot.db.types import uuid_column
+
+# Alembic keeps this tree's revision here, apart from TaskFlow's tables and
+# the cell tree, so that several trees can share one database.
+VERSION_TABLE = 'cellboot_api_alembic_version'
+
+CELL0_UUID = '00000000-0000-0000-0000-000000000000'
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class CellMapping(Base):
+    __tablename__ = 'cell_mappings'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_cell_mappings0uuid'),
+        sa.UniqueConstraint('name', name='uniq_cell_mappings0name'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    database_connection = sa.Column(sa.Text, nullable=False)
+    transport_url = sa.Column(sa.Text, nullable=False)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class HostMapping(Base):
+    __tablename__ = 'host_mappings'
+    __table_args__ = (
+        sa.UniqueConstraint('host', name='uniq_host_mappings0host'),
+        sa.Index('host_mappings_cell_id_idx', 'cell_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
+                        nullable=False)
+    host = sa.Column(sa.String(255), nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class InstanceMapping(Base):
+    __tablename__ = 'instance_mappings'
+    __table_args__ = (
+        sa.UniqueConstraint('instance_uuid',
+                            name='uniq_instance_mappings0instance_uuid'),
+        sa.Index('instance_mappings_project_id_idx', 'project_id'),
+        sa.Index('instance_mappings_cell_id_idx', 'cell_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    instance_uuid = uuid_column(nullable=False)
+    # NULL while the instance exists only as a build request.
+    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
+                        nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    queued_for_delete = sa.Column(sa.Boolean, nullable=False, default=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class BuildRequest(Base):
+    __tablename__ = 'build_requests'
+    __table_args__ = (
+        sa.UniqueConstraint('instance_uuid',
+                            name='uniq_build_requests0instance_uuid'),
+        sa.Index('build_requests_project_id_idx', 'project_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    instance_uuid = uuid_column(nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    # JSON: name, flavor, image_ref, metadata, availability_zone, ...
+    instance = sa.Column(sa.Text, nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class RequestSpec(Base):
+    __tablename__ = 'request_specs'
+    __table_args__ = (
+        sa.UniqueConstraint('instance_uuid',
+                            name='uniq_request_specs0instance_uuid'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    instance_uuid = uuid_column(nullable=False)
+    spec = sa.Column(sa.Text, nullable=False)  # JSON
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class Flavor(Base):
+    __tablename__ = 'flavors'
+    __table_args__ = (
+        sa.UniqueConstraint('flavorid', name='uniq_flavors0flavorid'),
+        sa.UniqueConstraint('name', name='uniq_flavors0name'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    flavorid = sa.Column(sa.String(255), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    root_gb = sa.Column(sa.Integer, nullable=False, default=0)
+    is_public = sa.Column(sa.Boolean, nullable=False, default=True)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    description = sa.Column(sa.Text, nullable=True)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class ServerGroup(Base):
+    __tablename__ = 'server_groups'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_server_groups0uuid'),
+        sa.Index('server_groups_project_id_idx', 'project_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    policy = sa.Column(sa.String(32), nullable=False)  # (anti-)affinity
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class ServerGroupMember(Base):
+    __tablename__ = 'server_group_members'
+    __table_args__ = (
+        sa.UniqueConstraint('group_id', 'instance_uuid',
+                            name='uniq_server_group_members0group0instance'),
+        sa.Index('server_group_members_instance_uuid_idx', 'instance_uuid'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    group_id = sa.Column(sa.Integer, sa.ForeignKey('server_groups.id'),
+                         nullable=False)
+    instance_uuid = uuid_column(nullable=False)
+    created_at = created_at()
+
+
+class ResourceProvider(Base):
+    """One per compute node; uuid = the compute node's uuid."""
+
+    __tablename__ = 'resource_providers'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
+        sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
+        sa.Index('resource_providers_cell_id_idx', 'cell_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)  # the compute host
+    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
+                        nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    # Bumped by every claim: the compare-and-swap token of atomic claims.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class Inventory(Base):
+    __tablename__ = 'inventories'
+    __table_args__ = (
+        sa.UniqueConstraint('resource_provider_id', 'resource_class',
+                            name='uniq_inventories0provider0class'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    total = sa.Column(sa.Integer, nullable=False)
+    reserved = sa.Column(sa.Integer, nullable=False, default=0)
+    min_unit = sa.Column(sa.Integer, nullable=False, default=1)
+    max_unit = sa.Column(sa.Integer, nullable=False)
+    step_size = sa.Column(sa.Integer, nullable=False, default=1)
+    allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class Allocation(Base):
+    __tablename__ = 'allocations'
+    __table_args__ = (
+        sa.Index('allocations_consumer_id_idx', 'consumer_id'),
+        sa.Index('allocations_provider_class_idx',
+                 'resource_provider_id', 'resource_class'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    consumer_id = uuid_column(nullable=False)  # the instance uuid
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    used = sa.Column(sa.Integer, nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()

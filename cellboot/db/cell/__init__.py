@@ -1,0 +1,1 @@
+"""Cell databases: models, migrations and their transaction contexts."""

@@ -1,0 +1,62 @@
+"""Transaction contexts for cell databases, cached per connection URL.
+
+A service inside a cell uses its own ``[database] connection``; API-level
+services reach a cell through ``context.target_cell``, which puts the
+cell's context manager on a copy of the request context. ``reader`` and
+``writer`` pick the targeted cell when there is one, the local cell
+database otherwise. Engines are cached per URL so that targeting the same
+cell twice reuses its connection pool.
+"""
+
+import threading
+
+from cellboot import exception
+from cellboot.conf import CONF
+from cellboot.db import facade
+
+_LOCK = threading.Lock()
+_managers = {}
+
+
+def get_context_manager(connection):
+    """The (cached) transaction context manager for a cell database URL."""
+    manager = _managers.get(connection)
+    if manager is None:
+        with _LOCK:
+            manager = _managers.get(connection)
+            if manager is None:
+                opts = dict(CONF.database.items())
+                opts.pop('connection', None)
+                manager = facade.new_context_manager(connection, **opts)
+                _managers[connection] = manager
+    return manager
+
+
+def pick_context_manager(context):
+    """The targeted cell's context manager, or the local cell's."""
+    manager = getattr(context, 'db_connection', None)
+    if manager is not None:
+        return manager
+    if not CONF.database.connection:
+        raise exception.ConfigurationError(
+            reason='this service has no [database] connection and the '
+                   'request is not targeted at a cell')
+    return get_context_manager(CONF.database.connection)
+
+
+reader = facade.transactional(pick_context_manager, 'reader')
+writer = facade.transactional(pick_context_manager, 'writer')
+
+
+def get_engine(connection):
+    """The writer engine of the cell database at ``connection``."""
+    return get_context_manager(connection).writer.get_engine()
+
+
+def reset():
+    """Dispose of every cached engine (tests and long-lived commands)."""
+    with _LOCK:
+        for manager in _managers.values():
+            if manager.is_started:
+                manager.dispose_pool()
+        _managers.clear()

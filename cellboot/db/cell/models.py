@@ -1,0 +1,139 @@
+"""Cell database tables (DESIGN §3); cell0 uses the same schema.
+
+A cell database knows nothing of the API database: it holds its services,
+compute nodes, instances and their faults and actions. The cell's
+reschedule flows are persisted next to these, in TaskFlow's own tables.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from cellboot.db.types import created_at
+from cellboot.db.types import updated_at
+from cellboot.db.types import uuid_column
+
+VERSION_TABLE = 'cellboot_cell_alembic_version'
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class Service(Base):
+    __tablename__ = 'services'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'binary', name='uniq_services0host0binary'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    binary = sa.Column(sa.String(255), nullable=False)
+    disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    disabled_reason = sa.Column(sa.String(255), nullable=True)
+    last_seen_up = sa.Column(sa.DateTime, nullable=True)
+    report_count = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class ComputeNode(Base):
+    __tablename__ = 'compute_nodes'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_compute_nodes0uuid'),
+        sa.UniqueConstraint('host', 'hypervisor_hostname',
+                            name='uniq_compute_nodes0host0hypervisor'),
+        sa.Index('compute_nodes_mapped_idx', 'mapped'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)  # = its resource provider's uuid
+    host = sa.Column(sa.String(255), nullable=False)
+    hypervisor_hostname = sa.Column(sa.String(255), nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    local_gb = sa.Column(sa.Integer, nullable=False)
+    cpu_allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+    ram_allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+    disk_allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+    # Set by discover_hosts once the host has a host mapping.
+    mapped = sa.Column(sa.Boolean, nullable=False, default=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class Instance(Base):
+    __tablename__ = 'instances'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_instances0uuid'),
+        sa.Index('instances_project_id_idx', 'project_id'),
+        sa.Index('instances_host_vm_state_idx', 'host', 'vm_state'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    display_name = sa.Column(sa.String(255), nullable=True)
+    reservation_id = sa.Column(sa.String(255), nullable=True)
+    vm_state = sa.Column(sa.String(255), nullable=False)
+    task_state = sa.Column(sa.String(255), nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    node = sa.Column(sa.String(255), nullable=True)
+    flavor = sa.Column(sa.Text, nullable=True)  # JSON of the flavor
+    image_ref = sa.Column(sa.String(255), nullable=True)
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    metadata_json = sa.Column('metadata', sa.Text, nullable=True)
+    launched_at = sa.Column(sa.DateTime, nullable=True)
+    created_at = created_at()
+    updated_at = updated_at()
+    deleted_at = sa.Column(sa.DateTime, nullable=True)
+    deleted = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class InstanceFault(Base):
+    __tablename__ = 'instance_faults'
+    __table_args__ = (
+        sa.Index('instance_faults_instance_uuid_idx', 'instance_uuid'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    instance_uuid = uuid_column(nullable=False)
+    code = sa.Column(sa.Integer, nullable=False)
+    message = sa.Column(sa.String(255), nullable=False)
+    details = sa.Column(sa.Text, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    created_at = created_at()
+
+
+class InstanceAction(Base):
+    __tablename__ = 'instance_actions'
+    __table_args__ = (
+        sa.Index('instance_actions_instance_uuid_request_id_idx',
+                 'instance_uuid', 'request_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    action = sa.Column(sa.String(255), nullable=False)
+    instance_uuid = uuid_column(nullable=False)
+    request_id = sa.Column(sa.String(255), nullable=True)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    project_id = sa.Column(sa.String(255), nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=True)
+    finish_time = sa.Column(sa.DateTime, nullable=True)
+    message = sa.Column(sa.String(255), nullable=True)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class InstanceActionEvent(Base):
+    __tablename__ = 'instance_actions_events'
+    __table_args__ = (
+        sa.Index('instance_actions_events_action_id_idx', 'action_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    action_id = sa.Column(sa.Integer, sa.ForeignKey('instance_actions.id'),
+                          nullable=False)
+    event = sa.Column(sa.String(255), nullable=False)
+    result = sa.Column(sa.String(255), nullable=True)
+    traceback = sa.Column(sa.Text, nullable=True)
+    details = sa.Column(sa.Text, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    start_time = sa.Column(sa.DateTime, nullable=True)
+    finish_time = sa.Column(sa.DateTime, nullable=True)
+    created_at = created_at()
+    updated_at = updated_at()

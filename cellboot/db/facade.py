@@ -1,0 +1,104 @@
+"""Engines and transactions, the same way for every cellboot database.
+
+Every database (API, each cell, cell0) is reached through an oslo.db
+enginefacade transaction context created here, so that they all get the
+same engine set-up:
+
+* SQLite files run in WAL mode so that readers never block the single
+  writer (the scheduler claims while the API lists servers), with
+  ``synchronous=NORMAL``, which in WAL mode survives an application crash
+  and only risks the last commits on power loss, an accepted trade for the
+  embedded mode.
+* Server databases keep oslo.db's defaults (pooling, reconnects).
+
+``transactional(pick, mode)`` builds the ``reader``/``writer`` decorators:
+the decorated function takes the request context first and runs inside a
+transaction of whichever context manager ``pick(context)`` returns.
+"""
+
+import functools
+
+import sqlalchemy
+from oslo_db.sqlalchemy import enginefacade
+from sqlalchemy.engine import url as sa_url
+
+from cellboot import exception
+
+SQLITE_BUSY_TIMEOUT_MS = 30000
+
+# oslo.db [database]-style options that enginefacade.configure() accepts.
+FACADE_OPTS = frozenset({
+    'connection', 'slave_connection', 'sqlite_synchronous',
+    'connection_recycle_time', 'mysql_sql_mode', 'mysql_wsrep_sync_wait',
+    'mysql_enable_ndb', 'max_pool_size', 'max_overflow', 'pool_timeout',
+    'connection_debug', 'connection_trace', 'max_retries', 'retry_interval',
+    'connection_parameters', 'db_max_retries', 'db_retry_interval',
+    'db_inc_retry_interval', 'db_max_retry_interval', 'sqlite_fk',
+})
+
+
+def _on_engine_create(engine):
+    """Install the per-connection pragmas on SQLite file engines."""
+    if engine.dialect.name != 'sqlite':
+        return
+    if engine.url.database in (None, '', ':memory:'):
+        return
+
+    @sqlalchemy.event.listens_for(engine, 'connect')
+    def _sqlite_pragmas(dbapi_con, con_record):
+        dbapi_con.execute('PRAGMA journal_mode=WAL')
+        dbapi_con.execute('PRAGMA synchronous=NORMAL')
+        dbapi_con.execute(f'PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}')
+
+
+def new_context_manager(connection, **options):
+    """A new, unstarted transaction context for the database at a URL."""
+    parse_url(connection)
+    options = {k: v for k, v in options.items()
+               if k in FACADE_OPTS and k != 'connection'}
+    manager = enginefacade.transaction_context()
+    manager.configure(connection=connection, **options)
+    manager.append_on_engine_create(_on_engine_create)
+    return manager
+
+
+def transactional(pick, mode):
+    """Decorator factory: run ``fn(context, ...)`` in a transaction.
+
+    ``pick(context)`` returns the transaction context manager to use, so
+    the choice of database is made per call (a targeted context reaches
+    its cell) and after configuration, not at import time.
+    """
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(context, *args, **kwargs):
+            with getattr(pick(context), mode).using(context):
+                return fn(context, *args, **kwargs)
+        return wrapper
+    return decorator
+
+
+def parse_url(url):
+    """Parse a database URL or raise InvalidDatabaseURL with the reason."""
+    if not url or not isinstance(url, str):
+        raise exception.InvalidDatabaseURL(url=url, reason='it is empty')
+    try:
+        parsed = sa_url.make_url(url)
+        parsed.get_dialect()
+    except Exception as exc:  # ArgumentError, NoSuchModuleError, ...
+        raise exception.InvalidDatabaseURL(url=mask_password(url),
+                                           reason=str(exc))
+    return parsed
+
+
+def mask_password(url):
+    """Return ``url`` with any password replaced by ``***``."""
+    if not url:
+        return url
+    try:
+        parsed = sa_url.make_url(url)
+    except Exception:
+        return url
+    if parsed.password is None:
+        return url
+    return parsed.render_as_string(hide_password=True)

@@ -1,0 +1,132 @@
+"""Domain errors. Each message says what went wrong in operator terms.
+
+Subclasses set ``msg_fmt``; keyword arguments fill it in. Database-layer
+errors (``DBDuplicateEntry``, connection failures) are turned into these at
+the object boundary so that callers never see SQLAlchemy exceptions.
+"""
+
+
+class CellbootException(Exception):
+    """Base of every cellboot error; ``str()`` is the operator message."""
+
+    msg_fmt = 'An unknown error occurred.'
+    code = 500
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                # A wrong format argument must never hide the real error.
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+
+class NotFound(CellbootException):
+    msg_fmt = 'Resource could not be found.'
+    code = 404
+
+
+class Conflict(CellbootException):
+    msg_fmt = 'Resource already exists.'
+    code = 409
+
+
+class Invalid(CellbootException):
+    msg_fmt = 'Invalid input: %(reason)s'
+    code = 400
+
+
+class ConfigurationError(CellbootException):
+    msg_fmt = 'Configuration error: %(reason)s'
+
+
+class DatabaseConnectionError(CellbootException):
+    msg_fmt = 'Cannot use database %(url)s: %(reason)s'
+
+
+class InvalidDatabaseURL(Invalid):
+    msg_fmt = 'Invalid database URL %(url)r: %(reason)s'
+
+
+class CellMappingNotFound(NotFound):
+    msg_fmt = 'Cell %(cell)s does not exist.'
+
+
+class CellMappingExists(Conflict):
+    msg_fmt = 'A cell named %(name)s already exists.'
+
+
+class CellHasResources(Conflict):
+    msg_fmt = ('Cell %(cell)s still has %(what)s; delete them first or use '
+               '--force.')
+
+
+class HostMappingNotFound(NotFound):
+    msg_fmt = 'Host %(host)s is not mapped to any cell.'
+
+
+class HostMappingExists(Conflict):
+    msg_fmt = 'Host %(host)s is already mapped to a cell.'
+
+
+class InstanceMappingNotFound(NotFound):
+    msg_fmt = 'Instance %(uuid)s has no instance mapping.'
+
+
+class InstanceMappingExists(Conflict):
+    msg_fmt = 'Instance %(uuid)s already has an instance mapping.'
+
+
+class BuildRequestNotFound(NotFound):
+    msg_fmt = 'Build request for instance %(uuid)s could not be found.'
+
+
+class BuildRequestExists(Conflict):
+    msg_fmt = 'A build request for instance %(uuid)s already exists.'
+
+
+class RequestSpecNotFound(NotFound):
+    msg_fmt = 'Request spec for instance %(uuid)s could not be found.'
+
+
+class RequestSpecExists(Conflict):
+    msg_fmt = 'A request spec for instance %(uuid)s already exists.'
+
+
+class FlavorNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor)s could not be found.'
+
+
+class FlavorExists(Conflict):
+    msg_fmt = 'A flavor with %(field)s %(value)s already exists.'
+
+
+class InstanceNotFound(NotFound):
+    msg_fmt = 'Instance %(uuid)s could not be found.'
+
+
+class InstanceExists(Conflict):
+    msg_fmt = 'Instance %(uuid)s already exists.'
+
+
+class ComputeNodeNotFound(NotFound):
+    msg_fmt = 'Compute node %(node)s could not be found.'
+
+
+class ComputeNodeExists(Conflict):
+    msg_fmt = 'Compute node %(node)s already exists.'
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = 'Service %(binary)s on host %(host)s could not be found.'
+
+
+class ServiceExists(Conflict):
+    msg_fmt = 'Service %(binary)s on host %(host)s already exists.'
+
+
+class InstanceActionNotFound(NotFound):
+    msg_fmt = 'Action %(action)s of instance %(uuid)s could not be found.'
