@@ -16,7 +16,7 @@ def _default_state_path():
 default_opts = [
     cfg.StrOpt('state_path',
                default=_default_state_path(),
-               sample_default='$HOME/.local/state/cellboot',
+               sample_default='<XDG state directory>/cellboot',
                help='Directory where cellboot keeps its local state: the '
                     'embedded SQLite databases and lock files. Defaults to '
                     'the current user\'s XDG state directory so that an '

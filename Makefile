@@ -1,0 +1,77 @@
+# cellboot developer and CI entry points (GNU make).
+#
+#   make test       venv + services + the whole test suite (what CI runs)
+#   make pep8       flake8 over the code, the tests and the tools
+#   make genconfig  regenerate etc/cellboot/cellboot.conf.sample
+#   make services   prepare MariaDB/PostgreSQL for the opportunistic tests
+#   make venv       create .venv and install cellboot[test] into it
+#   make clean      remove build and test leftovers (keeps .venv)
+#   make distclean  clean, and remove .venv as well
+#
+# Everything a fresh clone needs is installed from here: CI runs
+# `.ci/run` (that is, `make test`) on a machine with only Python and the
+# database servers.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := test
+
+VENV := .venv
+VENV_PY := $(VENV)/bin/python
+# Stamp written after a successful install; re-install when the packaging
+# metadata changes (a new dependency, a new console script).
+VENV_STAMP := $(VENV)/.cellboot-installed
+PACKAGING := setup.cfg setup.py pyproject.toml requirements.txt
+
+GENCONFIG_CONF := etc/cellboot/cellboot-config-generator.conf
+PEP8_PATHS := cellboot tests tools setup.py
+
+# Python 3.11 or newer: prefer python3.11, else python3 when it is new
+# enough. Override with `make PYTHON=/path/to/python3.x`.
+PYTHON ?= $(shell \
+	if command -v python3.11 >/dev/null 2>&1; then echo python3.11; \
+	elif command -v python3 >/dev/null 2>&1 && python3 -c \
+	  'import sys; sys.exit(sys.version_info < (3, 11))'; then echo python3; \
+	fi)
+
+PIP_QUIET := -q --disable-pip-version-check
+
+.PHONY: venv services test pep8 genconfig clean distclean
+
+venv: $(VENV_STAMP)
+
+$(VENV_PY):
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo 'make: Python 3.11 or newer is needed (python3.11 or python3);' \
+	       'set PYTHON=/path/to/python3.x' >&2; exit 1; fi
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV_STAMP): $(VENV_PY) $(PACKAGING)
+	$(VENV_PY) -m pip install $(PIP_QUIET) --upgrade pip setuptools wheel
+	$(VENV_PY) -m pip install $(PIP_QUIET) -e '.[test]'
+	@touch $@
+
+services: venv
+	$(VENV_PY) tools/prepare_services.py
+
+# pytest exits 5 when it collected no test: that is a failure here too,
+# with a line that says so.
+test: venv services
+	@$(VENV_PY) -m pytest -q tests; rc=$$?; \
+	if [ $$rc -eq 5 ]; then \
+	  echo 'make test: pytest collected no tests' >&2; fi; \
+	exit $$rc
+
+pep8: venv
+	$(VENV_PY) -m flake8 $(PEP8_PATHS)
+
+genconfig: venv
+	$(VENV)/bin/oslo-config-generator --config-file $(GENCONFIG_CONF)
+
+clean:
+	rm -rf build dist .eggs *.egg-info .stestr .pytest_cache .tox \
+	  AUTHORS ChangeLog
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d \
+	  -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
