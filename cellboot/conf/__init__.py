@@ -11,10 +11,11 @@ from cellboot.conf import api_database
 from cellboot.conf import database
 from cellboot.conf import default
 from cellboot.conf import flow_persistence
+from cellboot.conf import scheduler
 
 CONF = cfg.CONF
 
-MODULES = (default, api_database, database, flow_persistence)
+MODULES = (default, api_database, database, flow_persistence, scheduler)
 
 for _module in MODULES:
     _module.register_opts(CONF)
