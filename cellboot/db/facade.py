@@ -37,8 +37,12 @@ FACADE_OPTS = frozenset({
 })
 
 
-def _on_engine_create(engine):
-    """Install the per-connection pragmas on SQLite file engines."""
+def install_sqlite_pragmas(engine):
+    """Install the per-connection pragmas on SQLite file engines.
+
+    Also used for engines built outside enginefacade (TaskFlow's
+    persistence, see ``cellboot.db.flow_db``).
+    """
     if engine.dialect.name != 'sqlite':
         return
     if engine.url.database in (None, '', ':memory:'):
@@ -58,7 +62,7 @@ def new_context_manager(connection, **options):
                if k in FACADE_OPTS and k != 'connection'}
     manager = enginefacade.transaction_context()
     manager.configure(connection=connection, **options)
-    manager.append_on_engine_create(_on_engine_create)
+    manager.append_on_engine_create(install_sqlite_pragmas)
     return manager
 
 
