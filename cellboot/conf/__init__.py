@@ -10,12 +10,14 @@ from oslo_config import cfg
 from cellboot.conf import api_database
 from cellboot.conf import database
 from cellboot.conf import default
+from cellboot.conf import filter_scheduler
 from cellboot.conf import flow_persistence
 from cellboot.conf import scheduler
 
 CONF = cfg.CONF
 
-MODULES = (default, api_database, database, flow_persistence, scheduler)
+MODULES = (default, api_database, database, flow_persistence, scheduler,
+           filter_scheduler)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -28,7 +28,43 @@ claim_opts = [
                     'another host. 0 disables retries.'),
 ]
 
-scheduler_opts = claim_opts
+# -- host states and selection (cellboot.scheduler.host_state, manager) ---
+
+selection_opts = [
+    cfg.IntOpt('max_attempts',
+               default=3,
+               min=1,
+               help='How many hosts a server may be tried on: the chosen '
+                    'host plus max_attempts - 1 alternates from the same '
+                    'cell, handed to the cell conductor for reschedules. '
+                    '1 disables rescheduling.'),
+    cfg.IntOpt('host_state_refresh_interval',
+               default=60,
+               min=0,
+               help='Seconds between two full reloads of the in-memory '
+                    'host states (hosts, service liveness, inventories and '
+                    'usages of every enabled cell) by a background thread. '
+                    'The scheduler keeps its own claims current between '
+                    'reloads, so this only bounds how long it takes to see '
+                    'new, disabled or dead hosts and the claims of other '
+                    'schedulers. 0 disables the periodic reload.'),
+    cfg.IntOpt('cell_load_timeout',
+               default=30,
+               min=1,
+               help='Seconds to wait for each cell database when loading '
+                    'host states. A cell that does not answer in time is '
+                    'skipped (its hosts are not scheduled to) and is asked '
+                    'again at the next reload.'),
+    cfg.IntOpt('service_down_time',
+               default=60,
+               min=1,
+               help='Seconds after its last heartbeat at which a compute '
+                    'service counts as down for the ComputeFilter, '
+                    'measured at the time its cell was last loaded. Keep '
+                    'it above the compute report interval.'),
+]
+
+scheduler_opts = claim_opts + selection_opts
 
 
 def register_opts(conf):
