@@ -20,6 +20,7 @@ VENV_PY := $(VENV)/bin/python
 # Stamp written after a successful install; re-install when the packaging
 # metadata changes (a new dependency, a new console script).
 VENV_STAMP := $(VENV)/.cellboot-installed
+PIP_LOG := $(VENV)/pip-install.log
 PACKAGING := setup.cfg setup.py pyproject.toml requirements.txt
 
 GENCONFIG_CONF := etc/cellboot/cellboot-config-generator.conf
@@ -45,9 +46,16 @@ $(VENV_PY):
 	       'set PYTHON=/path/to/python3.x' >&2; exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 
+# pip's and setuptools' warnings (unused find-links, deprecated
+# classifiers) go to a log that is shown only when the install fails.
 $(VENV_STAMP): $(VENV_PY) $(PACKAGING)
-	$(VENV_PY) -m pip install $(PIP_QUIET) --upgrade pip setuptools wheel
-	$(VENV_PY) -m pip install $(PIP_QUIET) -e '.[test]'
+	@echo "pip install -e '.[test]' into $(VENV) (log: $(PIP_LOG))"
+	@{ $(VENV_PY) -m pip install $(PIP_QUIET) --upgrade \
+	     pip setuptools wheel && \
+	   $(VENV_PY) -m pip install $(PIP_QUIET) -e '.[test]'; \
+	 } >$(PIP_LOG) 2>&1 || { cat $(PIP_LOG) >&2; \
+	   echo 'make: installing cellboot[test] failed (see above)' >&2; \
+	   exit 1; }
 	@touch $@
 
 services: venv
