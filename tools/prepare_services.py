@@ -4,7 +4,9 @@ oslo.db's opportunistic test fixtures connect as ``openstack_citest``
 (password ``openstack_citest``) to a database of the same name on MariaDB /
 MySQL and PostgreSQL, and create a throw-away database per test resource.
 This script creates that user and database with the servers' administrator
-accounts, and is safe to run any number of times.
+accounts, resets the user's password and rights if they drifted, then logs
+in as that user to prove the tests will be able to. It is safe to run any
+number of times (``make services`` runs it before every ``make test``).
 
 Administrator URLs default to this project's CI machines (MariaDB ``root``
 without password, PostgreSQL ``postgres`` with trust auth on 127.0.0.1) and
@@ -19,6 +21,7 @@ import os
 import sys
 
 USER = PASSWORD = DATABASE = 'openstack_citest'
+CONNECT_TIMEOUT = 5  # seconds; a stopped server must not hang `make test`
 
 
 def _admin(env, default):
@@ -32,16 +35,28 @@ def prepare_mysql():
     host, port, user, password = _admin(
         'CELLBOOT_MYSQL_ADMIN_URL', '127.0.0.1:3306:root:')
     conn = pymysql.connect(host=host, port=port, user=user,
-                           password=password, connect_timeout=5,
-                           autocommit=True)
-    with conn.cursor() as cur:
-        for h in ('%', 'localhost'):
-            cur.execute("CREATE USER IF NOT EXISTS %s@%s IDENTIFIED BY %s",
-                        (USER, h, PASSWORD))
-            cur.execute("GRANT ALL PRIVILEGES ON *.* TO %s@%s "
-                        "WITH GRANT OPTION", (USER, h))
-        cur.execute("CREATE DATABASE IF NOT EXISTS openstack_citest")
-        cur.execute("FLUSH PRIVILEGES")
+                           password=password,
+                           connect_timeout=CONNECT_TIMEOUT, autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            for h in ('%', 'localhost'):
+                cur.execute("CREATE USER IF NOT EXISTS %s@%s "
+                            "IDENTIFIED BY %s", (USER, h, PASSWORD))
+                # An existing user may have another password.
+                cur.execute("ALTER USER %s@%s IDENTIFIED BY %s",
+                            (USER, h, PASSWORD))
+                # Provisioning creates and drops a database per test.
+                cur.execute("GRANT ALL PRIVILEGES ON *.* TO %s@%s "
+                            "WITH GRANT OPTION", (USER, h))
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+            cur.execute("FLUSH PRIVILEGES")
+    finally:
+        conn.close()
+
+    # Log in the way the tests do.
+    conn = pymysql.connect(host=host, port=port, user=USER,
+                           password=PASSWORD, database=DATABASE,
+                           connect_timeout=CONNECT_TIMEOUT)
     conn.close()
 
 
@@ -52,18 +67,26 @@ def prepare_postgresql():
         'CELLBOOT_POSTGRESQL_ADMIN_URL', '127.0.0.1:5432:postgres:')
     conn = psycopg2.connect(host=host, port=port, user=user,
                             password=password or None, dbname='postgres',
-                            connect_timeout=5)
+                            connect_timeout=CONNECT_TIMEOUT)
     conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (USER,))
-        if not cur.fetchone():
-            cur.execute("CREATE ROLE openstack_citest WITH LOGIN CREATEDB "
-                        "SUPERUSER PASSWORD 'openstack_citest'")
-        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                    (DATABASE,))
-        if not cur.fetchone():
-            cur.execute("CREATE DATABASE openstack_citest "
-                        "OWNER openstack_citest")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (USER,))
+            verb = 'ALTER' if cur.fetchone() else 'CREATE'
+            # SUPERUSER: provisioning ends other sessions on a database
+            # before it drops it.
+            cur.execute(f"{verb} ROLE {USER} WITH LOGIN CREATEDB SUPERUSER "
+                        "PASSWORD %s", (PASSWORD,))
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                        (DATABASE,))
+            if not cur.fetchone():
+                cur.execute(f"CREATE DATABASE {DATABASE} OWNER {USER}")
+    finally:
+        conn.close()
+
+    conn = psycopg2.connect(host=host, port=port, user=USER,
+                            password=PASSWORD, dbname=DATABASE,
+                            connect_timeout=CONNECT_TIMEOUT)
     conn.close()
 
 
@@ -76,12 +99,18 @@ def main():
             fn()
         except Exception as exc:  # report every server, then decide
             failed = True
-            print(f'prepare_services: {name} not prepared: {exc}',
+            print(f'prepare_services: {name} not prepared: {exc}'.rstrip(),
                   file=sys.stderr)
         else:
-            print(f'prepare_services: {name} ready (openstack_citest)')
+            print(f'prepare_services: {name} ready ({USER})')
     if failed and strict:
+        print('prepare_services: CI=true, so the database tests cannot '
+              'skip: start the servers (or set CELLBOOT_*_ADMIN_URL) and '
+              'run again', file=sys.stderr)
         return 1
+    if failed:
+        print('prepare_services: the tests that need these servers will '
+              'be skipped', file=sys.stderr)
     return 0
 
 
