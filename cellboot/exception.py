@@ -130,3 +130,17 @@ class ServiceExists(Conflict):
 
 class InstanceActionNotFound(NotFound):
     msg_fmt = 'Action %(action)s of instance %(uuid)s could not be found.'
+
+
+class CellMappingUuidExists(CellMappingExists):
+    msg_fmt = 'A cell with uuid %(uuid)s already exists.'
+
+
+class InstanceActionEventNotFound(NotFound):
+    msg_fmt = ('Event %(event)s of action %(action)s of instance %(uuid)s '
+               'was never started.')
+
+
+class UnexpectedVMState(Conflict):
+    msg_fmt = ('Instance %(uuid)s is in vm_state %(actual)s, not '
+               '%(expected)s; it was changed by another request.')

@@ -1,0 +1,85 @@
+"""Build requests: a server that was asked for but is in no cell yet.
+
+The API writes one per instance; the boot flow deletes it once the
+instance exists in a cell. Until then the API serves the server's status
+from here. ``destroy`` tells a caller when the row was already gone,
+which is how the boot flow notices that the owner deleted the server
+while it was being scheduled.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_serialization import jsonutils
+import sqlalchemy as sa
+
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models
+from cellboot import exception
+from cellboot.objects import base
+
+_REQUESTS = models.BuildRequest.__table__
+
+
+def _get(context, where):
+    query = sa.select(_REQUESTS).where(where).order_by(_REQUESTS.c.id)
+    return context.session.execute(query).all()
+
+
+@api_db.writer
+def _create(context, values):
+    result = context.session.execute(sa.insert(_REQUESTS).values(**values))
+    return _get(context, _REQUESTS.c.id == result.inserted_primary_key[0])[0]
+
+
+@api_db.reader
+def _get_where(context, where):
+    return _get(context, where)
+
+
+@api_db.writer
+def _destroy(context, request_id):
+    return context.session.execute(
+        sa.delete(_REQUESTS).where(_REQUESTS.c.id == request_id)).rowcount
+
+
+class BuildRequest(base.DomainObject):
+    """A requested instance (``instance`` is its serialized dict)."""
+
+    FIELDS = ('id', 'instance_uuid', 'project_id', 'user_id', 'instance',
+              'created_at')
+
+    @classmethod
+    def _from_row(cls, row):
+        return cls.from_row(row, instance=jsonutils.loads(row.instance))
+
+    @classmethod
+    def create(cls, context, instance_uuid, project_id, instance,
+               user_id=None):
+        """Persist a request; a second one for the instance raises Exists."""
+        values = {'instance_uuid': instance_uuid, 'project_id': project_id,
+                  'user_id': user_id, 'instance': jsonutils.dumps(instance)}
+        try:
+            return cls._from_row(_create(context, values))
+        except db_exc.DBDuplicateEntry as exc:
+            raise exception.BuildRequestExists(uuid=instance_uuid) from exc
+
+    @classmethod
+    def get_by_instance_uuid(cls, context, instance_uuid):
+        rows = _get_where(context, _REQUESTS.c.instance_uuid == instance_uuid)
+        if not rows:
+            raise exception.BuildRequestNotFound(uuid=instance_uuid)
+        return cls._from_row(rows[0])
+
+    @classmethod
+    def get_by_project(cls, context, project_id):
+        """The project's pending requests, oldest first."""
+        return [cls._from_row(row) for row in
+                _get_where(context, _REQUESTS.c.project_id == project_id)]
+
+    @classmethod
+    def get_all(cls, context):
+        return [cls._from_row(row) for row in _get_where(context, sa.true())]
+
+    def destroy(self, context):
+        """Delete the request; BuildRequestNotFound if already deleted."""
+        if not _destroy(context, self.id):
+            raise exception.BuildRequestNotFound(uuid=self.instance_uuid)

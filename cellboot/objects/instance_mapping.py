@@ -1,0 +1,144 @@
+"""Instance mappings: which cell holds an instance, once one does.
+
+The API creates the mapping with no cell together with the build request;
+the boot flow sets the cell once the instance row exists there (cell0 for
+instances that could not be scheduled). Looking an instance up always
+starts here.
+"""
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models
+from cellboot import exception
+from cellboot.objects import base
+from cellboot.objects import cell_mapping
+
+_MAPPINGS = models.InstanceMapping.__table__
+
+
+def _select(where):
+    return cell_mapping.select_with_cell(_MAPPINGS).where(where)
+
+
+def _get(context, where):
+    return context.session.execute(_select(where)).first()
+
+
+@api_db.writer
+def _create(context, values, cell_uuid):
+    if cell_uuid is not None:
+        values['cell_id'] = cell_mapping.get_cell_id(context, cell_uuid)
+    result = context.session.execute(sa.insert(_MAPPINGS).values(**values))
+    return _get(context, _MAPPINGS.c.id == result.inserted_primary_key[0])
+
+
+@api_db.reader
+def _get_by_instance_uuid(context, instance_uuid):
+    return _get(context, _MAPPINGS.c.instance_uuid == instance_uuid)
+
+
+@api_db.reader
+def _get_by_project(context, project_id):
+    query = _select(_MAPPINGS.c.project_id == project_id).order_by(
+        _MAPPINGS.c.id)
+    return context.session.execute(query).all()
+
+
+def _in_cell(cell_uuid):
+    return _MAPPINGS.c.cell_id == cell_mapping.cell_id_subquery(cell_uuid)
+
+
+@api_db.reader
+def _count_by_cell(context, cell_uuid):
+    return context.session.execute(
+        sa.select(sa.func.count()).select_from(_MAPPINGS).where(
+            _in_cell(cell_uuid))).scalar()
+
+
+@api_db.writer
+def _destroy_by_cell(context, cell_uuid):
+    return context.session.execute(
+        sa.delete(_MAPPINGS).where(_in_cell(cell_uuid))).rowcount
+
+
+@api_db.writer
+def _update(context, mapping_id, values, cell_uuid=None):
+    if cell_uuid is not None:
+        values['cell_id'] = cell_mapping.get_cell_id(context, cell_uuid)
+    result = context.session.execute(
+        sa.update(_MAPPINGS).where(_MAPPINGS.c.id == mapping_id).values(
+            **values))
+    if not result.rowcount:
+        return None
+    return _get(context, _MAPPINGS.c.id == mapping_id)
+
+
+@api_db.writer
+def _destroy(context, mapping_id):
+    return context.session.execute(
+        sa.delete(_MAPPINGS).where(_MAPPINGS.c.id == mapping_id)).rowcount
+
+
+class InstanceMapping(base.DomainObject):
+    """An instance, its owner, and its cell (None while only requested)."""
+
+    FIELDS = ('id', 'instance_uuid', 'cell_mapping', 'project_id', 'user_id',
+              'queued_for_delete', 'created_at')
+
+    @classmethod
+    def _from_row(cls, row):
+        return cls.from_row(
+            row, cell_mapping=cell_mapping.cell_from_joined_row(row))
+
+    @classmethod
+    def create(cls, context, instance_uuid, project_id, user_id=None,
+               cell_uuid=None):
+        """Map an instance; a second mapping for it raises Exists."""
+        values = {'instance_uuid': instance_uuid, 'project_id': project_id,
+                  'user_id': user_id, 'queued_for_delete': False}
+        try:
+            return cls._from_row(_create(context, values, cell_uuid))
+        except db_exc.DBDuplicateEntry as exc:
+            raise exception.InstanceMappingExists(uuid=instance_uuid) from exc
+
+    @classmethod
+    def get_by_instance_uuid(cls, context, instance_uuid):
+        row = _get_by_instance_uuid(context, instance_uuid)
+        if row is None:
+            raise exception.InstanceMappingNotFound(uuid=instance_uuid)
+        return cls._from_row(row)
+
+    @classmethod
+    def get_by_project(cls, context, project_id):
+        """The project's mappings, oldest first."""
+        return [cls._from_row(row)
+                for row in _get_by_project(context, project_id)]
+
+    @classmethod
+    def count_by_cell(cls, context, cell_uuid):
+        return _count_by_cell(context, cell_uuid)
+
+    @classmethod
+    def destroy_by_cell(cls, context, cell_uuid):
+        """Delete every mapping into a cell; returns how many."""
+        return _destroy_by_cell(context, cell_uuid)
+
+    def _save(self, context, values, cell_uuid=None):
+        row = _update(context, self.id, values, cell_uuid)
+        if row is None:
+            raise exception.InstanceMappingNotFound(uuid=self.instance_uuid)
+        self.load_row(row,
+                      cell_mapping=cell_mapping.cell_from_joined_row(row))
+
+    def set_cell(self, context, cell_uuid):
+        """Point the mapping at the cell that now holds the instance."""
+        self._save(context, {}, cell_uuid=cell_uuid)
+
+    def set_queued_for_delete(self, context, value=True):
+        self._save(context, {'queued_for_delete': value})
+
+    def destroy(self, context):
+        if not _destroy(context, self.id):
+            raise exception.InstanceMappingNotFound(uuid=self.instance_uuid)

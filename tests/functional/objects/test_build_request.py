@@ -1,0 +1,96 @@
+"""BuildRequest against a real API database, on every backend."""
+
+from oslo_utils import uuidutils
+
+from cellboot import exception
+from cellboot.objects import build_request
+from tests import base
+from tests.functional.objects import spec_base
+
+BuildRequest = build_request.BuildRequest
+
+INSTANCE = {
+    'display_name': 'web-1 ✓',
+    'flavor': {'name': 'm1.small', 'vcpus': 1, 'memory_mb': 512},
+    'image_ref': 'cirros',
+    'metadata': {'role': 'web', 'tags': ['a', 'b']},
+    'availability_zone': None,
+}
+
+
+class _BuildRequestTests(spec_base.ObjectTests):
+
+    def _create(self, project_id='p1', instance=INSTANCE):
+        return BuildRequest.create(self.ctx, uuidutils.generate_uuid(),
+                                   project_id, instance, user_id='u1')
+
+    def test_create_returns_the_stored_request(self):
+        request = self._create()
+        self.assertEqual(('p1', 'u1'), (request.project_id, request.user_id))
+        self.assertIsNotNone(request.id)
+        self.assertRecent(request.created_at)
+
+    def test_instance_round_trips_through_json(self):
+        request = self._create()
+        self.assertEqual(INSTANCE, BuildRequest.get_by_instance_uuid(
+            self.ctx, request.instance_uuid).instance)
+
+    def test_create_for_an_instance_with_a_request_raises_exists(self):
+        request = self._create()
+        exc = self.assertRaises(exception.BuildRequestExists,
+                                BuildRequest.create, self.ctx,
+                                request.instance_uuid, 'p1', INSTANCE)
+        self.assertIn(request.instance_uuid, str(exc))
+
+    def test_get_by_instance_uuid_of_unknown_raises_not_found(self):
+        self.assertRaises(exception.BuildRequestNotFound,
+                          BuildRequest.get_by_instance_uuid, self.ctx,
+                          uuidutils.generate_uuid())
+
+    def test_get_by_project_lists_its_requests_oldest_first(self):
+        first, second = self._create(), self._create()
+        self._create(project_id='p2')
+        self.assertEqual(
+            [first.instance_uuid, second.instance_uuid],
+            [r.instance_uuid
+             for r in BuildRequest.get_by_project(self.ctx, 'p1')])
+
+    def test_get_all_lists_every_project(self):
+        self._create()
+        self._create(project_id='p2')
+        self.assertEqual(['p1', 'p2'], [r.project_id for r in
+                                        BuildRequest.get_all(self.ctx)])
+
+    def test_destroy_deletes_the_request(self):
+        request = self._create()
+        request.destroy(self.ctx)
+        self.assertRaises(exception.BuildRequestNotFound,
+                          BuildRequest.get_by_instance_uuid, self.ctx,
+                          request.instance_uuid)
+
+    def test_destroy_twice_raises_not_found(self):
+        request = self._create()
+        request.destroy(self.ctx)
+        self.assertRaises(exception.BuildRequestNotFound, request.destroy,
+                          self.ctx)
+
+    def test_to_dict_copies_the_instance(self):
+        request = self._create()
+        values = request.to_dict()
+        values['instance']['metadata']['role'] = 'changed'
+        self.assertEqual('web', request.instance['metadata']['role'])
+
+
+class SQLiteBuildRequestTest(_BuildRequestTests, base.SQLiteMixin,
+                             spec_base.ObjectTestCase):
+    pass
+
+
+class MySQLBuildRequestTest(_BuildRequestTests, base.MySQLMixin,
+                            spec_base.ObjectTestCase):
+    pass
+
+
+class PostgreSQLBuildRequestTest(_BuildRequestTests, base.PostgreSQLMixin,
+                                 spec_base.ObjectTestCase):
+    pass
