@@ -144,3 +144,18 @@ class InstanceActionEventNotFound(NotFound):
 class UnexpectedVMState(Conflict):
     msg_fmt = ('Instance %(uuid)s is in vm_state %(actual)s, not '
                '%(expected)s; it was changed by another request.')
+
+
+class InvalidDatabaseKind(Invalid):
+    msg_fmt = ('Unknown database %(database)r: expected one of '
+               '%(expected)s.')
+
+
+class InvalidMigrationVersion(Invalid):
+    msg_fmt = ('Version %(version)r is not a revision of the %(database)s '
+               'database migrations: %(reason)s')
+
+
+class DatabaseMigrationFailed(CellbootException):
+    msg_fmt = ('Migrating the %(database)s database %(url)s failed: '
+               '%(reason)s')

@@ -1,0 +1,1 @@
+"""The api database's alembic tree (driven by cellboot.db.migration)."""

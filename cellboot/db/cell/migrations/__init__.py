@@ -1,0 +1,1 @@
+"""The cell database's alembic tree (driven by cellboot.db.migration)."""
