@@ -159,3 +159,63 @@ class InvalidMigrationVersion(Invalid):
 class DatabaseMigrationFailed(CellbootException):
     msg_fmt = ('Migrating the %(database)s database %(url)s failed: '
                '%(reason)s')
+
+
+# -- scheduler resources (providers, inventories, claims) ----------------
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = 'Resource provider %(uuid)s could not be found.'
+
+
+class ResourceProviderExists(Conflict):
+    msg_fmt = ('Cannot register resource provider %(uuid)s as %(name)s: '
+               'resource provider %(other)s already has that name. Delete '
+               'the stale provider (a re-installed host) first.')
+
+
+class ResourceProviderInUse(Conflict):
+    msg_fmt = ('Resource provider %(uuid)s still holds the allocations of '
+               '%(consumers)d consumer(s); delete or move those servers '
+               'before deleting it.')
+
+
+class InvalidInventory(Invalid):
+    msg_fmt = ('Invalid %(resource_class)s inventory for resource provider '
+               '%(uuid)s: %(reason)s')
+
+
+class InventoryInUse(Conflict):
+    msg_fmt = ('Cannot remove the %(resource_class)s inventory of resource '
+               'provider %(uuid)s: %(used)d of it is allocated.')
+
+
+class ClaimFailed(CellbootException):
+    msg_fmt = ('Cannot claim %(amount)s %(resource_class)s on resource '
+               'provider %(uuid)s for consumer %(consumer)s: %(reason)s')
+    code = 409
+
+
+class ClaimConflict(Conflict):
+    msg_fmt = ('Could not claim resources on resource provider %(uuid)s for '
+               'consumer %(consumer)s: concurrent claims changed it '
+               '%(attempts)d times in a row. Retry the request, or raise '
+               '[scheduler] claim_retries if this happens often.')
+
+
+class ResourceProviderConflict(Conflict):
+    msg_fmt = ('Resource provider %(uuid)s kept changing while it was being '
+               '%(action)s (%(attempts)d attempts); try again.')
+
+
+class NoValidHost(CellbootException):
+    msg_fmt = 'No valid host was found. %(reason)s'
+    code = 400
+
+
+class ServerGroupNotFound(NotFound):
+    msg_fmt = 'Server group %(group)s could not be found.'
+
+
+class ServerGroupExists(Conflict):
+    msg_fmt = 'Server group %(uuid)s already exists.'

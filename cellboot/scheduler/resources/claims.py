@@ -1,0 +1,179 @@
+"""Atomic claims: a consumer's allocations, written only if they fit.
+
+A claim is one database transaction that reads the provider's generation,
+then its inventories and usages, checks every requested resource class,
+and writes the allocations together with a compare-and-swap of the
+generation (see ``contention``). Whatever the number of schedulers and
+conductors claiming at once, and on every supported database, a provider
+can therefore never hold more than its capacity: a claim decided on stale
+numbers fails its swap and is decided again, up to ``[scheduler]
+claim_retries`` times, and then reports ClaimConflict rather than guess.
+
+Claims are idempotent per (consumer, provider) so that a flow step that
+is replayed after a crash does no harm; releasing is idempotent too.
+"""
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models
+from cellboot import exception
+from cellboot.scheduler.resources import contention
+from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import usage
+
+LOG = logging.getLogger(__name__)
+
+_PROVIDERS = models.ResourceProvider.__table__
+_ALLOCATIONS = models.Allocation.__table__
+
+
+def _validated(resources):
+    if not isinstance(resources, dict) or not resources:
+        raise exception.Invalid(
+            reason='a claim needs resources as {resource_class: amount} '
+                   'with at least one resource class')
+    for rc, amount in resources.items():
+        if isinstance(amount, bool) or not isinstance(amount, int) \
+                or amount < 1:
+            raise exception.Invalid(
+                reason=f'the amount of {rc} to claim must be a positive '
+                       f'integer, not {amount!r}')
+    return dict(resources)
+
+
+def _read_provider_state(context, provider_uuid, consumer_uuid):
+    """Generation first, then inventories and usages (in that order)."""
+    provider = context.session.execute(sa.select(
+        _PROVIDERS.c.id, _PROVIDERS.c.generation,
+    ).where(_PROVIDERS.c.uuid == provider_uuid)).first()
+    if provider is None:
+        raise exception.ResourceProviderNotFound(uuid=provider_uuid)
+    inventories = usage.read_inventories(context, provider.id)
+    used, held = usage.read_usages(context, provider.id, consumer_uuid)
+    return provider, inventories, used, held
+
+
+def _misfit(rc, amount, inv, in_use):
+    """Why ``amount`` of ``rc`` does not fit, or None when it does."""
+    if inv is None:
+        return f'the provider has no {rc} inventory'
+    violation = inventory.unit_violation(inv, amount)
+    if violation:
+        return violation
+    cap = inventory.capacity(inv['total'], inv['reserved'],
+                             inv['allocation_ratio'])
+    if in_use + amount > cap:
+        return (f'{in_use} of its capacity of {cap} is in use (total '
+                f'{inv["total"]}, reserved {inv["reserved"]}, '
+                f'allocation_ratio {inv["allocation_ratio"]:g})')
+    return None
+
+
+def _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
+               held):
+    """Raise ClaimFailed naming the first resource class that does not fit.
+
+    What the consumer already holds on this provider is replaced by the
+    claim, so it does not count against it.
+    """
+    for rc, amount in sorted(resources.items()):
+        reason = _misfit(rc, amount, inventories.get(rc),
+                         used.get(rc, 0) - held.get(rc, 0))
+        if reason:
+            raise exception.ClaimFailed(
+                amount=amount, resource_class=rc, uuid=provider_uuid,
+                consumer=consumer_uuid, reason=reason)
+
+
+def _write_claim(context, provider, consumer_uuid, resources, held):
+    contention.compare_and_swap(context, provider.id, provider.generation)
+    if held:
+        context.session.execute(sa.delete(_ALLOCATIONS).where(
+            _ALLOCATIONS.c.resource_provider_id == provider.id,
+            _ALLOCATIONS.c.consumer_id == consumer_uuid))
+    context.session.execute(sa.insert(_ALLOCATIONS), [
+        {'resource_provider_id': provider.id, 'consumer_id': consumer_uuid,
+         'resource_class': rc, 'used': amount}
+        for rc, amount in sorted(resources.items())])
+
+
+def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
+                     resources):
+    LOG.warning('Giving up claiming %s on resource provider %s for %s '
+                'after %d attempts: concurrent claims kept changing it.',
+                resources, provider_uuid, consumer_uuid, attempts)
+    raise exception.ClaimConflict(uuid=provider_uuid,
+                                  consumer=consumer_uuid, attempts=attempts)
+
+
+@contention.retry_on_generation_conflict(_claim_exhausted)
+@contention.retry_on_db_contention
+@api_db.writer
+def _claim(context, consumer_uuid, provider_uuid, resources):
+    contention.lock_for_write(context)
+    provider, inventories, used, held = _read_provider_state(
+        context, provider_uuid, consumer_uuid)
+    if held == resources:
+        return True  # a replay of a claim that already succeeded
+    _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
+               held)
+    _write_claim(context, provider, consumer_uuid, resources, held)
+    return True
+
+
+def claim_resources(context, consumer_uuid, provider_uuid, resources):
+    """Allocate ``resources`` ({rc: amount}) on a provider to a consumer.
+
+    Returns True once the allocations are written (or were already there
+    with the same amounts). A consumer that holds different amounts on
+    the provider has them replaced. Raises ClaimFailed (naming the
+    resource class and the numbers) when the claim does not fit,
+    ClaimConflict when concurrent claims won every retry,
+    ResourceProviderNotFound, or Invalid for malformed ``resources``.
+    """
+    return _claim(context, consumer_uuid, provider_uuid,
+                  _validated(resources))
+
+
+@contention.retry_on_db_contention
+@api_db.writer
+def _release(context, consumer_uuid, provider_uuid):
+    contention.lock_for_write(context)
+    query = sa.select(
+        _PROVIDERS.c.id, _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
+        _ALLOCATIONS.c.used,
+    ).select_from(_ALLOCATIONS.join(
+        _PROVIDERS, _PROVIDERS.c.id == _ALLOCATIONS.c.resource_provider_id,
+    )).where(_ALLOCATIONS.c.consumer_id == consumer_uuid)
+    if provider_uuid is not None:
+        query = query.where(_PROVIDERS.c.uuid == provider_uuid)
+    released, provider_ids = {}, set()
+    for provider_id, uuid, rc, used in context.session.execute(query):
+        by_rc = released.setdefault(uuid, {})
+        by_rc[rc] = by_rc.get(rc, 0) + used
+        provider_ids.add(provider_id)
+    if not provider_ids:
+        return {}
+    # Providers first, in id order, as the claims do: a release and a
+    # claim then queue on the same row lock instead of deadlocking.
+    for provider_id in sorted(provider_ids):
+        context.session.execute(sa.update(_PROVIDERS).where(
+            _PROVIDERS.c.id == provider_id,
+        ).values(generation=_PROVIDERS.c.generation + 1))
+    context.session.execute(sa.delete(_ALLOCATIONS).where(
+        _ALLOCATIONS.c.consumer_id == consumer_uuid,
+        _ALLOCATIONS.c.resource_provider_id.in_(sorted(provider_ids))))
+    return released
+
+
+def release_resources(context, consumer_uuid, provider_uuid=None):
+    """Delete a consumer's allocations (on one provider, or everywhere).
+
+    Moves each touched provider's generation on, so a claim that counted
+    the released amounts decides again. Returns ``{provider_uuid: {rc:
+    amount}}`` of what was released; ``{}`` when there was nothing, so a
+    repeated release is harmless.
+    """
+    return _release(context, consumer_uuid, provider_uuid)

@@ -1,0 +1,211 @@
+"""Resource providers: one per compute node, with its inventories.
+
+A compute host reports its capacity when it starts and whenever it
+changes; ``update_provider`` makes the API database say exactly that,
+whether the provider is new or known. The provider's uuid is its compute
+node's uuid and it is tagged with the cell the node lives in, so the
+scheduler knows a host's cell without asking the cell.
+
+Every change moves the provider's generation on with the same
+compare-and-swap as the claims (see ``contention``), so a claim that
+checked capacity against the old inventory fails its swap and checks
+again. A report that changes nothing writes nothing and keeps the
+generation: hosts report periodically, and a no-op report must not make
+concurrent claims on that host start over.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models
+from cellboot import exception
+from cellboot.scheduler.resources import contention
+from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import usage
+
+LOG = logging.getLogger(__name__)
+
+_PROVIDERS = models.ResourceProvider.__table__
+_INVENTORIES = models.Inventory.__table__
+_ALLOCATIONS = models.Allocation.__table__
+_CELLS = models.CellMapping.__table__
+
+
+def _cell_id(context, cell_uuid):
+    if cell_uuid is None:
+        return None
+    cell_id = context.session.execute(
+        sa.select(_CELLS.c.id).where(_CELLS.c.uuid == cell_uuid)).scalar()
+    if cell_id is None:
+        raise exception.CellMappingNotFound(cell=cell_uuid)
+    return cell_id
+
+
+def _check_name_free(context, uuid, name):
+    other = context.session.execute(
+        sa.select(_PROVIDERS.c.uuid).where(_PROVIDERS.c.name == name,
+                                           _PROVIDERS.c.uuid != uuid)
+    ).scalar()
+    if other is not None:
+        raise exception.ResourceProviderExists(uuid=uuid, name=name,
+                                               other=other)
+
+
+def _insert_inventories(context, provider_id, inventories):
+    if inventories:
+        context.session.execute(sa.insert(_INVENTORIES), [
+            dict(inv, resource_provider_id=provider_id, resource_class=rc)
+            for rc, inv in inventories.items()])
+
+
+def _create(context, uuid, values, inventories):
+    try:
+        result = context.session.execute(sa.insert(_PROVIDERS).values(
+            uuid=uuid, generation=1, **values))
+    except db_exc.DBDuplicateEntry:
+        # The same host reported twice at once; the next attempt finds
+        # the row the other report created and updates it.
+        raise contention.GenerationConflict(uuid, 0)
+    _insert_inventories(context, result.inserted_primary_key[0],
+                        inventories)
+    return 1
+
+
+def _replace_inventories(context, row, current, inventories):
+    """Write the difference between ``current`` and ``inventories``."""
+    used, _held = usage.read_usages(context, row.id)
+    for rc in current.keys() - inventories.keys():
+        if used.get(rc):
+            raise exception.InventoryInUse(resource_class=rc, uuid=row.uuid,
+                                           used=used[rc])
+    for rc, inv in inventories.items():
+        cap = inventory.capacity(inv['total'], inv['reserved'],
+                                 inv['allocation_ratio'])
+        if used.get(rc, 0) > cap:
+            # The host knows its own hardware; refusing the report would
+            # not give the capacity back. New claims fail until usage
+            # drops below the new capacity.
+            LOG.warning('Resource provider %s now has %s of %s %s in use: '
+                        'it is over-committed until servers leave it.',
+                        row.uuid, used[rc], cap, rc)
+    owned = _INVENTORIES.c.resource_provider_id == row.id
+    removed = list(current.keys() - inventories.keys())
+    if removed:
+        context.session.execute(sa.delete(_INVENTORIES).where(
+            owned, _INVENTORIES.c.resource_class.in_(removed)))
+    for rc, inv in inventories.items():
+        if rc in current and current[rc] != inv:
+            context.session.execute(sa.update(_INVENTORIES).where(
+                owned, _INVENTORIES.c.resource_class == rc).values(**inv))
+    _insert_inventories(context, row.id, {
+        rc: inv for rc, inv in inventories.items() if rc not in current})
+
+
+def _update_exhausted(attempts, context, uuid, *args, **kwargs):
+    raise exception.ResourceProviderConflict(uuid=uuid, action='updated',
+                                             attempts=attempts)
+
+
+@contention.retry_on_generation_conflict(_update_exhausted)
+@contention.retry_on_db_contention
+@api_db.writer
+def _update(context, uuid, cell_uuid, values, inventories):
+    contention.lock_for_write(context)
+    values = dict(values, cell_id=_cell_id(context, cell_uuid))
+    row = context.session.execute(
+        sa.select(_PROVIDERS).where(_PROVIDERS.c.uuid == uuid)).first()
+    if row is None or row.name != values['name']:
+        _check_name_free(context, uuid, values['name'])
+    if row is None:
+        return _create(context, uuid, values, inventories)
+    # The generation was read first: every read below is at least as
+    # fresh, so a change made meanwhile fails the swap.
+    current = usage.read_inventories(context, row.id)
+    changed = {key: value for key, value in values.items()
+               if row._mapping[key] != value}
+    if not changed and current == inventories:
+        return row.generation
+    generation = contention.compare_and_swap(context, row.id, row.generation,
+                                             **changed)
+    _replace_inventories(context, row, current, inventories)
+    return generation
+
+
+def update_provider(context, uuid, name, cell_uuid, inventories,
+                    availability_zone='nova'):
+    """Create or update a provider and replace its inventories.
+
+    ``inventories`` is ``{resource_class: {'total': int, 'reserved': 0,
+    'allocation_ratio': 1.0, 'min_unit': 1, 'max_unit': total,
+    'step_size': 1}}`` with the defaults shown; a resource class left out
+    is removed (refused with InventoryInUse while it is allocated).
+    Returns the provider's generation, which moves on only when something
+    changed, so repeating a report is harmless. Raises InvalidInventory,
+    CellMappingNotFound (unknown ``cell_uuid``), ResourceProviderExists
+    (``name`` taken by another provider) or ResourceProviderConflict.
+    """
+    inventories = inventory.normalize(uuid, inventories)
+    values = {'name': name, 'availability_zone': availability_zone}
+    return _update(context, uuid, cell_uuid, values, inventories)
+
+
+@api_db.reader
+def get_provider(context, uuid):
+    """The provider as a dict, with its inventories and generation.
+
+    Keys: uuid, name, cell_uuid, availability_zone, generation,
+    inventories (``{rc: inventory}``). Raises ResourceProviderNotFound.
+    """
+    row = context.session.execute(sa.select(
+        _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
+        _CELLS.c.uuid.label('cell_uuid'), _PROVIDERS.c.availability_zone,
+        _PROVIDERS.c.generation,
+    ).select_from(_PROVIDERS.outerjoin(
+        _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id,
+    )).where(_PROVIDERS.c.uuid == uuid)).first()
+    if row is None:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    provider = dict(row._mapping)
+    provider['inventories'] = usage.read_inventories(context,
+                                                     provider.pop('id'))
+    return provider
+
+
+def _delete_exhausted(attempts, context, uuid):
+    raise exception.ResourceProviderConflict(uuid=uuid, action='deleted',
+                                             attempts=attempts)
+
+
+@contention.retry_on_generation_conflict(_delete_exhausted)
+@contention.retry_on_db_contention
+@api_db.writer
+def _delete(context, uuid):
+    contention.lock_for_write(context)
+    row = context.session.execute(sa.select(
+        _PROVIDERS.c.id, _PROVIDERS.c.generation,
+    ).where(_PROVIDERS.c.uuid == uuid)).first()
+    if row is None:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    consumers = context.session.execute(sa.select(
+        sa.func.count(sa.distinct(_ALLOCATIONS.c.consumer_id)),
+    ).where(_ALLOCATIONS.c.resource_provider_id == row.id)).scalar()
+    if consumers:
+        raise exception.ResourceProviderInUse(uuid=uuid, consumers=consumers)
+    # The swap holds the provider and proves no claim landed since the
+    # count above.
+    contention.compare_and_swap(context, row.id, row.generation)
+    context.session.execute(sa.delete(_INVENTORIES).where(
+        _INVENTORIES.c.resource_provider_id == row.id))
+    context.session.execute(sa.delete(_PROVIDERS).where(
+        _PROVIDERS.c.id == row.id))
+
+
+def delete_provider(context, uuid):
+    """Delete a provider and its inventories (a compute node went away).
+
+    Refuses with ResourceProviderInUse while any consumer holds
+    allocations on it; raises ResourceProviderNotFound when it is gone.
+    """
+    _delete(context, uuid)

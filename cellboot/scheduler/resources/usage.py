@@ -1,0 +1,190 @@
+"""Reading the resource tables: inventories, usages, allocations.
+
+Two kinds of readers live here. The decorated public functions
+(``get_usages``, ``get_inventories``, ``get_allocations_for_consumer``,
+``load_all``) each run one read transaction for callers outside the
+scheduler's writes. ``read_inventories`` and ``read_usages`` take no
+transaction of their own: the claims and provider updates call them inside
+their write transaction, after they have read the provider's generation
+(see ``contention``).
+"""
+
+import typing
+
+import sqlalchemy as sa
+
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models
+from cellboot.scheduler.resources import inventory
+
+_PROVIDERS = models.ResourceProvider.__table__
+_INVENTORIES = models.Inventory.__table__
+_ALLOCATIONS = models.Allocation.__table__
+_CELLS = models.CellMapping.__table__
+
+_INVENTORY_COLUMNS = [_INVENTORIES.c[field] for field in inventory.FIELDS]
+
+
+class ResourceSnapshot(typing.NamedTuple):
+    """Every provider, inventory and usage, as rows of plain values.
+
+    Rows are tuple-like (index or attribute access); ``provider_id`` in
+    ``inventories`` and ``usages`` refers to ``id`` in ``providers``, an
+    integer that is cheaper to join on in memory than the uuid.
+
+    * providers: ``(id, uuid, name, cell_uuid, availability_zone,
+      generation)``; ``cell_uuid`` is None for a provider without a cell.
+    * inventories: ``(provider_id, resource_class, total, reserved,
+      allocation_ratio, min_unit, max_unit, step_size)``.
+    * usages: ``(provider_id, resource_class, used)``, summed over
+      consumers; a class with nothing allocated has no row.
+    """
+
+    providers: list
+    inventories: list
+    usages: list
+
+
+def _inventory_dict(row):
+    return {field: row._mapping[field] for field in inventory.FIELDS}
+
+
+def _where_uuids(query, provider_uuids):
+    if provider_uuids is None:
+        return query
+    return query.where(_PROVIDERS.c.uuid.in_(list(provider_uuids)))
+
+
+def read_inventories(context, provider_id):
+    """``{rc: inventory}`` of one provider, in the caller's transaction."""
+    query = sa.select(_INVENTORIES.c.resource_class,
+                      *_INVENTORY_COLUMNS).where(
+        _INVENTORIES.c.resource_provider_id == provider_id)
+    return {row.resource_class: _inventory_dict(row)
+            for row in context.session.execute(query)}
+
+
+def read_usages(context, provider_id, consumer_uuid=None):
+    """``({rc: used}, {rc: held})`` of one provider.
+
+    ``used`` sums every consumer; ``held`` is what ``consumer_uuid`` holds
+    itself (empty without a consumer). One query, in the caller's
+    transaction.
+    """
+    held_expr = sa.literal(0)
+    if consumer_uuid is not None:
+        held_expr = sa.case(
+            (_ALLOCATIONS.c.consumer_id == consumer_uuid,
+             _ALLOCATIONS.c.used), else_=0)
+    query = sa.select(
+        _ALLOCATIONS.c.resource_class,
+        sa.func.sum(_ALLOCATIONS.c.used),
+        sa.func.sum(held_expr),
+    ).where(
+        _ALLOCATIONS.c.resource_provider_id == provider_id,
+    ).group_by(_ALLOCATIONS.c.resource_class)
+    used, held = {}, {}
+    for rc, total_used, consumer_used in context.session.execute(query):
+        used[rc] = int(total_used)
+        if consumer_used:
+            held[rc] = int(consumer_used)
+    return used, held
+
+
+@api_db.reader
+def get_inventories(context, provider_uuids=None):
+    """``{provider_uuid: {rc: inventory}}``; every selected provider."""
+    query = sa.select(
+        _PROVIDERS.c.uuid, _INVENTORIES.c.resource_class,
+        *_INVENTORY_COLUMNS,
+    ).select_from(_PROVIDERS.outerjoin(
+        _INVENTORIES,
+        _INVENTORIES.c.resource_provider_id == _PROVIDERS.c.id))
+    result = {}
+    for row in context.session.execute(_where_uuids(query, provider_uuids)):
+        invs = result.setdefault(row.uuid, {})
+        if row.resource_class is not None:
+            invs[row.resource_class] = _inventory_dict(row)
+    return result
+
+
+@api_db.reader
+def get_usages(context, provider_uuids=None):
+    """``{provider_uuid: {rc: used}}``; every selected provider.
+
+    Each resource class of a provider's inventory is present, 0 when
+    nothing is allocated, so callers can subtract without ``.get``.
+    """
+    classes = sa.select(
+        _PROVIDERS.c.uuid, _INVENTORIES.c.resource_class,
+    ).select_from(_PROVIDERS.outerjoin(
+        _INVENTORIES,
+        _INVENTORIES.c.resource_provider_id == _PROVIDERS.c.id))
+    sums = sa.select(
+        _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
+        sa.func.sum(_ALLOCATIONS.c.used),
+    ).select_from(_ALLOCATIONS.join(
+        _PROVIDERS, _PROVIDERS.c.id == _ALLOCATIONS.c.resource_provider_id,
+    )).group_by(_PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class)
+    result = {}
+    for uuid, rc in context.session.execute(
+            _where_uuids(classes, provider_uuids)):
+        usages = result.setdefault(uuid, {})
+        if rc is not None:
+            usages[rc] = 0
+    for uuid, rc, used in context.session.execute(
+            _where_uuids(sums, provider_uuids)):
+        result.setdefault(uuid, {})[rc] = int(used)
+    return result
+
+
+@api_db.reader
+def get_allocations_for_consumer(context, consumer_uuid):
+    """``{provider_uuid: {rc: used}}`` held by one consumer."""
+    query = sa.select(
+        _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
+        _ALLOCATIONS.c.used,
+    ).select_from(_ALLOCATIONS.join(
+        _PROVIDERS, _PROVIDERS.c.id == _ALLOCATIONS.c.resource_provider_id,
+    )).where(_ALLOCATIONS.c.consumer_id == consumer_uuid)
+    result = {}
+    for uuid, rc, used in context.session.execute(query):
+        by_rc = result.setdefault(uuid, {})
+        by_rc[rc] = by_rc.get(rc, 0) + used
+    return result
+
+
+@api_db.reader
+def load_all(context):
+    """One consistent read of everything the host states start from.
+
+    Three queries without joins between the large tables (100,000
+    providers are 300,000 inventory rows), returning rows rather than
+    objects; see ResourceSnapshot for their shape. On MySQL (REPEATABLE
+    READ) and SQLite (a WAL snapshot) the three queries read one snapshot;
+    on PostgreSQL (READ COMMITTED) they may be a few commits apart, which
+    is good enough for a cache: every claim is checked again in the
+    database.
+    """
+    providers = sa.select(
+        _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
+        _CELLS.c.uuid.label('cell_uuid'), _PROVIDERS.c.availability_zone,
+        _PROVIDERS.c.generation,
+    ).select_from(_PROVIDERS.outerjoin(
+        _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id))
+    inventories = sa.select(
+        _INVENTORIES.c.resource_provider_id.label('provider_id'),
+        _INVENTORIES.c.resource_class, *_INVENTORY_COLUMNS)
+    usages = sa.select(
+        _ALLOCATIONS.c.resource_provider_id.label('provider_id'),
+        _ALLOCATIONS.c.resource_class,
+        # MySQL sums integers to DECIMAL; the cache wants plain ints.
+        sa.cast(sa.func.sum(_ALLOCATIONS.c.used), sa.Integer).label('used'),
+    ).group_by(_ALLOCATIONS.c.resource_provider_id,
+               _ALLOCATIONS.c.resource_class)
+    session = context.session
+    return ResourceSnapshot(
+        providers=session.execute(providers).all(),
+        inventories=session.execute(inventories).all(),
+        usages=session.execute(usages).all(),
+    )
