@@ -23,6 +23,7 @@ from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
+from cellboot.db import flow_db
 
 BACKENDS = ('sqlite', 'mysql', 'postgresql')
 
@@ -92,6 +93,7 @@ class Database(fixtures.Fixture):
         # DROP DATABASE waits on PostgreSQL.
         api_connection.reset()
         cell_connection.reset()
+        flow_db.reset()
         be.drop_named_database(self.name, conditional=True)
 
 
@@ -105,6 +107,7 @@ class ConfFixture(fixtures.Fixture):
         self.conf.config(state_path=self.state_path)
         self.addCleanup(api_connection.reset)
         self.addCleanup(cell_connection.reset)
+        self.addCleanup(flow_db.reset)
         api_connection.reset()
         cell_connection.reset()
 

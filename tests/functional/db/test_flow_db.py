@@ -56,8 +56,6 @@ class _FlowDatabaseTests:
     def setUp(self):
         super().setUp()
         self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
-        # Runs before the database is dropped (clean-ups run in reverse).
-        self.addCleanup(flow_db.reset)
 
     def read_back(self):
         """A TaskFlow connection of its own, sharing nothing with ours."""
@@ -178,7 +176,6 @@ class PersistenceCacheTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.addCleanup(flow_db.reset)
         self.url = f'sqlite:///{self.state_path}/flows.sqlite'
 
     def test_backend_is_cached_per_url(self):

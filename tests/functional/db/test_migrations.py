@@ -18,7 +18,6 @@ from sqlalchemy import pool
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
 from cellboot.db import facade
-from cellboot.db import flow_db
 from cellboot.db import migration
 from cellboot import exception
 from tests import base
@@ -39,8 +38,6 @@ class _MigrationTests:
     def setUp(self):
         super().setUp()
         self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
-        # Runs before the database is dropped (clean-ups run in reverse).
-        self.addCleanup(flow_db.reset)
 
     def test_api_tree_creates_the_api_models_tables(self):
         migration.db_sync('api', self.url)
