@@ -1,0 +1,101 @@
+"""Which hosts can take one instance of a request, and why the others not.
+
+Order of work, cheapest first:
+
+1. cells: every filter's ``cell_mask`` prunes whole cells (a cell whose
+   summed free capacity cannot hold the instance, cells other than the
+   ``target_cell``), so their hosts are never examined;
+2. the request's own exclusions: ``ignore_hosts``;
+3. every enabled filter's ``host_mask``, in the configured order;
+4. hosts whose claim already failed for this instance.
+
+Each step records how many hosts it removed. When none is left, the
+``Elimination`` names the step that removed the last ones and what the
+request asked of it: the line an operator reads to debug NoValidHost.
+"""
+
+import numpy as np
+
+IGNORE_HOSTS = 'ignore_hosts'
+FAILED_CLAIMS = 'claim retries'
+
+
+class Elimination:
+    """How the candidate hosts dwindled, step by step."""
+
+    def __init__(self, hosts, cells):
+        self.hosts = hosts
+        self.cells = cells
+        self.steps = []  # (name, removed, detail)
+
+    def removed(self, name, count, detail=''):
+        if count:
+            self.steps.append((name, int(count), detail))
+
+    def reason(self):
+        """Why no host is left, naming the step that removed the last."""
+        if not self.hosts:
+            return ('The scheduler knows no compute host: no enabled cell '
+                    'has hosts with a resource provider, or no cell '
+                    'answered when host states were last loaded.')
+        name, count, detail = self.steps[-1]
+        last = f'{name} removed the last {count} host(s)'
+        if detail:
+            last += f' ({detail})'
+        trail = ', '.join(f'{n} removed {c}' for n, c, _ in self.steps)
+        return (f'{last}. Of {self.hosts} host(s) in {self.cells} '
+                f'cell(s): {trail}.')
+
+
+def find(states, request, filters):
+    """``(mask, elimination)``: the hosts that pass, and the record."""
+    live = states.live
+    elimination = Elimination(int(np.count_nonzero(live)),
+                              int(np.count_nonzero(states.cell_hosts)))
+    cells_ok = np.ones(len(states.cells.names), dtype=bool)
+    for f in filters:
+        pruned = f.cell_mask(states, request)
+        if pruned is None:
+            continue
+        dropped = cells_ok & ~pruned
+        if dropped.any():
+            elimination.removed(
+                f'{f.name} (cell pruning)', states.cell_hosts[dropped].sum(),
+                f'{f.describe(request)}; {int(dropped.sum())} cell(s) '
+                f'pruned')
+            cells_ok &= pruned
+    mask = live & cells_ok[states.cell]
+    remaining = int(np.count_nonzero(mask))
+    steps = [(IGNORE_HOSTS, _excluded_hosts(states, request),
+              'hosts the request said to ignore')]
+    steps += [(f.name, f, None) for f in filters]
+    steps.append((FAILED_CLAIMS, _failed_claims(states, request),
+                  'their claims failed: other schedulers took the room'))
+    for name, step, detail in steps:
+        if not remaining:
+            break
+        if detail is None:  # a filter
+            step_mask = step.host_mask(states, request)
+            detail = step.describe(request)
+        else:
+            step_mask = step
+        if step_mask is None:
+            continue
+        mask &= step_mask
+        left = int(np.count_nonzero(mask))
+        elimination.removed(name, remaining - left, detail)
+        remaining = left
+    return mask, elimination
+
+
+def _excluded_hosts(states, request):
+    if not request.ignore_hosts:
+        return None
+    return ~states.mask_of(
+        states.positions_of_service_hosts(request.ignore_hosts))
+
+
+def _failed_claims(states, request):
+    if not request.failed_providers:
+        return None
+    return ~states.mask_of(states.positions(request.failed_providers))

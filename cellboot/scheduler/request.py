@@ -1,0 +1,174 @@
+"""What one ``select_destinations`` call asks for, read once per call.
+
+The request spec is a plain, JSON-serializable dict (it is persisted in
+``request_specs`` and travels over RPC)::
+
+    {
+        'flavor': {'vcpus': 2, 'memory_mb': 4096, 'root_gb': 20,
+                   'flavorid': '...'},
+        'num_instances': 1,
+        'availability_zone': 'nova',      # or None: any zone
+        'scheduler_hints': {
+            'target_cell': CELL_UUID_OR_NAME,
+            'same_host': [INSTANCE_UUID, ...],       # on a host of these
+            'different_host': [INSTANCE_UUID, ...],  # on none of theirs
+            'group': SERVER_GROUP_UUID,
+        },
+        'project_id': '...', 'user_id': '...',
+        'ignore_hosts': [SERVICE_HOST, ...],
+        'instance_group': {'uuid': '...', 'policy': 'anti-affinity',
+                           'members': [INSTANCE_UUID, ...],
+                           'hosts': [SERVICE_HOST, ...]},   # optional
+    }
+
+Every key but ``flavor`` is optional; a hint may be a value or a list of
+values (the REST API passes lists). ``instance_group`` spares the
+scheduler a read of the server group; without it a ``group`` hint is
+looked up. ``resolve`` turns the hints into the resource provider uuids
+that the filters compare against (where the named instances hold their
+allocations), so filters never touch a database.
+"""
+
+from cellboot import exception
+from cellboot.objects import cell_mapping
+from cellboot.scheduler import host_state
+from cellboot.scheduler.resources import usage
+
+FLAVOR_RESOURCES = (('vcpus', 'VCPU'), ('memory_mb', 'MEMORY_MB'),
+                    ('root_gb', 'DISK_GB'))
+GROUP_POLICIES = ('affinity', 'anti-affinity')
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, set)):
+        return [v for v in value if v]
+    return [value]
+
+
+def _as_one(value, hint):
+    values = _as_list(value)
+    if len(values) > 1:
+        raise exception.Invalid(
+            reason=f'scheduler hint {hint} takes one value, not {values}')
+    return values[0] if values else None
+
+
+def _resources(flavor):
+    if not isinstance(flavor, dict):
+        raise exception.Invalid(
+            reason='the request spec has no flavor; it needs '
+                   '{"vcpus", "memory_mb", "root_gb"}')
+    resources = {}
+    for field, rc in FLAVOR_RESOURCES:
+        amount = flavor.get(field, 0) or 0
+        if isinstance(amount, bool) or not isinstance(amount, int) \
+                or amount < 0:
+            raise exception.Invalid(
+                reason=f'flavor {field} must be a whole number >= 0, not '
+                       f'{amount!r}')
+        if amount:
+            resources[rc] = amount
+    if not resources:
+        raise exception.Invalid(reason='the flavor asks for no resources')
+    return resources
+
+
+class ScheduleRequest:
+    """A parsed request spec, plus what scheduling it has learnt so far."""
+
+    def __init__(self, spec):
+        if not isinstance(spec, dict):
+            raise exception.Invalid(reason='a request spec is a mapping')
+        self.spec = spec
+        self.resources = _resources(spec.get('flavor'))
+        self.amounts = host_state.resource_vector(self.resources)
+        self.availability_zone = spec.get('availability_zone') or None
+        self.project_id = spec.get('project_id')
+        self.user_id = spec.get('user_id')
+        self.ignore_hosts = _as_list(spec.get('ignore_hosts'))
+        hints = spec.get('scheduler_hints') or {}
+        self.target_cell = _as_one(hints.get('target_cell'), 'target_cell')
+        self.same_host = _as_list(hints.get('same_host'))
+        self.different_host = _as_list(hints.get('different_host'))
+        group = spec.get('instance_group') or {}
+        self.group_uuid = (group.get('uuid')
+                           or _as_one(hints.get('group'), 'group'))
+        self.group_policy = group.get('policy')
+        self.group_members = _as_list(group.get('members'))
+        # Where the hinted instances live, filled in by resolve():
+        # resource provider uuids and service host names.
+        self.same_host_providers = set()
+        self.different_host_providers = set()
+        self.group_providers = set()
+        self.group_hosts = set(_as_list(group.get('hosts')))
+        self._group_given = bool(group)
+        # Providers whose claim failed for the instance being placed.
+        self.failed_providers = set()
+
+    @property
+    def has_group(self):
+        return self.group_policy in GROUP_POLICIES
+
+    def describe_resources(self):
+        """``VCPU=2, MEMORY_MB=4096, DISK_GB=20`` for operator messages."""
+        return ', '.join(f'{rc}={amount}'
+                         for rc, amount in self.resources.items())
+
+    def resolve(self, context, instance_uuids=()):
+        """Find the hosts of hinted instances and of the server group.
+
+        ``instance_uuids`` are the instances being scheduled: they are
+        group members already but hold no allocations worth counting.
+        """
+        def providers_of(uuids):
+            found = set()
+            for uuid in uuids:
+                found.update(usage.get_allocations_for_consumer(context,
+                                                                uuid))
+            return found
+
+        self.same_host_providers = providers_of(self.same_host)
+        self.different_host_providers = providers_of(self.different_host)
+        self._resolve_target_cell(context)
+        if self.group_uuid and not self._group_given:
+            self._load_group(context)
+        if self.has_group:
+            scheduling = set(instance_uuids)
+            self.group_providers = providers_of(
+                m for m in self.group_members if m not in scheduling)
+
+    def _resolve_target_cell(self, context):
+        if not self.target_cell:
+            return
+        try:
+            cell = cell_mapping.CellMapping.get_by_uuid_or_name(
+                context, self.target_cell)
+        except exception.CellMappingNotFound:
+            return  # the CellFilter reports that no host is in that cell
+        self.target_cell = cell.uuid
+
+    def _load_group(self, context):
+        from cellboot.objects import server_group
+        try:
+            group = server_group.ServerGroup.get_by_uuid(context,
+                                                         self.group_uuid)
+        except exception.ServerGroupNotFound:
+            raise exception.NoValidHost(
+                reason=f'Server group {self.group_uuid} named by the '
+                       f'"group" scheduler hint does not exist.')
+        self.group_policy = group.policy
+        self.group_members = list(group.members or ())
+
+    def placed(self, provider_uuid, service_host):
+        """Note an instance of this request placed on a host.
+
+        Its siblings in a server group must then join (affinity) or avoid
+        (anti-affinity) that host, and a new instance starts with no
+        failed claims.
+        """
+        if self.has_group:
+            self.group_providers.add(provider_uuid)
+            self.group_hosts.add(service_host)
+        self.failed_providers = set()
