@@ -1,0 +1,306 @@
+"""The scheduler's host states: loaded from every cell, kept current.
+
+A full load reads, in parallel, each enabled cell's compute nodes and
+compute services (one bulk query each, through a context targeted at the
+cell) and, from the API database, every resource provider with its
+inventories and summed usages (``usage.load_all``). A host is
+schedulable when its compute node and its resource provider both exist:
+the node says where it is (cell, host name), the provider what it holds.
+A cell that fails or does not answer within ``[scheduler]
+cell_load_timeout`` is logged and contributes no hosts until a later
+load reaches it: scheduling to a cell we cannot read would only fail
+later.
+
+Between loads the cache follows the scheduler's own writes (claims,
+releases, provider updates pass through ``SchedulerAPI``), re-reads
+single providers on demand (a failed claim means our copy is stale), and
+is reloaded in full by ``refresh`` — periodically by a background thread
+every ``[scheduler] host_state_refresh_interval`` seconds — to learn of
+other schedulers' claims, new or dead hosts and disabled services.
+"""
+
+import collections
+import contextlib
+import datetime
+import threading
+import time
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot.db.cell import connection as cell_db
+from cellboot.db.cell import models as cell_models
+from cellboot import exception
+from cellboot.objects import cell_mapping
+from cellboot.scheduler import host_state
+from cellboot.scheduler.resources import providers
+from cellboot.scheduler.resources import usage
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_BINARY = 'cellboot-compute'
+
+_NODES = cell_models.ComputeNode.__table__
+_SERVICES = cell_models.Service.__table__
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+@cell_db.reader
+def _read_cell(context):
+    """``(read_at, nodes, services)`` of the targeted cell, as rows."""
+    read_at = time.time()
+    nodes = context.session.execute(sa.select(
+        _NODES.c.uuid, _NODES.c.host, _NODES.c.hypervisor_hostname)).all()
+    services = context.session.execute(sa.select(
+        _SERVICES.c.host, _SERVICES.c.disabled, _SERVICES.c.last_seen_up,
+    ).where(_SERVICES.c.binary == COMPUTE_BINARY)).all()
+    return read_at, nodes, services
+
+
+def _epoch(when):
+    return None if when is None else (when - _EPOCH).total_seconds()
+
+
+def _schedulable_cells(context):
+    return [cell for cell in cell_mapping.CellMapping.get_enabled(context)
+            if not cell.is_cell0]
+
+
+def _hosts(snapshot, cell_rows):
+    """Host dicts (``HostStates.from_hosts``) joining cells and providers."""
+    inventories = collections.defaultdict(dict)
+    for row in snapshot.inventories:
+        inventories[row.provider_id][row.resource_class] = {
+            'total': row.total, 'reserved': row.reserved,
+            'allocation_ratio': row.allocation_ratio,
+            'min_unit': row.min_unit, 'max_unit': row.max_unit,
+            'step_size': row.step_size}
+    usages = collections.defaultdict(dict)
+    for row in snapshot.usages:
+        usages[row.provider_id][row.resource_class] = row.used
+    providers = {row.uuid: row for row in snapshot.providers}
+    hosts = []
+    for cell_uuid, (_read_at, nodes, services) in cell_rows.items():
+        service_of = {s.host: s for s in services}
+        for uuid, host, nodename in nodes:
+            provider = providers.get(uuid)
+            if provider is None:
+                continue  # not reported yet: nothing to claim against
+            service = service_of.get(host)
+            hosts.append({
+                'uuid': uuid, 'service_host': host, 'nodename': nodename,
+                'cell_uuid': cell_uuid,
+                'availability_zone': provider.availability_zone,
+                'disabled': service is None or service.disabled,
+                'last_seen_up': _epoch(service and service.last_seen_up),
+                'generation': provider.generation,
+                'inventories': inventories.get(provider.id, {}),
+                'usages': usages.get(provider.id, {}),
+            })
+    return hosts
+
+
+class HostStateCache:
+    """Thread-safe owner of the current ``HostStates``."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._states = host_state.HostStates()
+        # Provider updates not yet merged; merged in one batch (growing
+        # the columns is O(hosts)) the next time the states are used.
+        self._pending = {}
+        # Providers changed while a full load was reading: re-read after.
+        self._touched = None
+        self.loaded_at = None
+        self.unanswered_cells = []
+        self._stop = threading.Event()
+        self._thread = None
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Yield the current states, holding them for the caller alone."""
+        with self._lock:
+            self._merge_pending()
+            yield self._states
+
+    def _merge_pending(self):
+        if self._pending:
+            self._states.upsert_hosts(list(self._pending.values()))
+            self._pending = {}
+
+    def _touch(self, uuids):
+        if self._touched is not None:
+            self._touched.update(uuids)
+
+    # -- full loads ---------------------------------------------------
+
+    def refresh(self, context):
+        """Reload every host of every enabled cell; returns a summary.
+
+        Reads without holding the lock (scheduling goes on meanwhile),
+        then swaps the new states in and re-reads the providers that
+        changed during the read.
+        """
+        with self._lock:
+            self._touched = set()
+        try:
+            cells = _schedulable_cells(context)
+            results = cb_context.scatter_gather_cells(
+                context, cells, CONF.scheduler.cell_load_timeout, _read_cell)
+            snapshot = usage.load_all(context)
+            answered = {uuid: result for uuid, result in results.items()
+                        if not cb_context.is_cell_failure(result)}
+            unanswered = [cell for cell in cells if cell.uuid not in answered]
+            for cell in unanswered:
+                LOG.warning('Host states: cell %s (%s) did not answer (%s); '
+                            'its hosts are not scheduled to until a later '
+                            'load reaches it.', cell.name, cell.uuid,
+                            results[cell.uuid])
+            states = host_state.HostStates.from_hosts(
+                _hosts(snapshot, answered),
+                {uuid: result[0] for uuid, result in answered.items()})
+            with self._lock:
+                old = self._states
+                self._states = states
+                touched, self._touched = self._touched, None
+                self._carry_build_failures(old, states)
+                self.loaded_at = time.time()
+                self.unanswered_cells = [cell.uuid for cell in unanswered]
+        finally:
+            with self._lock:
+                self._touched = None
+        if touched:
+            self.refresh_providers(context, touched)
+        summary = {'hosts': len(states), 'cells': len(answered),
+                   'unanswered_cells': self.unanswered_cells}
+        LOG.info('Host states loaded: %(hosts)d hosts in %(cells)d cells; '
+                 'cells not answering: %(unanswered_cells)s', summary)
+        return summary
+
+    @staticmethod
+    def _carry_build_failures(old, new):
+        """Failure counts live only in memory; keep them across loads."""
+        for pos in old.failed_builds.nonzero()[0]:
+            new_pos = new.position(old.uuids[pos])
+            if new_pos is not None:
+                new.failed_builds[new_pos] = old.failed_builds[pos]
+
+    def ensure_loaded(self, context):
+        """Load once, the first time host states are needed."""
+        if self.loaded_at is None:
+            self.refresh(context)
+
+    # -- single providers ---------------------------------------------
+
+    def refresh_providers(self, context, uuids):
+        """Re-read inventories and usages of known providers."""
+        uuids = list(uuids)
+        if not uuids:
+            return
+        inventories = usage.get_inventories(context, uuids)
+        usages = usage.get_usages(context, uuids)
+        with self._lock:
+            self._touch(uuids)
+            states = self._states
+            for uuid in uuids:
+                pos = states.position(uuid)
+                if pos is None:
+                    continue
+                if uuid not in inventories:
+                    states.remove_host(uuid)  # deleted meanwhile
+                    continue
+                states.set_resources(pos, inventories[uuid],
+                                     usages.get(uuid, {}))
+
+    def refresh_host(self, context, provider_uuid):
+        """Re-read one provider; learn it if it is new to the cache."""
+        try:
+            provider = providers.get_provider(context, provider_uuid)
+        except exception.ResourceProviderNotFound:
+            self.remove_host(provider_uuid)
+            return
+        used = usage.get_usages(context, [provider_uuid]).get(
+            provider_uuid, {})
+        self.update_host(provider, used)
+
+    def update_host(self, provider, usages):
+        """Take a provider's current record (``providers.get_provider``)."""
+        host = {
+            'uuid': provider['uuid'], 'service_host': provider['name'],
+            'cell_uuid': provider['cell_uuid'],
+            'availability_zone': provider.get('availability_zone'),
+            'generation': provider.get('generation'),
+            'inventories': provider.get('inventories') or {},
+            'usages': usages,
+        }
+        with self._lock:
+            self._touch([provider['uuid']])
+            pos = self._states.position(provider['uuid'])
+            if pos is not None:
+                # Keep the node name read from the cell.
+                host['nodename'] = self._states.nodenames[pos]
+            self._pending[provider['uuid']] = host
+
+    def remove_host(self, provider_uuid):
+        with self._lock:
+            self._touch([provider_uuid])
+            self._pending.pop(provider_uuid, None)
+            self._states.remove_host(provider_uuid)
+
+    def add_usage(self, provider_uuid, resources, sign=1):
+        """Follow a claim (sign 1) or a release (sign -1) we wrote."""
+        with self.locked() as states:
+            self._touch([provider_uuid])
+            pos = states.position(provider_uuid)
+            if pos is not None:
+                states.add_usage(pos,
+                                 sign * host_state.resource_vector(resources))
+
+    def record_build_result(self, provider_uuid, succeeded):
+        with self.locked() as states:
+            if succeeded:
+                states.clear_build_failures(provider_uuid)
+            else:
+                states.record_build_failure(provider_uuid)
+
+    def host_dicts(self, cell_uuid=None):
+        """Every live host as plain values, optionally of one cell."""
+        with self.locked() as states:
+            down_time = CONF.scheduler.service_down_time
+            return [states.host_dict(pos, down_time)
+                    for pos in states.live.nonzero()[0]
+                    if cell_uuid is None
+                    or states.cell_uuid(pos) == cell_uuid]
+
+    # -- periodic reloads ---------------------------------------------
+
+    def start_periodic_refresh(self, interval=None):
+        """Reload in a daemon thread every ``interval`` seconds."""
+        interval = (CONF.scheduler.host_state_refresh_interval
+                    if interval is None else interval)
+        if not interval or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._run_periodic, args=(interval,),
+            name='host-state-refresh', daemon=True)
+        self._thread.start()
+
+    def _run_periodic(self, interval):
+        context = cb_context.get_admin_context()
+        while not self._stop.wait(interval):
+            try:
+                self.refresh(context)
+            except Exception:
+                # A database that is down now may be back next time;
+                # meanwhile the scheduler works from what it has.
+                LOG.exception('Host states: periodic reload failed; '
+                              'keeping the previous states')
+
+    def stop_periodic_refresh(self):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None

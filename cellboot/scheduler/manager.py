@@ -1,0 +1,174 @@
+"""select_destinations: a claimed host per instance, plus its alternates.
+
+For each instance of the request, in order (see ``request`` for the
+request spec's shape):
+
+1. ``candidates.find`` prunes cells, then runs the enabled filters over
+   the in-memory host states;
+2. the weighers order the survivors; the chosen host is picked at random
+   among the best ``host_subset_size``;
+3. its resources are claimed in the API database (atomic, compare-and-
+   swap on the provider generation). If the claim fails, our copy of that
+   host was stale: it and the next best hosts are re-read, the host is
+   excluded for this instance, and selection starts again;
+4. the claim is applied to the host states, so the next instance of the
+   request sees the host with less room;
+5. up to ``max_attempts - 1`` alternates are taken from the chosen host's
+   cell, best first: hosts that passed the filters, never the chosen one,
+   not claimed (a cell conductor claims one when it reschedules).
+
+If an instance cannot be placed, the claims already made for the request
+are released and NoValidHost is raised, naming the filter that removed
+the last candidate hosts. Selections are serialized per process (one lock
+around steps 1-4): the in-memory state must not change under a decision,
+and the database, not the lock, keeps several processes honest.
+"""
+
+import random
+
+import numpy as np
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from cellboot.conf import CONF
+from cellboot import exception
+from cellboot.objects import selection as selection_obj
+from cellboot.scheduler import candidates
+from cellboot.scheduler import filters as filters_mod
+from cellboot.scheduler import host_state_cache
+from cellboot.scheduler import request as request_mod
+from cellboot.scheduler.resources import claims
+from cellboot.scheduler import weighers as weighers_mod
+from cellboot.scheduler.weighers import base as weigher_base
+
+LOG = logging.getLogger(__name__)
+
+# After a failed claim, the failed host and this many of the next best
+# are re-read in one query, so that the retry does not walk stale hosts
+# one claim at a time when other schedulers have filled them.
+REFRESH_AFTER_FAILED_CLAIM = 32
+
+
+def best_first(weights, count):
+    """Indices of the ``count`` highest ``weights``, highest first."""
+    if count >= len(weights):
+        return np.argsort(-weights, kind='stable')
+    top = np.argpartition(-weights, count - 1)[:count]
+    return top[np.argsort(-weights[top], kind='stable')]
+
+
+class SchedulerManager:
+    """Chooses hosts from a ``HostStateCache`` and claims them."""
+
+    def __init__(self, cache=None):
+        self.cache = cache or host_state_cache.HostStateCache()
+        self.filters = filters_mod.load_filters(
+            CONF.filter_scheduler.enabled_filters)
+        self.weighers = weighers_mod.load_weighers(
+            CONF.filter_scheduler.enabled_weighers)
+        # How many claims failed and were retried on another host.
+        self.failed_claims = 0
+
+    def select_destinations(self, context, request_spec, instance_uuids,
+                            return_alternates=True):
+        """Claim a host for each instance; see the module docstring.
+
+        Returns one list per instance: ``[chosen, alternate, ...]``, each
+        a ``Selection`` dict. Raises NoValidHost (nothing left claimed).
+        """
+        request = request_mod.ScheduleRequest(request_spec)
+        self.cache.ensure_loaded(context)
+        request.resolve(context, instance_uuids)
+        made = []
+        try:
+            for instance_uuid in instance_uuids:
+                hosts = self._place(context, request, instance_uuid,
+                                    return_alternates)
+                made.append((instance_uuid, hosts))
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release(context, made)
+        return [[s.to_dict() for s in hosts] for _uuid, hosts in made]
+
+    def _place(self, context, request, instance_uuid, return_alternates):
+        with self.cache.locked() as states:
+            while True:
+                mask, elimination = candidates.find(states, request,
+                                                    self.filters)
+                positions = np.flatnonzero(mask)
+                if not len(positions):
+                    LOG.info('NoValidHost for instance %s: %s',
+                             instance_uuid, elimination.reason())
+                    raise exception.NoValidHost(reason=elimination.reason())
+                weights = weigher_base.weigh(states, positions, request,
+                                             self.weighers)
+                subset = best_first(weights,
+                                    CONF.filter_scheduler.host_subset_size)
+                chosen = positions[random.choice(subset)]
+                uuid = states.uuids[chosen]
+                if self._claim(context, request, instance_uuid, uuid):
+                    break
+                # Our copy of that host was stale, and so may be the next
+                # best: re-read them before choosing again.
+                next_best = positions[best_first(
+                    weights, REFRESH_AFTER_FAILED_CLAIM)]
+                self.cache.refresh_providers(
+                    context, {uuid} | {states.uuids[p] for p in next_best})
+            states.add_usage(chosen, request.amounts)
+            request.placed(uuid, states.service_hosts[chosen])
+            hosts = [self._selection(states, chosen, request, True)]
+            if return_alternates:
+                hosts += [self._selection(states, pos, request, False)
+                          for pos in self._alternates(states, chosen,
+                                                      positions, weights)]
+            return hosts
+
+    def _claim(self, context, request, instance_uuid, uuid):
+        """Claim on ``uuid``; False (host excluded) when it failed."""
+        try:
+            claims.claim_resources(context, instance_uuid, uuid,
+                                   request.resources)
+            return True
+        except (exception.ClaimFailed, exception.ClaimConflict) as exc:
+            self.failed_claims += 1
+            LOG.debug('Claim for instance %s on %s failed (%s); trying '
+                      'another host', instance_uuid, uuid, exc)
+        request.failed_providers.add(uuid)
+        return False
+
+    @staticmethod
+    def _alternates(states, chosen, positions, weights):
+        """Up to max_attempts - 1 other hosts of the chosen host's cell."""
+        count = CONF.scheduler.max_attempts - 1
+        if count < 1:
+            return []
+        same_cell = (states.cell[positions] == states.cell[chosen]) & (
+            positions != chosen)
+        where = np.flatnonzero(same_cell)
+        order = best_first(weights[where], count)
+        return positions[where[order]]
+
+    @staticmethod
+    def _selection(states, pos, request, claimed):
+        return selection_obj.Selection(
+            service_host=states.service_hosts[pos],
+            nodename=states.nodenames[pos],
+            compute_node_uuid=states.uuids[pos],
+            cell_uuid=states.cell_uuid(pos),
+            allocation_request=dict(request.resources),
+            claimed=claimed)
+
+    def _release(self, context, made):
+        """Give back the claims of a request that cannot complete."""
+        for instance_uuid, (chosen, *_alternates) in made:
+            try:
+                released = claims.release_resources(
+                    context, instance_uuid, chosen.compute_node_uuid)
+            except Exception:
+                LOG.exception('Could not release the claim of instance %s '
+                              'on %s; its allocations stay until the '
+                              'instance is cleaned up', instance_uuid,
+                              chosen.compute_node_uuid)
+                continue
+            for provider_uuid, resources in released.items():
+                self.cache.add_usage(provider_uuid, resources, sign=-1)
