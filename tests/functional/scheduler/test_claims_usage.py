@@ -1,0 +1,103 @@
+"""Reading what the claims left: usages, inventories, allocations."""
+
+from oslo_utils import uuidutils
+
+from cellboot.scheduler.resources import claims
+from cellboot.scheduler.resources import providers
+from cellboot.scheduler.resources import usage
+from tests import base
+from tests.functional.scheduler import resources_base as rb
+
+
+class _UsageTests:
+
+    def setUp(self):
+        super().setUp()
+        self.rp1 = self.create_provider(name='host1')
+        self.rp2 = self.create_provider({'VCPU': {'total': 4}}, name='host2')
+        self.consumer = uuidutils.generate_uuid()
+        claims.claim_resources(self.ctx, self.consumer, self.rp1, rb.SMALL)
+        claims.claim_resources(self.ctx, uuidutils.generate_uuid(), self.rp1,
+                               {'VCPU': 1})
+
+    def test_usages_sum_consumers_and_show_idle_classes_as_zero(self):
+        self.assertEqual(
+            {self.rp1: {'VCPU': 3, 'MEMORY_MB': 2048, 'DISK_GB': 20},
+             self.rp2: {'VCPU': 0}},
+            usage.get_usages(self.ctx))
+
+    def test_usages_of_chosen_providers(self):
+        self.assertEqual({self.rp2: {'VCPU': 0}},
+                         usage.get_usages(self.ctx, [self.rp2]))
+
+    def test_provider_without_inventory_has_empty_usage(self):
+        rp = self.create_provider({}, name='bare')
+        self.assertEqual({rp: {}}, usage.get_usages(self.ctx, [rp]))
+
+    def test_inventories_of_chosen_providers(self):
+        self.assertEqual(
+            {self.rp2: {'VCPU': {'total': 4, 'reserved': 0,
+                                 'allocation_ratio': 1.0, 'min_unit': 1,
+                                 'max_unit': 4, 'step_size': 1}}},
+            usage.get_inventories(self.ctx, [self.rp2]))
+
+    def test_inventories_of_every_provider(self):
+        inventories = usage.get_inventories(self.ctx)
+        self.assertEqual({self.rp1, self.rp2}, set(inventories))
+        self.assertEqual(sorted(rb.HOST_INVENTORY),
+                         sorted(inventories[self.rp1]))
+
+    def test_allocations_for_consumer(self):
+        claims.claim_resources(self.ctx, self.consumer, self.rp2,
+                               {'VCPU': 1})
+        self.assertEqual({self.rp1: rb.SMALL, self.rp2: {'VCPU': 1}},
+                         usage.get_allocations_for_consumer(self.ctx,
+                                                            self.consumer))
+
+    def test_allocations_for_unknown_consumer_are_empty(self):
+        self.assertEqual({}, usage.get_allocations_for_consumer(
+            self.ctx, uuidutils.generate_uuid()))
+
+    def test_load_all_returns_providers_with_cell_and_generation(self):
+        snapshot = usage.load_all(self.ctx)
+        providers = {row.uuid: tuple(row)[1:] for row in snapshot.providers}
+        self.assertEqual(
+            {self.rp1: (self.rp1, 'host1', self.cell_uuid, 'nova', 3),
+             self.rp2: (self.rp2, 'host2', self.cell_uuid, 'nova', 1)},
+            providers)
+
+    def test_load_all_inventories_and_usages_join_on_provider_id(self):
+        snapshot = usage.load_all(self.ctx)
+        ids = {row.id: row.uuid for row in snapshot.providers}
+        inventories = {(ids[row.provider_id], row.resource_class):
+                       tuple(row)[2:] for row in snapshot.inventories}
+        self.assertEqual((4, 0, 1.0, 1, 4, 1),
+                         inventories[(self.rp2, 'VCPU')])
+        self.assertEqual(4, len(inventories))
+        usages = {(ids[row.provider_id], row.resource_class): row.used
+                  for row in snapshot.usages}
+        self.assertEqual({(self.rp1, 'VCPU'): 3,
+                          (self.rp1, 'MEMORY_MB'): 2048,
+                          (self.rp1, 'DISK_GB'): 20}, usages)
+        self.assertIs(int, type(usages[(self.rp1, 'VCPU')]))
+
+    def test_load_all_gives_a_provider_without_cell_none(self):
+        rp = uuidutils.generate_uuid()
+        providers.update_provider(self.ctx, rp, 'cellless', None,
+                                  {'VCPU': {'total': 1}})
+        rows = [row for row in usage.load_all(self.ctx).providers
+                if row.uuid == rp]
+        self.assertEqual([None], [row.cell_uuid for row in rows])
+
+
+class SQLiteUsageTest(_UsageTests, base.SQLiteMixin, rb.ResourcesTestCase):
+    pass
+
+
+class MySQLUsageTest(_UsageTests, base.MySQLMixin, rb.ResourcesTestCase):
+    pass
+
+
+class PostgreSQLUsageTest(_UsageTests, base.PostgreSQLMixin,
+                          rb.ResourcesTestCase):
+    pass
