@@ -219,3 +219,29 @@ class ServerGroupNotFound(NotFound):
 
 class ServerGroupExists(Conflict):
     msg_fmt = 'Server group %(uuid)s already exists.'
+
+
+class InvalidTransportURL(Invalid):
+    msg_fmt = 'Invalid transport URL %(url)r: %(reason)s'
+
+
+class CellDatabaseInUse(Conflict):
+    msg_fmt = ('Cell %(cell)s already uses database %(url)s; every cell '
+               'needs a database of its own.')
+
+
+class CellHasHostMappings(CellHasResources):
+    msg_fmt = ('Cell %(cell)s still has %(count)d mapped host(s); move or '
+               'delete them first, or use --force to delete their host '
+               'mappings too.')
+
+
+class CellHasInstanceMappings(CellHasResources):
+    msg_fmt = ('Cell %(cell)s still has %(count)d mapped instance(s); delete '
+               'them first, or use --force to delete their instance '
+               'mappings too.')
+
+
+class Cell0Protected(Invalid):
+    msg_fmt = ('cell0 holds the instances whose builds failed before they '
+               'reached a cell; it is only deleted with --force.')
