@@ -1,0 +1,290 @@
+"""``cellboot-manage cell_v2``: map cells, hosts and check instances.
+
+The handlers here print and choose exit codes; the work is done by
+``cells`` (mappings) and ``discovery`` (host mappings). Exit codes follow
+nova-manage where nova-manage has the same command.
+"""
+
+from cellboot.cmd.manage import cells
+from cellboot.cmd.manage import db
+from cellboot.cmd.manage import discovery
+from cellboot.cmd.manage import output
+from cellboot.cmd.manage import parsing
+from cellboot.conf import CONF
+from cellboot import exception
+
+EXIT_CELL_EXISTS = 2
+EXIT_HOSTS_REMAIN = 3
+EXIT_INSTANCES_REMAIN = 4
+EXIT_CELL0_PROTECTED = 5
+
+VERIFY_EXIT_CODES = {
+    cells.MAPPED: 0,
+    cells.NOT_MAPPED: 1,
+    cells.NO_CELL: 2,
+    cells.DELETED: 3,
+    cells.ARCHIVED: 4,
+}
+
+FIRST_CELL_NAME = 'cell1'
+
+
+def _label(cell):
+    return f'{cell.name} ({cell.uuid})'
+
+
+def _required(value, option, config):
+    if not value:
+        raise exception.ConfigurationError(
+            reason=f'give {option} or set {config} in the configuration '
+                   f'file')
+    return value
+
+
+def _say_mapped_cell0(cell0, created, requested_url=None):
+    url = output.mask_database_url(cell0.database_connection)
+    if created:
+        output.say(f'Mapped cell0 to {url}')
+        return
+    output.say(f'cell0 is already mapped to {url}')
+    if requested_url and requested_url != cell0.database_connection:
+        output.warning('cell0 was left as it is; --database_connection '
+                       'only applies when cell0 is mapped the first time')
+
+
+def map_cell0(context, args):
+    cell0, created = cells.map_cell0(context, args.database_connection)
+    _say_mapped_cell0(cell0, created, args.database_connection)
+    return parsing.EXIT_OK
+
+
+def _create_cell(context, args, name):
+    url = _required(args.database_connection or CONF.database.connection,
+                    '--database_connection', '[database] connection')
+    transport_url = _required(
+        args.transport_url or cells.default_transport_url(),
+        '--transport-url', '[DEFAULT] transport_url')
+    return cells.create_cell(context, name, url, transport_url,
+                             disabled=getattr(args, 'disabled', False))
+
+
+def create_cell(context, args):
+    try:
+        cell = _create_cell(context, args, args.name)
+    except (exception.CellMappingExists, exception.CellDatabaseInUse) as exc:
+        output.error(str(exc))
+        return EXIT_CELL_EXISTS
+    if args.verbose:
+        _cell_table([cell], verbose=False)
+    else:
+        output.say(cell.uuid)
+    return parsing.EXIT_OK
+
+
+def _cell_table(cell_list, verbose, context=None):
+    headers = ['Name', 'UUID', 'Transport URL', 'Database Connection',
+               'Disabled']
+    if verbose:
+        headers += ['Hosts', 'Instances']
+    rows = []
+    for cell in cell_list:
+        row = [cell.name, cell.uuid,
+               output.mask_transport_url(cell.transport_url),
+               output.mask_database_url(cell.database_connection),
+               cell.disabled]
+        if verbose:
+            row += [cells.HostMapping.count_by_cell(context, cell.uuid),
+                    cells.InstanceMapping.count_by_cell(context, cell.uuid)]
+        rows.append(row)
+    output.table(headers, rows)
+
+
+def list_cells(context, args):
+    _cell_table(cells.CellMapping.get_all(context), args.verbose, context)
+    return parsing.EXIT_OK
+
+
+def delete_cell(context, args):
+    try:
+        cell, hosts, instances = cells.delete_cell(context, args.cell_uuid,
+                                                   force=args.force)
+    except exception.CellHasHostMappings as exc:
+        output.error(str(exc))
+        return EXIT_HOSTS_REMAIN
+    except exception.CellHasInstanceMappings as exc:
+        output.error(str(exc))
+        return EXIT_INSTANCES_REMAIN
+    except exception.Cell0Protected as exc:
+        output.error(str(exc))
+        return EXIT_CELL0_PROTECTED
+    removed = ''
+    if hosts or instances:
+        removed = (f' with {hosts} host mapping(s) and {instances} instance '
+                   f'mapping(s)')
+    output.say(f'Deleted cell {_label(cell)}{removed}')
+    return parsing.EXIT_OK
+
+
+def _report_discovery(reports, verbose):
+    """Print what discovery did; the exit code (1 if a cell had trouble)."""
+    ok = True
+    for report in reports:
+        label = _label(report.cell)
+        if report.failure is not None:
+            output.error(f'cell {label} was skipped: {report.failure}')
+            ok = False
+            continue
+        for host in report.mapped:
+            output.say(f'Mapped host {host} to cell {label}')
+        for host, other in report.conflicts.items():
+            output.error(f'host {host} of cell {label} is already mapped to '
+                         f'cell {_label(other)}; its compute nodes were left '
+                         f'unmapped')
+            ok = False
+        if verbose and not report.mapped and report.ok:
+            output.say(f'Cell {label} has no new hosts')
+    total = sum(len(report.mapped) for report in reports)
+    output.say(f'Discovered {total} new host(s) in {len(reports)} cell(s)')
+    return parsing.EXIT_OK if ok else parsing.EXIT_ERROR
+
+
+def discover_hosts(context, args):
+    reports = discovery.discover_hosts(context, args.cell_uuid)
+    return _report_discovery(reports, args.verbose)
+
+
+def simple_cell_setup(context, args):
+    """Everything a first cell needs, each step idempotent."""
+    code = db.report_sync(db.sync_api_and_flow_databases())
+    cell0, created = cells.map_cell0(context)
+    _say_mapped_cell0(cell0, created)
+    existing = [cell for cell in cells.CellMapping.get_all(context)
+                if not cell.is_cell0]
+    if existing:
+        output.say('Cells already mapped: '
+                   + ', '.join(_label(cell) for cell in existing))
+    else:
+        args.database_connection = None
+        cell = _create_cell(context, args, FIRST_CELL_NAME)
+        output.say(f'Created cell {_label(cell)}')
+    code = max(code, db.report_sync(db.sync_cell_databases(context)))
+    reports = discovery.discover_hosts(context)
+    return max(code, _report_discovery(reports, args.verbose))
+
+
+def verify_instance(context, args):
+    status, mapping = cells.verify_instance(context, args.uuid)
+    if not args.quiet:
+        where = ''
+        if mapping is not None and mapping.cell_mapping is not None:
+            where = f' in cell {_label(mapping.cell_mapping)}'
+        output.say(f'Instance {args.uuid} is {status}{where}')
+    return VERIFY_EXIT_CODES[status]
+
+
+def _add_transport_url(command):
+    command.add_argument(
+        '--transport-url', '--transport_url', dest='transport_url',
+        metavar='URL',
+        help='the cell\'s oslo.messaging URL, e.g. rabbit://user:password@'
+             'host:5672/ (default: [DEFAULT] transport_url)')
+
+
+def register(groups):
+    commands = parsing.add_group(
+        groups, 'cell_v2', 'map cells, hosts and instances',
+        'Manage the cell mappings of the API database: which cells exist, '
+        'where their databases and message buses are, which compute hosts '
+        'belong to them, and where an instance lives.')
+
+    command = parsing.add_command(
+        commands, 'map_cell0', map_cell0, 'map cell0, the cell of failures',
+        'Map cell0, the cell whose database keeps the instances that failed '
+        'before reaching a cell. Its database defaults to the API '
+        'database\'s, suffixed _cell0 (X.sqlite -> X_cell0.sqlite; database '
+        'D -> D_cell0). An existing cell0 is left as it is.')
+    command.add_argument(
+        '--database_connection', '--database-connection', metavar='URL',
+        help='cell0\'s database URL (the database must exist; SQLite files '
+             'are created)')
+
+    command = parsing.add_command(
+        commands, 'create_cell', create_cell, 'map a new cell',
+        'Map a new cell after checking that its database answers and its '
+        'transport URL names an installed driver; nothing is written '
+        'otherwise. Prints the new cell\'s uuid (--verbose: the whole '
+        'mapping). Run `db sync` afterwards to create its tables.',
+        exit_codes=((EXIT_CELL_EXISTS, 'a cell with that name or database '
+                                       'exists already'),))
+    command.add_argument('--name', required=True, help='the cell\'s name')
+    command.add_argument(
+        '--database_connection', '--database-connection', metavar='URL',
+        help='the cell\'s database URL (default: [database] connection)')
+    _add_transport_url(command)
+    command.add_argument('--disabled', action='store_true',
+                         help='map the cell disabled: the scheduler sends '
+                              'no new instances to it')
+
+    parsing.add_command(
+        commands, 'list_cells', list_cells, 'list the cells',
+        'List every cell, cell0 first, with its transport and database URLs '
+        '(passwords masked). --verbose adds how many hosts and instances '
+        'are mapped to each cell.')
+
+    command = parsing.add_command(
+        commands, 'delete_cell', delete_cell, 'unmap a cell',
+        'Delete a cell mapping. Refused while hosts or instances are mapped '
+        'to the cell, and for cell0, unless --force, which also deletes '
+        'those host and instance mappings. The cell\'s database is not '
+        'touched.',
+        exit_codes=(
+            (1, 'no cell has that uuid or name, or another error'),
+            (EXIT_HOSTS_REMAIN, 'hosts are mapped to the cell'),
+            (EXIT_INSTANCES_REMAIN, 'instances are mapped to the cell'),
+            (EXIT_CELL0_PROTECTED, 'the cell is cell0'),
+        ))
+    command.add_argument('--cell_uuid', '--cell-uuid', required=True,
+                         metavar='UUID', help='the cell\'s uuid (or name)')
+    command.add_argument('--force', action='store_true',
+                         help='also delete the cell\'s host and instance '
+                              'mappings; allow deleting cell0')
+
+    command = parsing.add_command(
+        commands, 'discover_hosts', discover_hosts, 'map new compute hosts',
+        'Give every compute host that registered in a cell database a host '
+        'mapping to that cell, for every enabled cell but cell0 (or only '
+        'the given cell), cells in parallel. Safe to run again and to run '
+        'concurrently. A cell whose database cannot be read is reported '
+        'and skipped; the other cells are still discovered.',
+        exit_codes=((1, 'a cell was skipped, or a host is already mapped to '
+                        'another cell (the other hosts were mapped)'),))
+    command.add_argument('--cell_uuid', '--cell-uuid', metavar='UUID',
+                         help='discover only this cell (uuid or name)')
+
+    command = parsing.add_command(
+        commands, 'simple_cell_setup', simple_cell_setup,
+        'set up cell0 and a first cell in one go',
+        'Sync the API and flow databases, map cell0, map a first cell '
+        f'named {FIRST_CELL_NAME} on [database] connection (unless a cell '
+        'other than cell0 exists), sync every cell database and discover '
+        'hosts. Every step is idempotent, so it can be run again.',
+        exit_codes=((1, 'a step failed (see the ERROR lines)'),))
+    _add_transport_url(command)
+
+    command = parsing.add_command(
+        commands, 'verify_instance', verify_instance,
+        'tell where an instance is mapped',
+        'Check that an instance is mapped to a cell and exists there.',
+        exit_codes=(
+            (0, 'the instance is mapped to a cell and exists there'),
+            (1, 'the instance has no instance mapping (or an error)'),
+            (2, 'the instance is mapped but has no cell yet (it is only a '
+                'build request)'),
+            (3, 'the instance is deleted in its cell'),
+            (4, 'the instance is mapped but its cell no longer has it '
+                '(archived)'),
+        ))
+    command.add_argument('--uuid', required=True, metavar='UUID',
+                         help='the instance\'s uuid')
+    command.add_argument('--quiet', action='store_true',
+                         help='print nothing; only the exit code tells')

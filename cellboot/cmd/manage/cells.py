@@ -1,0 +1,229 @@
+"""Cell mapping operations behind ``cellboot-manage cell_v2``.
+
+These are plain functions on a context, returning objects and raising
+domain errors, so that other set-up code (``cellboot all-in-one``) can
+map cells the way an operator does. The command handlers in
+``cell_v2`` only print their results and choose exit codes.
+
+Every function that writes checks first what can be checked (the URLs
+parse, the database answers, the name is free) so that a refusal leaves
+the API database as it was.
+"""
+
+import os
+from importlib import metadata
+from urllib import parse
+
+from oslo_config import cfg
+
+from cellboot.cmd.manage import output
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot.db.api import connection as api_db
+from cellboot.db import facade
+from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import host_mapping as host_mapping_obj
+from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_mapping as instance_mapping_obj
+
+CellMapping = cell_mapping_obj.CellMapping
+HostMapping = host_mapping_obj.HostMapping
+InstanceMapping = instance_mapping_obj.InstanceMapping
+
+CELL0_NAME = 'cell0'
+# cell0 has no services, so no message bus; nova writes the same URL.
+CELL0_TRANSPORT_URL = 'none:///'
+
+# What verify_instance finds (the command turns them into exit codes).
+MAPPED = 'mapped'
+NOT_MAPPED = 'not mapped'
+NO_CELL = 'mapped without a cell'
+DELETED = 'deleted'
+ARCHIVED = 'archived'
+
+
+def default_transport_url():
+    """``[DEFAULT] transport_url``, or None while nothing registers it.
+
+    The option belongs to oslo.messaging, which registers it when a
+    transport is first made; a command that never makes one may run
+    before that, and then the operator must give ``--transport-url``.
+    """
+    try:
+        return CONF.transport_url
+    except cfg.NoSuchOptError:
+        return None
+
+
+def cell0_url_from_api_url(api_url):
+    """cell0's database URL next to the API database's.
+
+    An SQLite file ``X.sqlite`` gets ``X_cell0.sqlite`` in the same
+    directory; a server database ``D`` gets ``D_cell0`` on the same server
+    with the same credentials, as nova-manage does.
+    """
+    url = facade.parse_url(api_url)
+    name = url.database
+    if not name or name == ':memory:':
+        raise exception.InvalidDatabaseURL(
+            url=facade.mask_password(api_url),
+            reason='an in-memory API database has no place for cell0; '
+                   'give --database_connection')
+    if url.get_backend_name() == 'sqlite':
+        root, ext = os.path.splitext(name)
+        name = f'{root}_cell0{ext}'
+    else:
+        name = f'{name}_cell0'
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def validate_transport_url(url):
+    """Raise InvalidTransportURL unless oslo.messaging can use ``url``.
+
+    Checked by hand, against the installed drivers, rather than through
+    oslo.messaging, whose import prints deprecation warnings that a
+    command's stderr must not carry.
+    """
+    if not url:
+        raise exception.InvalidTransportURL(url=url, reason='it is empty')
+    driver = parse.urlsplit(url).scheme.partition('+')[0]
+    drivers = sorted(ep.name for ep in metadata.entry_points(
+        group='oslo.messaging.drivers'))
+    if driver not in drivers:
+        raise exception.InvalidTransportURL(
+            url=output.mask_transport_url(url),
+            reason=f'the scheme must be one of {", ".join(drivers)}')
+
+
+def check_database(url):
+    """Raise unless ``url`` parses and its database accepts connections.
+
+    A new SQLite file is created empty; a server database must exist
+    already (``db sync`` makes the tables, not the database).
+    """
+    # Imported here: it imports TaskFlow, which costs the commands that
+    # never check a database half a second.
+    from cellboot.db import migration
+    migration.db_version('cell', url)
+
+
+def map_cell0(context, database_connection=None):
+    """Map cell0; return ``(cell_mapping, created)``.
+
+    Idempotent: an existing cell0 is returned as it is, also when another
+    ``map_cell0`` created it a moment ago.
+    """
+    try:
+        return CellMapping.get_by_uuid(context,
+                                       cell_mapping_obj.CELL0_UUID), False
+    except exception.CellMappingNotFound:
+        pass
+    url = database_connection or cell0_url_from_api_url(
+        CONF.api_database.connection)
+    check_database(url)
+    try:
+        cell0 = CellMapping.create(
+            context, name=CELL0_NAME, database_connection=url,
+            transport_url=CELL0_TRANSPORT_URL,
+            uuid=cell_mapping_obj.CELL0_UUID)
+    except exception.CellMappingUuidExists:
+        return CellMapping.get_by_uuid(context,
+                                       cell_mapping_obj.CELL0_UUID), False
+    return cell0, True
+
+
+def create_cell(context, name, database_connection, transport_url,
+                disabled=False):
+    """Map a new cell after checking everything a mapping depends on.
+
+    Raises CellMappingExists for a taken name (``cell0`` is reserved),
+    CellDatabaseInUse when another cell already has the database,
+    InvalidDatabaseURL/DatabaseConnectionError when the database cannot
+    be used, InvalidTransportURL for a URL no driver understands.
+    """
+    if not name or not name.strip():
+        raise exception.Invalid(reason='a cell needs a non-empty --name')
+    if name == CELL0_NAME:
+        raise exception.CellMappingExists(name=name)
+    facade.parse_url(database_connection)
+    validate_transport_url(transport_url)
+    for cell in CellMapping.get_all(context):
+        if cell.name == name:
+            raise exception.CellMappingExists(name=name)
+        if cell.database_connection == database_connection:
+            raise exception.CellDatabaseInUse(
+                cell=f'{cell.name} ({cell.uuid})',
+                url=facade.mask_password(database_connection))
+    check_database(database_connection)
+    return CellMapping.create(context, name=name,
+                              database_connection=database_connection,
+                              transport_url=transport_url, disabled=disabled)
+
+
+def delete_cell(context, cell, force=False):
+    """Unmap a cell; return ``(cell, hosts_unmapped, instances_unmapped)``.
+
+    ``cell`` is the cell's uuid or name.
+    Without ``force`` a cell that still has host or instance mappings is
+    refused (CellHasHostMappings, CellHasInstanceMappings), and so is
+    cell0 (Cell0Protected). With ``force`` its mappings go too. Checks
+    and deletes share one transaction: a host mapped meanwhile either
+    blocks the delete or is deleted with it, never left dangling.
+    """
+    return _delete_cell(context, cell, force)
+
+
+@api_db.writer
+def _delete_cell(context, ident, force):
+    cell = CellMapping.get_by_uuid_or_name(context, ident)
+    if cell.is_cell0 and not force:
+        raise exception.Cell0Protected()
+    label = f'{cell.name} ({cell.uuid})'
+    if force:
+        hosts = HostMapping.destroy_by_cell(context, cell.uuid)
+        instances = InstanceMapping.destroy_by_cell(context, cell.uuid)
+    else:
+        hosts = HostMapping.count_by_cell(context, cell.uuid)
+        if hosts:
+            raise exception.CellHasHostMappings(cell=label, count=hosts)
+        instances = InstanceMapping.count_by_cell(context, cell.uuid)
+        if instances:
+            raise exception.CellHasInstanceMappings(cell=label,
+                                                    count=instances)
+    try:
+        cell.destroy(context)
+    except exception.CellHasResources:
+        if not force:
+            raise
+        # Only the scheduler's resource providers can be left: --force
+        # does not delete what the scheduler owns.
+        raise exception.CellHasResources(
+            message=f'Cell {label} still has resource providers, which '
+                    f'--force does not delete: the scheduler owns them.')
+    return cell, hosts, instances
+
+
+def verify_instance(context, instance_uuid):
+    """Where an instance is; return ``(status, instance_mapping)``.
+
+    ``status`` is MAPPED (in a cell, not deleted), NOT_MAPPED (no
+    mapping), NO_CELL (only a build request so far), DELETED (soft
+    deleted in its cell) or ARCHIVED (its cell no longer has the row).
+    """
+    try:
+        mapping = InstanceMapping.get_by_instance_uuid(context,
+                                                       instance_uuid)
+    except exception.InstanceMappingNotFound:
+        return NOT_MAPPED, None
+    if mapping.cell_mapping is None:
+        return NO_CELL, mapping
+    with cb_context.target_cell(context, mapping.cell_mapping) as cctxt:
+        try:
+            instance = instance_obj.Instance.get_by_uuid(
+                cctxt, instance_uuid, read_deleted=True)
+        except exception.InstanceNotFound:
+            return ARCHIVED, mapping
+    if instance.deleted:
+        return DELETED, mapping
+    return MAPPED, mapping

@@ -1,0 +1,72 @@
+"""``cellboot-manage flavor``: the server sizes users can boot.
+
+Flavors live in the API database; the REST API can create them too, but
+a fresh deployment needs one before anybody can boot, so the operator's
+command creates and lists them without the API running.
+"""
+
+from cellboot.cmd.manage import output
+from cellboot.cmd.manage import parsing
+from cellboot import exception
+from cellboot.objects import flavor as flavor_obj
+
+EXIT_FLAVOR_EXISTS = 2
+
+_HEADERS = ['ID', 'Name', 'VCPUs', 'RAM (MB)', 'Disk (GB)', 'Public',
+            'Disabled', 'Description']
+
+
+def _row(flavor):
+    return [flavor.flavorid, flavor.name, flavor.vcpus, flavor.memory_mb,
+            flavor.root_gb, flavor.is_public, flavor.disabled,
+            flavor.description]
+
+
+def create(context, args):
+    try:
+        flavor = flavor_obj.Flavor.create(
+            context, args.name, args.vcpus, args.ram, root_gb=args.disk,
+            flavorid=args.id, is_public=not args.private,
+            description=args.description)
+    except exception.FlavorExists as exc:
+        output.error(str(exc))
+        return EXIT_FLAVOR_EXISTS
+    output.table(_HEADERS, [_row(flavor)])
+    return parsing.EXIT_OK
+
+
+def list_flavors(context, args):
+    output.table(_HEADERS, [_row(flavor) for flavor in
+                            flavor_obj.Flavor.get_all(context)])
+    return parsing.EXIT_OK
+
+
+def register(groups):
+    commands = parsing.add_group(
+        groups, 'flavor', 'create and list flavors',
+        'Manage flavors, the server sizes (VCPUs, RAM, disk) users boot '
+        'with.')
+    command = parsing.add_command(
+        commands, 'create', create, 'create a flavor',
+        'Create a flavor and print it. VCPUs and RAM must be positive, the '
+        'disk zero or more (0: the size of the image).',
+        exit_codes=((1, 'a value is out of range'),
+                    (EXIT_FLAVOR_EXISTS, 'a flavor with that name or id '
+                                         'exists already')))
+    command.add_argument('name', metavar='NAME', help='the flavor\'s name')
+    command.add_argument('--vcpus', type=int, required=True,
+                         help='number of virtual CPUs')
+    command.add_argument('--ram', type=int, required=True, metavar='MB',
+                         help='memory in MiB')
+    command.add_argument('--disk', type=int, required=True, metavar='GB',
+                         help='root disk in GiB (0: the size of the image)')
+    command.add_argument('--id', metavar='ID',
+                         help='the flavor id users refer to (default: a new '
+                              'uuid)')
+    command.add_argument('--private', action='store_true',
+                         help='hide the flavor from non-admin users')
+    command.add_argument('--description', metavar='TEXT',
+                         help='a free-text description')
+    parsing.add_command(
+        commands, 'list', list_flavors, 'list the flavors',
+        'List every flavor, by name.')

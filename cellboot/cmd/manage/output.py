@@ -1,0 +1,130 @@
+"""How ``cellboot-manage`` talks to the operator.
+
+Results go to stdout, problems to stderr as one ``ERROR:`` line, so that a
+script can parse stdout and a human can grep stderr. Nothing here decides
+*what* to say; it only makes every command say it the same way, with
+secrets masked.
+"""
+
+import re
+import sys
+
+from oslo_config import cfg
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from cellboot.db import facade
+from cellboot import exception
+
+# ``//user:password@`` or ``,user:password@`` (multi-host transport URLs).
+_CREDENTIALS = re.compile(r'(?P<head>(?://|,)[^:/@,]*):[^@/,]*@')
+
+
+def say(message=''):
+    """Print a result line on stdout."""
+    print(message, flush=True)
+
+
+def error(message):
+    """Print one ``ERROR:`` line on stderr, whatever ``message`` holds."""
+    print(f'ERROR: {one_line(message)}', file=sys.stderr, flush=True)
+
+
+def warning(message):
+    """Print one ``WARNING:`` line on stderr."""
+    print(f'WARNING: {one_line(message)}', file=sys.stderr, flush=True)
+
+
+def one_line(text):
+    """Collapse ``text`` to a single line (messages may embed newlines)."""
+    return ' '.join(str(text).split())
+
+
+def mask_database_url(url):
+    """A database URL safe to print: the password becomes ``***``."""
+    return facade.mask_password(url)
+
+
+def mask_transport_url(url):
+    """A transport URL safe to print, every host's password masked.
+
+    oslo.messaging URLs may list several hosts
+    (``rabbit://u:p@h1:5672,u:p@h2:5672/``), which a database URL parser
+    does not understand, so each ``user:password@`` is masked in turn.
+    """
+    if not url:
+        return url
+    return _CREDENTIALS.sub(r'\g<head>:***@', url)
+
+
+def table(headers, rows):
+    """Print ``rows`` under ``headers`` as an aligned text table."""
+    rows = [['' if value is None else str(value) for value in row]
+            for row in rows]
+    widths = [len(header) for header in headers]
+    for row in rows:
+        widths = [max(width, len(value)) for width, value in zip(widths, row)]
+    rule = '+' + '+'.join('-' * (width + 2) for width in widths) + '+'
+
+    def line(values):
+        cells = (f' {value.ljust(width)} '
+                 for value, width in zip(values, widths))
+        return '|' + '|'.join(cells) + '|'
+
+    say(rule)
+    say(line(headers))
+    say(rule)
+    for row in rows:
+        say(line(row))
+    say(rule)
+
+
+def describe(exc):
+    """One line that tells an operator what went wrong, for any error.
+
+    Returns None for an error nobody anticipated: the caller then says so
+    and points at ``--debug`` for the traceback.
+    """
+    if isinstance(exc, exception.CellbootException):
+        return str(exc)
+    if isinstance(exc, (db_exc.DBError, sa.exc.SQLAlchemyError)):
+        return describe_db_error(exc)
+    if isinstance(exc, cfg.ConfigFilesNotFoundError):
+        return (f'configuration file(s) not found: '
+                f'{", ".join(exc.config_files)}')
+    if isinstance(exc, cfg.ConfigFilesPermissionDeniedError):
+        return (f'configuration file(s) not readable: '
+                f'{", ".join(exc.config_files)}')
+    if isinstance(exc, cfg.Error):
+        return f'configuration error: {exc}'
+    return None
+
+
+def describe_db_error(exc):
+    """An operator's one-line reading of an oslo.db/SQLAlchemy error.
+
+    The driver's own message is the useful part (``Connection refused``,
+    ``Unknown database``); SQLAlchemy wraps it with the SQL statement and a
+    link, which are dropped.
+    """
+    if isinstance(exc, db_exc.DBNonExistentTable):
+        return (f'table {exc.table} does not exist; run '
+                f'`cellboot-manage db sync` first')
+    if isinstance(exc, db_exc.DBNonExistentDatabase) and exc.database:
+        return (f'database {exc.database} does not exist; create it, then '
+                f'run `cellboot-manage db sync`')
+    return f'database error: {driver_message(exc)}'
+
+
+def driver_message(exc):
+    """The innermost database driver message of a wrapped DB error."""
+    inner = exc
+    for _ in range(4):
+        nested = (getattr(inner, 'orig', None)
+                  or getattr(inner, 'inner_exception', None))
+        if nested is None or nested is inner:
+            break
+        inner = nested
+    lines = [line for line in str(inner).splitlines() if line.strip()]
+    text = lines[0] if lines else type(inner).__name__
+    return one_line(text)
