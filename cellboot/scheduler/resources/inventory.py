@@ -19,6 +19,10 @@ RESOURCE_CLASSES = (VCPU, MEMORY_MB, DISK_GB)
 FIELDS = ('total', 'reserved', 'allocation_ratio', 'min_unit', 'max_unit',
           'step_size')
 
+# The largest value an INTEGER column holds on every backend (signed 32
+# bits): 2 PiB of MEMORY_MB, far beyond one host.
+MAX_AMOUNT = 2 ** 31 - 1
+
 
 def capacity(total, reserved, allocation_ratio):
     """How much of a resource class consumers may hold in all.
@@ -90,6 +94,8 @@ def _normalize_one(provider_uuid, rc, inv):
             values[field] = float(value)
         elif isinstance(value, bool) or not isinstance(value, int):
             raise invalid(f'{field} must be an integer, not {value!r}')
+        elif value > MAX_AMOUNT:
+            raise invalid(f'{field} must be at most {MAX_AMOUNT}')
     if values['total'] < 1:
         raise invalid('total must be at least 1 (leave out a resource '
                       'class the host does not have)')

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
 from cellboot import exception
+from cellboot.objects import cell_mapping
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
 from cellboot.scheduler.resources import usage
@@ -31,16 +32,6 @@ _PROVIDERS = models.ResourceProvider.__table__
 _INVENTORIES = models.Inventory.__table__
 _ALLOCATIONS = models.Allocation.__table__
 _CELLS = models.CellMapping.__table__
-
-
-def _cell_id(context, cell_uuid):
-    if cell_uuid is None:
-        return None
-    cell_id = context.session.execute(
-        sa.select(_CELLS.c.id).where(_CELLS.c.uuid == cell_uuid)).scalar()
-    if cell_id is None:
-        raise exception.CellMappingNotFound(cell=cell_uuid)
-    return cell_id
 
 
 def _check_name_free(context, uuid, name):
@@ -113,7 +104,8 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 @api_db.writer
 def _update(context, uuid, cell_uuid, values, inventories):
     contention.lock_for_write(context)
-    values = dict(values, cell_id=_cell_id(context, cell_uuid))
+    values = dict(values, cell_id=None if cell_uuid is None else
+                  cell_mapping.get_cell_id(context, cell_uuid))
     row = context.session.execute(
         sa.select(_PROVIDERS).where(_PROVIDERS.c.uuid == uuid)).first()
     if row is None or row.name != values['name']:
