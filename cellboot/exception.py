@@ -245,3 +245,13 @@ class CellHasInstanceMappings(CellHasResources):
 class Cell0Protected(Invalid):
     msg_fmt = ('cell0 holds the instances whose builds failed before they '
                'reached a cell; it is only deleted with --force.')
+
+
+# -- RPC -------------------------------------------------------------------
+
+
+class RPCTimeout(CellbootException):
+    msg_fmt = ('No reply to %(method)s from %(topic)s within %(timeout)s s; '
+               'check that a service serving %(topic)s is running and '
+               'connected to the same transport (%(url)s).')
+    code = 503

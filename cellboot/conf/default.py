@@ -27,6 +27,14 @@ default_opts = [
                help='Name of this node, as recorded in the services and '
                     'compute_nodes tables and used as the host mapping key. '
                     'Must be unique within the deployment.'),
+    cfg.StrOpt('cell_name',
+               help='Name of the cell this service lives in, as listed by '
+                    '`cellboot-manage cell_v2 list_cells`. Compute hosts '
+                    'and cell conductors need it (`cellboot-conductor '
+                    '--cell NAME` sets it): it is part of every topic '
+                    'inside a cell, so that cells sharing one transport '
+                    'never receive each other\'s messages. Unset for '
+                    'API-level services, which belong to no cell.'),
 ]
 
 

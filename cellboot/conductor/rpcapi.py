@@ -1,0 +1,56 @@
+"""Clients of the conductors: the super conductor and the cell conductors.
+
+The super conductor listens on ``cellboot-conductor`` on the API transport;
+the API (or any nova-api-like service, see docs/rpc.md) casts each boot
+request to it. A cell conductor listens on ``cellboot-conductor.<cell>`` on
+its cell's transport; compute hosts of that cell cast reschedules to it.
+Both are casts: the caller learns the outcome from the databases (build
+request, instance state, fault), never from a reply.
+"""
+
+from cellboot import rpc
+from cellboot.rpc import client
+from cellboot.rpc import topics
+
+
+class ConductorAPI:
+    """Client of the super conductor (topic ``cellboot-conductor``)."""
+
+    def __init__(self, transport=None):
+        self.client = client.RPCClient(
+            transport or rpc.get_api_transport(), topics.CONDUCTOR)
+
+    def schedule_and_build_instances(self, ctxt, build_requests,
+                                     request_specs):
+        """Boot the instances of one request (cast).
+
+        ``build_requests``: one ``{'instance_uuid', 'project_id',
+        'user_id', 'instance': {...}}`` per instance; ``request_specs``:
+        the spec of each, aligned with ``build_requests``. Both are
+        already in the API database, which stays the source of truth.
+        """
+        self.client.cast(ctxt, 'schedule_and_build_instances',
+                         build_requests=build_requests,
+                         request_specs=request_specs)
+
+
+class CellConductorAPI:
+    """Client of one cell's conductors (``cellboot-conductor.<cell>``)."""
+
+    def __init__(self, cell_name, transport):
+        self.cell_name = cell_name
+        self.client = client.RPCClient(transport,
+                                       topics.cell_conductor(cell_name))
+
+    def build_instances(self, ctxt, instance, request_spec, host_list,
+                        retry):
+        """Reschedule one instance onto its remaining alternates (cast).
+
+        ``instance``: the instance dict; ``host_list``: the alternates not
+        yet tried (Selection dicts, best first); ``retry``:
+        ``{'num_attempts', 'hosts': [[host, node], ...],
+        'last_failure'}``.
+        """
+        self.client.cast(ctxt, 'build_instances', instance=instance,
+                         request_spec=request_spec, host_list=host_list,
+                         retry=retry)

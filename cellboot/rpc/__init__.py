@@ -1,0 +1,151 @@
+"""Message buses: one oslo.messaging transport per distinct URL.
+
+cellboot talks over two kinds of bus. API-level services (the API, the
+super conductor, the scheduler) share ``[DEFAULT] transport_url``; each
+cell has its own ``transport_url`` in its cell mapping, which the services
+living in that cell also find as their own ``[DEFAULT] transport_url``.
+Transports are cached per URL, so every client and server on one bus
+shares one connection pool, and two cells with the same URL share one
+transport (their topics carry the cell name, see ``topics``).
+
+The embedded default is ``fake://``: calls and casts inside one process,
+which is all ``cellboot all-in-one`` and most tests need. ``rabbit://``
+spans processes and machines.
+
+Remote errors: every transport lets ``cellboot.exception`` classes travel,
+so a ``NoValidHost`` raised by a remote scheduler is a ``NoValidHost`` for
+the caller (``client.RPCClient`` strips the remote traceback from it).
+"""
+
+import re
+import threading
+
+from oslo_config import cfg
+import oslo_messaging
+from oslo_messaging import transport as om_transport
+
+from cellboot.conf import CONF
+from cellboot import exception
+
+# The embedded mode needs no broker; a deployment sets its rabbit:// URL.
+DEFAULT_TRANSPORT_URL = 'fake://'
+CONTROL_EXCHANGE = 'cellboot'
+
+# Modules whose exceptions a client rebuilds as themselves.
+ALLOWED_REMOTE_EXMODS = [exception.__name__]
+
+_LOCK = threading.Lock()
+_transports = {}
+
+
+def set_defaults():
+    """Make ``fake://`` and the ``cellboot`` exchange the defaults.
+
+    The option objects' own defaults are changed (not ``CONF``'s), so
+    they survive ``CONF.reset()`` in tests and show in the generated
+    sample configuration (this is also the ``oslo.config.opts.defaults``
+    hook of the ``cellboot`` namespace).
+    """
+    oslo_messaging.set_transport_defaults(control_exchange=CONTROL_EXCHANGE)
+    # oslo.messaging has no public setter for the transport_url default.
+    cfg.set_defaults(om_transport._transport_opts,
+                     transport_url=DEFAULT_TRANSPORT_URL)
+    CONF.register_opts(om_transport._transport_opts)
+
+
+set_defaults()
+
+
+# ``//user:password@`` or ``,user:password@`` (one per broker host).
+_CREDENTIALS = re.compile(r'(?P<head>(?://|,)[^:/@,]*):[^@/,]*@')
+
+
+def mask_url(url):
+    """``url`` with every broker host's password shown as ``***``."""
+    if not url:
+        return url
+    return _CREDENTIALS.sub(r'\g<head>:***@', url)
+
+
+def get_transport(url):
+    """The shared RPC transport for ``url``; raises InvalidTransportURL.
+
+    A URL that cannot be parsed, or names a driver that is not
+    installed, is refused here with an operator's message; a broker that
+    is down is only noticed when a client or server first uses it.
+    """
+    if not url:
+        raise exception.InvalidTransportURL(
+            url=url, reason='no transport URL is configured')
+    transport = _transports.get(url)
+    if transport is not None:
+        return transport
+    with _LOCK:
+        transport = _transports.get(url)
+        if transport is None:
+            transport = _new_transport(url)
+            _transports[url] = transport
+    return transport
+
+
+def _new_transport(url):
+    try:
+        return oslo_messaging.get_rpc_transport(
+            CONF, url=url, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
+    except oslo_messaging.InvalidTransportURL as exc:
+        raise exception.InvalidTransportURL(
+            url=mask_url(url), reason='it is not a transport URL (expected '
+            'driver://[user:pass@]host:port[,...]/vhost)') from exc
+    except oslo_messaging.DriverLoadFailure as exc:
+        raise exception.InvalidTransportURL(
+            url=mask_url(url), reason=f'no messaging driver for it '
+            f'({exc.ex.__class__.__name__}: {exc.ex}); use rabbit:// or '
+            f'fake://') from exc
+
+
+def get_api_transport():
+    """The API-level bus: ``[DEFAULT] transport_url``."""
+    return get_transport(CONF.transport_url)
+
+
+def get_local_cell_transport():
+    """The bus of the cell this service lives in.
+
+    Services inside a cell (compute hosts, cell conductors) know their
+    cell's bus as their own ``[DEFAULT] transport_url``.
+    """
+    return get_transport(CONF.transport_url)
+
+
+def get_cell_transport(cell_mapping):
+    """The bus of ``cell_mapping``, as recorded in the API database."""
+    if cell_mapping.is_cell0:
+        raise exception.InvalidTransportURL(
+            url=cell_mapping.transport_url,
+            reason='cell0 has no message bus: it only holds instances whose '
+                   'build failed before reaching a cell')
+    try:
+        return get_transport(cell_mapping.transport_url)
+    except exception.InvalidTransportURL as exc:
+        raise exception.InvalidTransportURL(
+            url=mask_url(cell_mapping.transport_url),
+            reason=f'cell {cell_mapping.name} ({cell_mapping.uuid}): '
+                   f'{exc.kwargs.get("reason")}; fix the transport_url of '
+                   f'its cell mapping') from exc
+
+
+def describe(transport):
+    """The (masked) URL of a cached transport, for error messages."""
+    for url, cached in list(_transports.items()):
+        if cached is transport:
+            return mask_url(url)
+    return '<unknown transport>'
+
+
+def cleanup():
+    """Close every cached transport (tests, and service shutdown)."""
+    with _LOCK:
+        transports = list(_transports.values())
+        _transports.clear()
+    for transport in transports:
+        transport.cleanup()

@@ -1,0 +1,30 @@
+"""What travels: the request context as a dict, payloads as plain JSON.
+
+Payloads are plain dicts by design (no versionedobjects), so the entity
+serializer only makes sure they are JSON on the wire: datetimes become
+ISO 8601 strings, sets become lists. The receiving side gets those plain
+values back; it never gets an object it did not build itself.
+"""
+
+import oslo_messaging
+from oslo_serialization import jsonutils
+
+from cellboot import context as cb_context
+
+
+class RequestContextSerializer(oslo_messaging.NoOpSerializer):
+    """Send ``RequestContext.to_dict()``; rebuild it with ``from_dict``.
+
+    The cell targeting of a context stays behind: it holds a database
+    engine, and the receiver chooses its own database (its local cell, or
+    a cell it targets itself).
+    """
+
+    def serialize_entity(self, ctxt, entity):
+        return jsonutils.to_primitive(entity, convert_instances=True)
+
+    def serialize_context(self, ctxt):
+        return ctxt.to_dict()
+
+    def deserialize_context(self, ctxt):
+        return cb_context.RequestContext.from_dict(ctxt)
