@@ -255,3 +255,15 @@ class RPCTimeout(CellbootException):
                'check that a service serving %(topic)s is running and '
                'connected to the same transport (%(url)s).')
     code = 503
+
+
+# -- boot and reschedule flows -------------------------------------------
+
+
+class MaxRetriesExceeded(NoValidHost):
+    msg_fmt = 'Exceeded maximum number of retries. %(reason)s'
+
+
+class FlowNotFound(NotFound):
+    msg_fmt = ('Flow %(flow)s could not be found in the flow database or '
+               'in any cell database.')

@@ -8,6 +8,7 @@ because oslo.messaging registers its own options there.
 from oslo_config import cfg
 
 from cellboot.conf import api_database
+from cellboot.conf import conductor
 from cellboot.conf import database
 from cellboot.conf import default
 from cellboot.conf import filter_scheduler
@@ -17,7 +18,7 @@ from cellboot.conf import scheduler
 CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
-           filter_scheduler)
+           filter_scheduler, conductor)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -1,0 +1,52 @@
+"""The ``[conductor]`` group: how conductors run their flows."""
+
+from oslo_config import cfg
+
+LOCAL = 'local'
+RPC = 'rpc'
+
+conductor_group = cfg.OptGroup(
+    'conductor',
+    title='Conductor',
+    help='The super conductor (API level), which runs the boot flow of '
+         'each request, and the cell conductors (cellboot-conductor '
+         '--cell NAME), which run the reschedule flows of their cell.')
+
+conductor_opts = [
+    cfg.StrOpt('scheduler',
+               default=LOCAL,
+               choices=[(LOCAL, 'Run the scheduler library inside the '
+                                'super conductor (no scheduler service '
+                                'needed; one scheduler per conductor).'),
+                        (RPC, 'Call the cellboot-scheduler service over '
+                              '[DEFAULT] transport_url.')],
+               help='Where the super conductor finds the scheduler. '
+                    '"local" needs no extra service and is the embedded '
+                    'default; "rpc" shares one scheduler (and its '
+                    'in-memory host states) between several conductors. '
+                    'Cell conductors always use RPC: they hold no API '
+                    'database credentials.'),
+    cfg.BoolOpt('persist_flows',
+                default=True,
+                help='Persist every flow (boot flows in [flow_persistence] '
+                     'connection, reschedule flows in the cell database) '
+                     'so that operators can inspect them and a restarted '
+                     'conductor can finish them. Turning it off only '
+                     'makes sense to measure what persistence costs.'),
+    cfg.BoolOpt('resume_flows',
+                default=True,
+                help='When a conductor starts, finish the flows that a '
+                     'conductor of the same [DEFAULT] host left unfinished '
+                     '(it stopped or crashed while running them): each is '
+                     'resumed from its last persisted atom and either '
+                     'completes or reverts.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(conductor_group)
+    conf.register_opts(conductor_opts, group=conductor_group)
+
+
+def list_opts():
+    return {conductor_group: conductor_opts}

@@ -1,0 +1,14 @@
+"""TaskFlow flows of cellboot's conductors.
+
+* ``boot`` — run by the super conductor for one request: schedule once,
+  then put every instance of the request in its cell and cast it to its
+  compute host (DESIGN §4).
+* ``reschedule`` — run by a cell conductor when a compute host gave a
+  build back: walk the remaining alternates of the cell.
+
+Flow factories are module-level functions (``get_flow``) so that an
+engine, a resumed flow or a jobboard can rebuild them by name. Tasks live
+in ``tasks/``; what happens to an instance that will not be built (cell0,
+ERROR in its cell, the owner's delete) is in ``fates``; ``engine`` is the
+one place that loads and runs flows.
+"""

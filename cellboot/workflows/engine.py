@@ -1,0 +1,153 @@
+"""The one place that loads and runs cellboot's flows.
+
+A flow runs persisted (``persistence`` is a database URL holding
+TaskFlow's tables: the flow database for boot flows, the cell database
+for reschedule flows) or in memory only (``persistence=None``, which the
+benchmarks use to measure what persistence costs).
+
+A persisted flow gets a logbook of its own, named after the request, and
+one flow detail whose meta says what it is about::
+
+    {'kind': 'boot', 'instance_uuids': [...], 'conductor': HOST,
+     'started_at': ISO 8601, 'request_id': ..., 'context': {...},
+     'factory': {'name': 'cellboot.workflows.boot.get_flow', ...}}
+
+``lookup`` finds flows by instance uuid from that meta; ``resume``
+rebuilds an unfinished flow from its factory and finishes it. The
+request context is kept (without its token) so that a resumed flow acts
+for the same request: same request id in the instance actions, same
+user and project.
+
+Values a flow needs but that cannot be persisted (the context object,
+the scheduler client, RPC clients) are injected as transient values on
+every run, resumed runs included.
+"""
+
+from oslo_log import log as logging
+from oslo_utils import reflection
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+from taskflow import engines
+from taskflow.persistence import models
+from taskflow import states
+
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot.db import flow_db
+from cellboot.workflows import listeners
+from cellboot.workflows import lookup
+
+LOG = logging.getLogger(__name__)
+
+# States of a flow detail that no engine has finished. None: saved but
+# never started (its conductor died in between).
+UNFINISHED_STATES = (None, states.PENDING, states.RUNNING,
+                     states.RESUMING, states.REVERTING, states.SUSPENDING,
+                     states.SUSPENDED)
+
+# Context keys that must never be written to a database.
+_SECRET_CONTEXT_KEYS = ('auth_token', 'auth_token_info')
+
+
+def persisted_context(context):
+    """``context`` as a dict fit for the flow meta (no token)."""
+    values = context.to_dict()
+    for key in _SECRET_CONTEXT_KEYS:
+        values.pop(key, None)
+    values.pop('cell_uuid', None)
+    return values
+
+
+def flow_meta(kind, instance_uuids, context):
+    """The meta of a new flow detail (see the module docstring)."""
+    return {
+        'kind': kind,
+        'instance_uuids': list(instance_uuids),
+        'conductor': CONF.host,
+        'started_at': timeutils.utcnow().isoformat(),
+        'request_id': context.request_id,
+        'context': persisted_context(context),
+    }
+
+
+def _factory_details(flow_factory):
+    """What TaskFlow's ``flow_from_detail`` needs to rebuild the flow."""
+    return {'name': reflection.get_callable_name(flow_factory),
+            'args': [], 'kwargs': {}}
+
+
+def _new_flow_detail(backend, flow, flow_factory, book_name, meta):
+    """Save a logbook holding one flow detail for ``flow``; return both."""
+    book = models.LogBook(book_name)
+    book.meta = {'request_id': meta.get('request_id')}
+    flow_detail = models.FlowDetail(flow.name, uuidutils.generate_uuid())
+    flow_detail.meta = dict(meta, factory=_factory_details(flow_factory))
+    book.add(flow_detail)
+    backend.get_connection().save_logbook(book)
+    return book, book.find(flow_detail.uuid)
+
+
+def run(flow_factory, store, transient, persistence=None, book_name=None,
+        meta=None, label=None):
+    """Build a flow with ``flow_factory`` and run it to its end.
+
+    ``store`` is persisted with the flow, ``transient`` is not. Returns
+    the engine (``engine.storage.fetch(name)`` reads results); raises
+    what made the flow revert, once it has reverted.
+    """
+    flow = flow_factory()
+    if persistence is None:
+        engine = engines.load(flow, store=store)
+        return _run(engine, transient, label or flow.name)
+    backend = flow_db.get_backend(persistence)
+    book, flow_detail = _new_flow_detail(backend, flow, flow_factory,
+                                         book_name or flow.name, meta or {})
+    engine = engines.load(flow, store=store, flow_detail=flow_detail,
+                          book=book, backend=backend)
+    return _run(engine, transient,
+                label or f'{flow.name} {flow_detail.uuid}')
+
+
+def _run(engine, transient, label):
+    engine.storage.inject(transient, transient=True)
+    with listeners.attached(engine, label):
+        engine.run()
+    return engine
+
+
+def unfinished(persistence, kind, conductor=None):
+    """Flow summaries of ``kind`` left unfinished, oldest first.
+
+    ``conductor`` limits them to the flows a conductor of that host
+    started (a conductor resumes its own flows).
+    """
+    found = [flow for flow in lookup.find_flows(persistence, kind=kind)
+             if flow['state'] in UNFINISHED_STATES]
+    if conductor is not None:
+        found = [flow for flow in found
+                 if flow['meta'].get('conductor') == conductor]
+    return found
+
+
+def stored_context(flow_meta_values):
+    """The request context a flow was started for."""
+    values = dict(flow_meta_values.get('context') or {})
+    return cb_context.RequestContext.from_dict(values)
+
+
+def resume(persistence, flow_uuid, transient_for):
+    """Finish an unfinished flow from its last persisted atom.
+
+    ``transient_for(context)`` returns the transient values for the
+    flow's stored request context. Returns the engine; raises what made
+    the flow revert, once it has reverted.
+    """
+    backend = flow_db.get_backend(persistence)
+    flow_detail = backend.get_connection().get_flow_details(flow_uuid)
+    context = stored_context(flow_detail.meta or {})
+    LOG.info('Resuming flow %s (%s) of request %s, left %s.',
+             flow_detail.name, flow_uuid, context.request_id,
+             flow_detail.state)
+    engine = engines.load_from_detail(flow_detail, backend=backend)
+    return _run(engine, transient_for(context),
+                f'{flow_detail.name} {flow_uuid}')

@@ -1,0 +1,266 @@
+"""What becomes of an instance that will not be built as asked.
+
+A build can end three ways short of ACTIVE, and every flow that gives up
+on an instance goes through one of them, so that the invariants of
+DESIGN §3 hold whatever failed:
+
+* ``bury_in_cell0`` — the build failed before the instance had a cell
+  (no valid host, an unmapped host, a cell that refused it): the
+  instance is created in cell0 in ERROR with a fault, mapped there, its
+  build request removed and its claim released;
+* ``fail_in_cell`` — the instance exists in its cell but cannot be
+  built (no more alternates, a cast that could not be sent): ERROR with
+  a fault, its claim released;
+* ``clean_up_deleted`` — the owner deleted the server while its flow
+  ran (its build request, or its mapping, is gone): whatever the flow
+  made is removed and nothing more is done for it.
+
+Each is idempotent: a resumed flow may replay the step that called it.
+``settle`` is what the boot flow does once an instance exists in a cell
+(mapping, then build request), shared by the flow and the burials.
+"""
+
+from oslo_log import log as logging
+
+from cellboot import context as cb_context
+from cellboot import exception
+from cellboot.objects import build_request as build_request_obj
+from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_action as action_obj
+from cellboot.objects import instance_fault as fault_obj
+from cellboot.objects import instance_mapping as mapping_obj
+
+LOG = logging.getLogger(__name__)
+
+# Per-instance outcomes that the boot flow's atoms record.
+OK = 'ok'                       # goes on to the next atom
+BURIED = 'buried-in-cell0'      # ERROR in cell0, with a fault
+FAILED = 'error'                # ERROR in its cell, with a fault
+DELETED = 'deleted-by-owner'    # cleaned up, nothing cast
+
+# The instance action of a boot, and the events the conductors record.
+CREATE_ACTION = 'create'
+SCHEDULE_EVENT = 'conductor_schedule_and_build_instances'
+RESCHEDULE_EVENT = 'conductor_build_instances'
+
+
+def instance_values(build_request, request_spec):
+    """``Instance.create`` fields of a build request (a payload dict).
+
+    The build request's serialized instance is the user's request (name,
+    flavor, image, metadata, zone); the request spec fills in what it
+    leaves out.
+    """
+    inst = build_request.get('instance') or {}
+    return {
+        'display_name': inst.get('display_name', inst.get('name')),
+        'reservation_id': inst.get('reservation_id'),
+        'flavor': inst.get('flavor') or request_spec.get('flavor'),
+        'image_ref': inst.get('image_ref', inst.get('image')),
+        'availability_zone': inst.get(
+            'availability_zone', request_spec.get('availability_zone')),
+        'metadata': inst.get('metadata') or {},
+    }
+
+
+def owner(build_request):
+    """(project_id, user_id) of a build request payload."""
+    inst = build_request.get('instance') or {}
+    return (build_request.get('project_id') or inst.get('project_id'),
+            build_request.get('user_id') or inst.get('user_id'))
+
+
+def fault_code(error):
+    """The HTTP-like code of a fault for ``error`` (500 when unknown)."""
+    return getattr(error, 'code', None) or 500
+
+
+def record_event(cctxt, instance_uuid, event, error=None, host=None):
+    """Record ``event`` of the request's action, finished at once.
+
+    ``cctxt`` is targeted at the instance's cell. The 'create' action is
+    started if the instance has none for this request (an instance
+    buried before it reached a cell, or a cell conductor working on a
+    build whose action went missing). ``error`` (a message) makes the
+    event, and so the action, an Error.
+    """
+    project_id, user_id = cctxt.project_id, cctxt.user_id
+    try:
+        action_obj.InstanceActionEvent.event_start(
+            cctxt, instance_uuid, cctxt.request_id, event, host=host)
+    except exception.InstanceActionNotFound:
+        action_obj.InstanceAction.start(
+            cctxt, instance_uuid, CREATE_ACTION, cctxt.request_id,
+            user_id=user_id, project_id=project_id)
+        action_obj.InstanceActionEvent.event_start(
+            cctxt, instance_uuid, cctxt.request_id, event, host=host)
+    result = (action_obj.RESULT_SUCCESS if error is None
+              else action_obj.RESULT_ERROR)
+    action_obj.InstanceActionEvent.event_finish(
+        cctxt, instance_uuid, cctxt.request_id, event, result,
+        details=error)
+
+
+def start_create_action(cctxt, instance_uuid, project_id, user_id):
+    """Start the 'create' action of this request, unless it exists."""
+    try:
+        action_obj.InstanceAction.get_by_request_id(
+            cctxt, instance_uuid, cctxt.request_id)
+    except exception.InstanceActionNotFound:
+        action_obj.InstanceAction.start(
+            cctxt, instance_uuid, CREATE_ACTION, cctxt.request_id,
+            user_id=user_id, project_id=project_id)
+
+
+def _add_fault_once(cctxt, instance_uuid, code, message, host=None):
+    """A fault, unless a replay of this step already recorded one."""
+    if instance_uuid in fault_obj.InstanceFault.get_latest_for_instances(
+            cctxt, [instance_uuid]):
+        return False
+    fault_obj.InstanceFault.create(cctxt, instance_uuid, code, message,
+                                   host=host)
+    return True
+
+
+def clean_up_deleted(context, scheduler, instance_uuid, cell_mapping=None):
+    """Undo a build whose owner deleted the server while it ran.
+
+    Soft-deletes the instance in ``cell_mapping`` (if any), releases its
+    claims and removes its mapping and build request, whichever are left.
+    """
+    LOG.info('Instance %s was deleted by its owner during its build; '
+             'cleaning up.', instance_uuid)
+    if cell_mapping is not None:
+        with cb_context.target_cell(context, cell_mapping) as cctxt:
+            try:
+                instance_obj.Instance.get_by_uuid(
+                    cctxt, instance_uuid).destroy(cctxt)
+            except exception.InstanceNotFound:
+                pass
+    scheduler.release_resources(context, instance_uuid)
+    try:
+        mapping_obj.InstanceMapping.get_by_instance_uuid(
+            context, instance_uuid).destroy(context)
+    except exception.InstanceMappingNotFound:
+        pass
+    try:
+        build_request_obj.BuildRequest.get_by_instance_uuid(
+            context, instance_uuid).destroy(context)
+    except exception.BuildRequestNotFound:
+        pass
+    return DELETED
+
+
+def settle(context, scheduler, instance_uuid, cell_mapping):
+    """Map the instance to its cell, then drop its build request.
+
+    This order means that at every moment the server is visible through
+    its build request or through its mapped cell. A mapping or build
+    request that is already gone means that the owner deleted the
+    server: the build is cleaned up and DELETED returned, OK otherwise.
+    """
+    if not map_to_cell(context, instance_uuid, cell_mapping):
+        return clean_up_deleted(context, scheduler, instance_uuid,
+                                cell_mapping)
+    if not delete_build_request(context, instance_uuid):
+        return clean_up_deleted(context, scheduler, instance_uuid,
+                                cell_mapping)
+    return OK
+
+
+def map_to_cell(context, instance_uuid, cell_mapping):
+    """Point the instance's mapping at its cell; False if it is gone."""
+    try:
+        mapping = mapping_obj.InstanceMapping.get_by_instance_uuid(
+            context, instance_uuid)
+        mapping.set_cell(context, cell_mapping.uuid)
+    except exception.InstanceMappingNotFound:
+        return False
+    return True
+
+
+def delete_build_request(context, instance_uuid):
+    """Remove the build request; False if the owner already did."""
+    try:
+        build_request_obj.BuildRequest.get_by_instance_uuid(
+            context, instance_uuid).destroy(context)
+    except exception.BuildRequestNotFound:
+        return False
+    return True
+
+
+def get_cell0(context):
+    """cell0's mapping, or a ConfigurationError saying how to make it."""
+    try:
+        return cell_mapping_obj.CellMapping.get_by_uuid(
+            context, cell_mapping_obj.CELL0_UUID)
+    except exception.CellMappingNotFound:
+        raise exception.ConfigurationError(
+            reason='cell0 is not mapped, so failed builds have nowhere to '
+                   'go; run `cellboot-manage cell_v2 map_cell0`')
+
+
+def bury_in_cell0(context, scheduler, build_request, request_spec, error,
+                  cell0=None):
+    """Record a build that failed before reaching a cell, in cell0.
+
+    ``error`` is the exception (or message) that ended the build; it
+    becomes the fault. Returns BURIED, or DELETED when the owner deleted
+    the server meanwhile.
+    """
+    instance_uuid = build_request['instance_uuid']
+    message = str(error)
+    cell0 = cell0 or get_cell0(context)
+    project_id, user_id = owner(build_request)
+    LOG.warning('Burying instance %s in cell0: %s', instance_uuid, message)
+    with cb_context.target_cell(context, cell0) as cctxt:
+        try:
+            instance_obj.Instance.create(
+                cctxt, instance_uuid, project_id,
+                instance_obj.vm_states.ERROR, user_id=user_id,
+                **instance_values(build_request, request_spec))
+        except exception.InstanceExists:
+            pass  # a replay: the instance is already in cell0
+        if _add_fault_once(cctxt, instance_uuid, fault_code(error),
+                           message):
+            record_event(cctxt, instance_uuid, SCHEDULE_EVENT,
+                         error=message)
+    scheduler.release_resources(context, instance_uuid)
+    outcome = settle(context, scheduler, instance_uuid, cell0)
+    return BURIED if outcome == OK else outcome
+
+
+def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
+                 event=SCHEDULE_EVENT, expected_vm_state=None):
+    """Put an instance of ``cell_mapping`` in ERROR with a fault.
+
+    Only an instance still being built is failed (``expected_vm_state``,
+    default BUILDING): one that a compute host made ACTIVE meanwhile, or
+    that its owner deleted, is left alone. Its claims are released either
+    way unless it went ACTIVE. Returns FAILED, DELETED, or None when the
+    instance was ACTIVE already.
+    """
+    message = str(error)
+    expected = expected_vm_state or instance_obj.vm_states.BUILDING
+    with cb_context.target_cell(context, cell_mapping) as cctxt:
+        try:
+            instance = instance_obj.Instance.get_by_uuid(cctxt,
+                                                         instance_uuid)
+            if instance.vm_state != instance_obj.vm_states.ERROR:
+                instance.update(cctxt, expected_vm_state=expected,
+                                vm_state=instance_obj.vm_states.ERROR,
+                                task_state=None)
+        except exception.InstanceNotFound:
+            scheduler.release_resources(context, instance_uuid)
+            return DELETED
+        except exception.UnexpectedVMState as exc:
+            LOG.info('Not failing instance %s: %s', instance_uuid, exc)
+            return None
+        LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
+                    cell_mapping.name, message)
+        if _add_fault_once(cctxt, instance_uuid, fault_code(error), message,
+                           host=instance.host):
+            record_event(cctxt, instance_uuid, event, error=message)
+    scheduler.release_resources(context, instance_uuid)
+    return FAILED

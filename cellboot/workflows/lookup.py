@@ -1,0 +1,177 @@
+"""Finding persisted flows: by instance, by state, by id, anywhere.
+
+Boot flows are in the flow database, reschedule flows in their cell's
+database; both keep the instance uuids they work on in their flow
+detail's meta (see ``engine``). Searches read TaskFlow's tables with
+SQLAlchemy Core (one query, whatever the number of flows) and load a
+flow's atoms only when one flow is asked for.
+
+Summaries and details are plain dicts, ready for a command or a REST
+answer::
+
+    {'uuid', 'name', 'state', 'kind', 'instance_uuids', 'conductor',
+     'request_id', 'started_at', 'duration', 'created_at', 'updated_at',
+     'location', 'meta'}
+    + 'atoms': [{'name', 'type', 'state', 'intention', 'duration',
+                 'failure': None | {'type', 'message'}}]   (details only)
+"""
+
+from oslo_log import log as logging
+import sqlalchemy as sa
+from taskflow import engines
+from taskflow import exceptions as tf_exc
+from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
+
+from cellboot.conf import CONF
+from cellboot.db import flow_db
+from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
+
+LOG = logging.getLogger(__name__)
+
+_TABLES = tf_tables.fetch(sa.MetaData())
+_FLOWS = _TABLES.flowdetails
+
+# The atom TaskFlow adds to hold a flow's injected store.
+_INJECTOR = '_TaskFlow_INJECTOR'
+
+FLOW_DATABASE = 'flow database'
+
+# Seconds to wait for each cell when searching them all.
+CELL_TIMEOUT = 30
+
+
+def _summary(row, location):
+    meta = row.meta or {}
+    return {
+        'uuid': row.uuid,
+        'name': row.name,
+        'state': row.state,
+        'kind': meta.get('kind'),
+        'instance_uuids': list(meta.get('instance_uuids') or ()),
+        'conductor': meta.get('conductor'),
+        'request_id': meta.get('request_id'),
+        'started_at': meta.get('started_at'),
+        'duration': meta.get('duration'),
+        'created_at': row.created_at,
+        'updated_at': row.updated_at,
+        'location': location,
+        'meta': meta,
+    }
+
+
+def find_flows(connection, instance_uuid=None, kind=None, state=None,
+               location=FLOW_DATABASE):
+    """Summaries of the flows persisted at ``connection``, oldest first.
+
+    Filters: an instance the flow works on, its kind ('boot',
+    'reschedule'), its state (e.g. 'RUNNING').
+    """
+    query = sa.select(_FLOWS).order_by(_FLOWS.c.created_at, _FLOWS.c.uuid)
+    if instance_uuid:
+        query = query.where(
+            sa.cast(_FLOWS.c.meta, sa.Text).like(f'%{instance_uuid}%'))
+    if state:
+        query = query.where(_FLOWS.c.state == state)
+    engine = flow_db.get_backend(connection).engine
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    found = [_summary(row, location) for row in rows]
+    if instance_uuid:
+        found = [flow for flow in found
+                 if instance_uuid in flow['instance_uuids']]
+    if kind:
+        found = [flow for flow in found if flow['kind'] == kind]
+    return found
+
+
+def _atom_order(flow_detail):
+    """Atom names in flow order, when the flow's factory is known."""
+    try:
+        flow = engines.flow_from_detail(flow_detail)
+    except (ValueError, ImportError):
+        return []
+    names = [flow.retry.name] if getattr(flow, 'retry', None) else []
+    return names + [atom.name for atom in flow]
+
+
+def describe_atom(atom_detail):
+    """One atom's state, duration and failure, as plain values."""
+    failure = atom_detail.failure or atom_detail.revert_failure
+    described = None
+    if failure is not None:
+        names = failure.exception_type_names
+        described = {
+            'type': names[0].rsplit('.', 1)[-1] if names else 'Error',
+            'message': failure.exception_str,
+        }
+    return {
+        'name': atom_detail.name,
+        'type': type(atom_detail).__name__.replace('Detail', '').lower(),
+        'state': atom_detail.state,
+        'intention': atom_detail.intention,
+        'duration': (atom_detail.meta or {}).get('duration'),
+        'failure': described,
+    }
+
+
+def get_flow(connection, flow_uuid, location=FLOW_DATABASE):
+    """A flow's summary and its atoms; FlowNotFound if it is not there."""
+    backend = flow_db.get_backend(connection)
+    try:
+        flow_detail = backend.get_connection().get_flow_details(flow_uuid)
+    except tf_exc.NotFound:
+        raise exception.FlowNotFound(flow=flow_uuid)
+    engine = backend.engine
+    with engine.connect() as conn:
+        row = conn.execute(sa.select(_FLOWS).where(
+            _FLOWS.c.uuid == flow_uuid)).one()
+    details = _summary(row, location)
+    order = _atom_order(flow_detail)
+    atoms = [ad for ad in flow_detail if ad.name != _INJECTOR]
+    atoms.sort(key=lambda ad: (order.index(ad.name) if ad.name in order
+                               else len(order), ad.name))
+    details['atoms'] = [describe_atom(ad) for ad in atoms]
+    return details
+
+
+def _databases(context):
+    """(location, URL) of the flow database and of every cell database."""
+    found = [(FLOW_DATABASE, CONF.flow_persistence.connection)]
+    for cell in cell_mapping_obj.CellMapping.get_all(context):
+        if not cell.is_cell0:
+            found.append((f'cell {cell.name}', cell.database_connection))
+    return found
+
+
+def find_flows_everywhere(context, instance_uuid=None, state=None):
+    """Flow summaries from the flow database and every cell, oldest first.
+
+    A database that cannot be read (a cell down, TaskFlow's tables never
+    synced) is skipped with a warning, so that one broken cell does not
+    hide the others' flows.
+    """
+    found = []
+    for location, url in _databases(context):
+        try:
+            found.extend(find_flows(url, instance_uuid=instance_uuid,
+                                    state=state, location=location))
+        except sa.exc.SQLAlchemyError as exc:
+            LOG.warning('Cannot read the flows in the %s: %s', location,
+                        exc)
+    found.sort(key=lambda flow: (flow['created_at'] is None,
+                                 flow['created_at'], flow['uuid']))
+    return found
+
+
+def get_flow_everywhere(context, flow_uuid):
+    """A flow by id, from whichever database holds it."""
+    for location, url in _databases(context):
+        try:
+            return get_flow(url, flow_uuid, location=location)
+        except exception.FlowNotFound:
+            continue
+        except (sa.exc.SQLAlchemyError, tf_exc.StorageFailure) as exc:
+            LOG.warning('Cannot read the flows in the %s: %s', location,
+                        exc)
+    raise exception.FlowNotFound(flow=flow_uuid)

@@ -1,0 +1,81 @@
+"""The atoms of cellboot's flows, and the little they share.
+
+Boot atoms work on the whole batch of a request and return one outcome
+per instance (``{instance_uuid: outcome}``, see ``fates``): an instance
+whose outcome is not OK was settled (buried, failed, cleaned up) by the
+atom that gave up on it, and the later atoms skip it. Per-instance atoms
+would cost five persisted atoms per instance, which a multi-create of
+hundreds cannot afford.
+
+Collaborators that cannot be persisted arrive as transient store values
+named ``context`` (the RequestContext), ``scheduler`` (the scheduler
+library or its RPC client, same methods) and ``compute_rpcapi`` (a
+callable: cell mapping -> compute RPC client).
+"""
+
+from oslo_log import log as logging
+
+from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.workflows import fates
+
+LOG = logging.getLogger(__name__)
+
+
+def going_on(outcomes):
+    """The instance uuids whose outcome so far is OK, in order."""
+    return [uuid for uuid, outcome in outcomes.items()
+            if outcome == fates.OK]
+
+
+def failure_error(failure):
+    """The exception behind a TaskFlow Failure, for a fault.
+
+    A failure loaded back from persistence has lost its exception object
+    and kept its message; it becomes a plain CellbootException.
+    """
+    if failure.exception is not None:
+        return failure.exception
+    return exception.CellbootException(message=failure.exception_str)
+
+
+def first_failure(flow_failures):
+    """The first failure of a reverting flow, as an exception."""
+    for failure in (flow_failures or {}).values():
+        return failure_error(failure)
+    return exception.CellbootException(message='the flow was reverted')
+
+
+class CellMappings:
+    """Cell mappings by uuid, each read once per atom run."""
+
+    def __init__(self, context):
+        self._context = context
+        self._cells = {}
+
+    def get(self, cell_uuid):
+        cell = self._cells.get(cell_uuid)
+        if cell is None:
+            cell = cell_mapping_obj.CellMapping.get_by_uuid(
+                self._context, cell_uuid)
+            self._cells[cell_uuid] = cell
+        return cell
+
+
+def revert_each(instance_uuids, revert_one, what):
+    """Call ``revert_one(uuid)`` for every instance, whatever fails.
+
+    One instance that cannot be reverted must not keep its siblings from
+    being reverted; the first error is raised once all were tried, so
+    that the flow ends in FAILURE (an operator must look) rather than
+    REVERTED.
+    """
+    errors = []
+    for uuid in instance_uuids:
+        try:
+            revert_one(uuid)
+        except Exception as exc:
+            LOG.exception('Could not %s instance %s', what, uuid)
+            errors.append(exc)
+    if errors:
+        raise errors[0]

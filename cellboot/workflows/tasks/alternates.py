@@ -1,0 +1,147 @@
+"""The reschedule flow's atoms: walk a cell's alternates for one build.
+
+``alternates`` is the retry controller: each try provides the next
+alternate (a Selection dict of the same cell, unclaimed), ``claim-
+alternate`` claims it through the scheduler and ``cast-to-compute``
+sends the build there. A failed claim or cast reverts the try and moves
+on; once the alternates or the attempts are used up, the controller's
+revert puts the instance in ERROR with a fault that starts
+``Exceeded maximum number of retries``.
+"""
+
+from oslo_log import log as logging
+from taskflow import retry
+from taskflow import task
+from taskflow.types import failure as tf_failure
+
+from cellboot import context as cb_context
+from cellboot import exception
+from cellboot.objects import instance as instance_obj
+from cellboot.workflows import fates
+from cellboot.workflows.tasks import compute
+
+LOG = logging.getLogger(__name__)
+
+
+def candidates(host_list, build_retry, max_attempts):
+    """The alternates still allowed: max_attempts minus hosts tried."""
+    left = max_attempts - (build_retry.get('num_attempts') or 0)
+    return list(host_list)[:max(left, 0)]
+
+
+def last_failure(history, build_retry):
+    """What failed last: a claim or cast of this flow, else the host's."""
+    last = build_retry.get('last_failure')
+    for _provided, failures in history:
+        for failure in failures.values():
+            if not failure.check(exception.MaxRetriesExceeded):
+                last = failure.exception_str
+    return last or 'unknown'
+
+
+class Alternates(retry.Retry):
+    """Provide the next alternate to try, until none is left.
+
+    Each try provides ``alternate``, None once the allowed alternates are
+    used up (``claim-alternate`` then fails the try for good).
+
+    Reversion strategy: the instance is put in ERROR in its cell with a
+    fault naming the last failure (its claims released, an action event
+    recorded); one deleted or made ACTIVE meanwhile is left alone.
+    """
+
+    default_provides = 'alternate'
+
+    def execute(self, history, host_list, build_retry, max_attempts):
+        allowed = candidates(host_list, build_retry, max_attempts)
+        tried = len(history)
+        return allowed[tried] if tried < len(allowed) else None
+
+    def on_failure(self, history, host_list, build_retry, max_attempts):
+        allowed = candidates(host_list, build_retry, max_attempts)
+        return retry.RETRY if len(history) < len(allowed) else retry.REVERT
+
+    def revert(self, history, context, scheduler, cell_mapping, instance,
+               build_retry, *args, **kwargs):
+        uuid = instance['uuid']
+        error = exception.MaxRetriesExceeded(
+            reason=f'Exhausted all hosts available for retrying build '
+                   f'failures for instance {uuid}. Last failure: '
+                   f'{last_failure(history, build_retry)}')
+        fates.fail_in_cell(context, scheduler, uuid, cell_mapping, error,
+                           event=fates.RESCHEDULE_EVENT)
+
+
+class ClaimAlternate(task.Task):
+    """Claim the alternate's resources and move the instance onto it.
+
+    Provides ``claimed``: True, or False when the instance was deleted
+    (or left building) meanwhile, in which case the claim is given back
+    and nothing more is done. A claim that does not fit (ClaimFailed,
+    ClaimConflict) fails this try: the next alternate is tried.
+
+    Reversion strategy: the claim on this alternate is released (there is
+    none after a failed claim; releasing is idempotent).
+    """
+
+    default_provides = 'claimed'
+
+    def execute(self, context, scheduler, cell_mapping, instance, alternate,
+                build_retry):
+        uuid = instance['uuid']
+        if alternate is None:
+            raise exception.MaxRetriesExceeded(
+                reason=f'No alternate host is left for instance {uuid} '
+                       f'after {build_retry.get("num_attempts") or 0} '
+                       f'attempt(s).')
+        scheduler.claim_resources(context, uuid,
+                                  alternate['compute_node_uuid'],
+                                  alternate['allocation_request'])
+        with cb_context.target_cell(context, cell_mapping) as cctxt:
+            try:
+                instance_obj.Instance.get_by_uuid(cctxt, uuid).update(
+                    cctxt, expected_vm_state=instance_obj.vm_states.BUILDING,
+                    host=alternate['service_host'],
+                    node=alternate['nodename'])
+            except (exception.InstanceNotFound,
+                    exception.UnexpectedVMState) as exc:
+                LOG.info('Not rescheduling instance %s: %s', uuid, exc)
+                scheduler.release_resources(context, uuid,
+                                            alternate['compute_node_uuid'])
+                return False
+        return True
+
+    def revert(self, context, scheduler, instance, alternate, result,
+               **kwargs):
+        if alternate is None:
+            return
+        if isinstance(result, tf_failure.Failure) and result.check(
+                exception.ClaimFailed, exception.ClaimConflict):
+            return  # nothing was claimed
+        scheduler.release_resources(context, instance['uuid'],
+                                    alternate['compute_node_uuid'])
+
+
+class CastAlternate(task.Task):
+    """Cast the build to the claimed alternate's host.
+
+    The alternates after this one go along, for the next reschedule. A
+    cast that cannot be sent fails this try (the next alternate is
+    tried).
+
+    Reversion strategy: none; ``claim-alternate``'s revert gives the
+    claim back.
+    """
+
+    default_provides = 'cast'
+
+    def execute(self, context, compute_rpcapi, cell_mapping, instance,
+                alternate, claimed, host_list, request_spec, build_retry):
+        if not claimed:
+            return fates.DELETED
+        remaining = list(host_list)
+        remaining = remaining[remaining.index(alternate) + 1:]
+        sent = compute.cast_build(context, compute_rpcapi, cell_mapping,
+                                  instance['uuid'], alternate, remaining,
+                                  request_spec, build_retry)
+        return fates.OK if sent else fates.DELETED

@@ -1,0 +1,125 @@
+"""``map-host-to-cell`` and ``create-in-cell``: give each instance a cell."""
+
+from oslo_log import log as logging
+from taskflow import task
+
+from cellboot import context as cb_context
+from cellboot import exception
+from cellboot.objects import host_mapping as host_mapping_obj
+from cellboot.objects import instance as instance_obj
+from cellboot.workflows import fates
+from cellboot.workflows import tasks
+
+LOG = logging.getLogger(__name__)
+
+
+class MapHostToCell(task.Task):
+    """Find the cell of each instance's chosen host (host mappings).
+
+    Provides ``cells``: ``{instance_uuid: cell_uuid}``, None for an
+    instance whose host is not mapped to a cell: that instance alone is
+    buried in cell0 with a fault saying so (its claim released), and its
+    siblings go on.
+
+    Reversion strategy: none; it only reads, and a burial is final.
+    """
+
+    default_provides = 'cells'
+
+    def execute(self, context, scheduler, selections, build_requests,
+                request_spec):
+        host_cells = {}
+        cells = {}
+        for uuid, hosts in selections.items():
+            host = hosts[0]['service_host']
+            if host not in host_cells:
+                try:
+                    host_cells[host] = host_mapping_obj.HostMapping.\
+                        get_by_host(context, host).cell_mapping.uuid
+                except exception.HostMappingNotFound as exc:
+                    host_cells[host] = exc
+            found = host_cells[host]
+            if isinstance(found, Exception):
+                fates.bury_in_cell0(context, scheduler, build_requests[uuid],
+                                    request_spec, found)
+                found = None
+            cells[uuid] = found
+        return cells
+
+
+class CreateInCell(task.Task):
+    """Create each instance in its cell, building, on its chosen host.
+
+    The 'create' instance action is started first, then the instance row
+    (vm_state building, host and node of the chosen host). An instance
+    that already exists is a replay of this step and counts as created.
+    An instance its cell refuses (the cell database is down, say) is
+    buried in cell0 with the error; its siblings go on.
+
+    Reversion strategy: each instance created in a cell that is still
+    building is put in ERROR with the flow's failure as its fault, its
+    claim released, mapped to its cell and its build request removed, so
+    that it is settled where it is. Instances that never reached their
+    cell are left to ``schedule``'s revert (cell0).
+    """
+
+    default_provides = 'created'
+
+    def execute(self, context, scheduler, cells, selections, build_requests,
+                request_spec):
+        mappings = tasks.CellMappings(context)
+        created = {}
+        for uuid, cell_uuid in cells.items():
+            if cell_uuid is None:
+                created[uuid] = fates.BURIED
+                continue
+            try:
+                self._create(context, mappings.get(cell_uuid),
+                             build_requests[uuid], request_spec,
+                             selections[uuid][0])
+            except Exception as exc:
+                LOG.exception('Could not create instance %s in cell %s',
+                              uuid, cell_uuid)
+                created[uuid] = fates.bury_in_cell0(
+                    context, scheduler, build_requests[uuid], request_spec,
+                    exc)
+            else:
+                created[uuid] = fates.OK
+        return created
+
+    @staticmethod
+    def _create(context, cell_mapping, build_request, request_spec,
+                chosen):
+        uuid = build_request['instance_uuid']
+        project_id, user_id = fates.owner(build_request)
+        values = fates.instance_values(build_request, request_spec)
+        with cb_context.target_cell(context, cell_mapping) as cctxt:
+            fates.start_create_action(cctxt, uuid, project_id, user_id)
+            try:
+                instance_obj.Instance.create(
+                    cctxt, uuid, project_id, instance_obj.vm_states.BUILDING,
+                    user_id=user_id, host=chosen['service_host'],
+                    node=chosen['nodename'], **values)
+            except exception.InstanceExists:
+                LOG.debug('Instance %s already exists in cell %s (a '
+                          'replayed step)', uuid, cell_mapping.name)
+
+    def revert(self, context, scheduler, cells, result, flow_failures,
+               **kwargs):
+        error = tasks.first_failure(flow_failures)
+        mappings = tasks.CellMappings(context)
+        done = result if isinstance(result, dict) else {}
+
+        def fail_one(uuid):
+            cell = mappings.get(cells[uuid])
+            outcome = fates.fail_in_cell(context, scheduler, uuid, cell,
+                                         error)
+            if outcome != fates.DELETED:
+                # In its cell (ERROR, or ACTIVE already): settle it there.
+                fates.settle(context, scheduler, uuid, cell)
+
+        tasks.revert_each(
+            [uuid for uuid, cell_uuid in cells.items()
+             if cell_uuid is not None and done.get(uuid, fates.OK) ==
+             fates.OK],
+            fail_one, 'fail')

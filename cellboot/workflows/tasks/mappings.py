@@ -1,0 +1,60 @@
+"""``map-instance`` and ``delete-build-request``: hand over to the cell.
+
+Once an instance exists in its cell, its mapping is pointed there and
+then its build request is removed, in that order, so that at every
+moment the API finds the server through one of the two. Either being
+gone already means that the owner deleted the server meanwhile: the
+build is cleaned up (``fates.clean_up_deleted``) and nothing is cast.
+"""
+
+from taskflow import task
+
+from cellboot.workflows import fates
+from cellboot.workflows import tasks
+
+
+class MapInstance(task.Task):
+    """Point each created instance's mapping at its cell.
+
+    A missing mapping means the owner deleted the server: its instance
+    is destroyed in the cell, its claim released.
+
+    Reversion strategy: none; the mapping points at the cell that holds
+    the instance, which stays true when a later atom fails (the instance
+    is then put in ERROR in that cell by ``create-in-cell``'s revert).
+    """
+
+    default_provides = 'mapped'
+
+    def execute(self, context, scheduler, cells, created):
+        mappings = tasks.CellMappings(context)
+        mapped = dict(created)
+        for uuid in tasks.going_on(created):
+            cell = mappings.get(cells[uuid])
+            if not fates.map_to_cell(context, uuid, cell):
+                mapped[uuid] = fates.clean_up_deleted(context, scheduler,
+                                                      uuid, cell)
+        return mapped
+
+
+class DeleteBuildRequest(task.Task):
+    """Remove each mapped instance's build request.
+
+    A build request already gone means the owner deleted the server:
+    its instance is destroyed in the cell, its claim released, its
+    mapping removed, and it is not cast to a compute host.
+
+    Reversion strategy: none; the instance lives in its cell from now on,
+    where ``create-in-cell``'s revert puts it in ERROR if the flow fails.
+    """
+
+    default_provides = 'settled'
+
+    def execute(self, context, scheduler, cells, mapped):
+        mappings = tasks.CellMappings(context)
+        settled = dict(mapped)
+        for uuid in tasks.going_on(mapped):
+            if not fates.delete_build_request(context, uuid):
+                settled[uuid] = fates.clean_up_deleted(
+                    context, scheduler, uuid, mappings.get(cells[uuid]))
+        return settled
