@@ -7,9 +7,11 @@ database (the cell's context manager), so the same DB API function reads
 the cell that the caller chose without passing URLs around.
 """
 
-import concurrent.futures
 import contextlib
 import copy
+import queue
+import threading
+import time
 
 from oslo_context import context as oslo_context
 from oslo_db.sqlalchemy import enginefacade
@@ -110,37 +112,47 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
 
     Returns ``{cell_uuid: result}``. A cell that raises yields a
     ``CellFailure``; a cell that has not answered after ``timeout`` seconds
-    yields ``did_not_respond_sentinel``. Neither stops the other cells, so
-    one broken or partitioned cell never fails a whole listing. Threads of
-    cells that hang are abandoned (they finish or fail on their own).
+    (None: wait for all) yields ``did_not_respond_sentinel``. Neither stops
+    the other cells, so one broken or partitioned cell never fails a whole
+    listing.
+
+    Each cell runs in its own daemon thread. A cell whose server hangs
+    keeps its thread blocked for as long as the server does; a daemon
+    thread is abandoned there, whereas a thread pool's workers are joined
+    when the interpreter exits, so one hung cell would keep a command
+    such as ``cellboot-manage cell_v2 discover_hosts`` from ever exiting.
     """
     cell_mappings = list(cell_mappings)
     results = {cm.uuid: did_not_respond_sentinel for cm in cell_mappings}
-    if not cell_mappings:
-        return results
+    answers = queue.SimpleQueue()
 
     def _run(cell_mapping):
-        cctxt = targeted_copy(context, cell_mapping)
-        return fn(cctxt, *args, **kwargs)
+        try:
+            result = fn(targeted_copy(context, cell_mapping), *args,
+                        **kwargs)
+        except Exception as exc:
+            LOG.warning('Cell %s (%s) failed: %s', cell_mapping.name,
+                        cell_mapping.uuid, exc)
+            result = CellFailure(cell_mapping.uuid, exc)
+        answers.put((cell_mapping.uuid, result))
 
-    executor = concurrent.futures.ThreadPoolExecutor(
-        max_workers=min(len(cell_mappings), 32),
-        thread_name_prefix='scatter-gather')
-    try:
-        futures = {executor.submit(_run, cm): cm for cm in cell_mappings}
-        done, _pending = concurrent.futures.wait(futures, timeout=timeout)
-        for future in done:
-            cm = futures[future]
-            exc = future.exception()
-            if exc is not None:
-                LOG.warning('Cell %s (%s) failed: %s', cm.name, cm.uuid, exc)
-                results[cm.uuid] = CellFailure(cm.uuid, exc)
-            else:
-                results[cm.uuid] = future.result()
-        for future in _pending:
-            cm = futures[future]
-            LOG.warning('Cell %s (%s) did not respond within %.1f s',
+    for cm in cell_mappings:
+        threading.Thread(target=_run, args=(cm,), daemon=True,
+                         name=f'scatter-gather-{cm.name}').start()
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for _cell in cell_mappings:
+        wait = None if deadline is None else deadline - time.monotonic()
+        if wait is not None and wait <= 0:
+            break
+        try:
+            cell_uuid, result = answers.get(timeout=wait)
+        except queue.Empty:
+            break
+        results[cell_uuid] = result
+
+    for cm in cell_mappings:
+        if results[cm.uuid] is did_not_respond_sentinel:
+            LOG.warning('Cell %s (%s) did not respond within %s s',
                         cm.name, cm.uuid, timeout)
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
     return results

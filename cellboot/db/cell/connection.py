@@ -27,6 +27,14 @@ def get_context_manager(connection):
             if manager is None:
                 opts = dict(CONF.database.items())
                 opts.pop('connection', None)
+                if connection != CONF.database.connection:
+                    # A cell reached through its mapping fails at once when
+                    # its server is down, instead of sleeping through
+                    # oslo.db's start-up retries (10 x 10 s by default)
+                    # with the engine's start lock held: scatter-gather
+                    # then reports it as failed, not as silent, and the
+                    # next request tries it again.
+                    opts['max_retries'] = 0
                 manager = facade.new_context_manager(connection, **opts)
                 _managers[connection] = manager
     return manager
