@@ -1,0 +1,78 @@
+"""The service runner: start in order, stop in reverse, stop on SIGTERM."""
+
+import os
+import signal
+import threading
+
+from cellboot.cmd import service_runner
+from cellboot import exception
+from tests import base
+
+
+class FakeService:
+    """Writes what happens to it into a shared journal."""
+
+    def __init__(self, name, journal, fail_start=False):
+        self.name = name
+        self.journal = journal
+        self.fail_start = fail_start
+
+    def start(self):
+        if self.fail_start:
+            raise exception.ConfigurationError(reason=f'{self.name} broken')
+        self.journal.append(('start', self.name))
+
+    def stop(self):
+        self.journal.append(('stop', self.name))
+
+    def wait(self):
+        self.journal.append(('wait', self.name))
+
+
+class StopAtOnce:
+    """A stopper whose signal has already come."""
+
+    def install(self):
+        pass
+
+    def wait(self):
+        return 'SIGTERM'
+
+
+class ServiceRunnerTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.journal = []
+
+    def _services(self, *names, failing=None):
+        return [FakeService(name, self.journal, fail_start=name == failing)
+                for name in names]
+
+    def test_services_start_in_order_and_stop_in_reverse_order(self):
+        service_runner.run(self._services('a', 'b'), StopAtOnce())
+
+        self.assertEqual([('start', 'a'), ('start', 'b'), ('stop', 'b'),
+                          ('stop', 'a'), ('wait', 'b'), ('wait', 'a')],
+                         self.journal)
+
+    def test_a_service_that_cannot_start_stops_those_already_started(self):
+        self.assertRaises(exception.ConfigurationError, service_runner.run,
+                          self._services('a', 'b', 'c', failing='b'),
+                          StopAtOnce())
+
+        self.assertEqual([('start', 'a'), ('stop', 'a'), ('wait', 'a')],
+                         self.journal)
+
+    def test_sigterm_stops_the_services_and_returns_zero(self):
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self.addCleanup(signal.signal, signum, signal.getsignal(signum))
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
+        self.addCleanup(timer.cancel)
+
+        code = service_runner.run(self._services('a'))
+
+        self.assertEqual(0, code)
+        self.assertEqual([('start', 'a'), ('stop', 'a'), ('wait', 'a')],
+                         self.journal)
