@@ -247,6 +247,33 @@ class Cell0Protected(Invalid):
                'reached a cell; it is only deleted with --force.')
 
 
+# -- compute hosts and their virt drivers ---------------------------------
+
+
+class BuildFailure(CellbootException):
+    """A virt driver could not build an instance on its host."""
+
+    msg_fmt = ('Build of instance %(uuid)s on host %(host)s failed: '
+               '%(reason)s')
+
+
+class RescheduledBuildFailure(BuildFailure):
+    """The host failed the build; another host may well succeed."""
+
+
+class BuildAbortedFailure(BuildFailure):
+    """The build cannot succeed anywhere; the instance goes to ERROR."""
+
+    msg_fmt = ('Build of instance %(uuid)s on host %(host)s aborted: '
+               '%(reason)s')
+
+
+class ComputeDriverNotFound(ConfigurationError):
+    msg_fmt = ('Unknown virt driver %(driver)r in [compute] driver: '
+               '%(reason)s. Use one of %(known)s or the dotted path of a '
+               'ComputeDriver subclass.')
+
+
 # -- RPC -------------------------------------------------------------------
 
 

@@ -8,9 +8,11 @@ because oslo.messaging registers its own options there.
 from oslo_config import cfg
 
 from cellboot.conf import api_database
+from cellboot.conf import compute
 from cellboot.conf import conductor
 from cellboot.conf import database
 from cellboot.conf import default
+from cellboot.conf import fake_driver
 from cellboot.conf import filter_scheduler
 from cellboot.conf import flow_persistence
 from cellboot.conf import scheduler
@@ -18,7 +20,7 @@ from cellboot.conf import scheduler
 CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
-           filter_scheduler, conductor)
+           filter_scheduler, conductor, compute, fake_driver)
 
 for _module in MODULES:
     _module.register_opts(CONF)
