@@ -1,0 +1,34 @@
+"""next_retry: the retry state a failed host passes to its conductor."""
+
+from cellboot.compute import manager
+from tests import base
+
+
+class NextRetryTest(base.TestCase):
+
+    def test_first_failure_is_one_attempt_on_this_host(self):
+        self.assertEqual(
+            {'num_attempts': 1, 'hosts': [['h1', 'n1']],
+             'last_failure': 'boom'},
+            manager.next_retry(None, 'h1', 'n1', 'boom'))
+
+    def test_later_failure_adds_to_the_earlier_attempts(self):
+        retry = {'num_attempts': 2, 'hosts': [['h1', 'n1'], ['h2', 'n2']],
+                 'last_failure': 'old'}
+        self.assertEqual(
+            {'num_attempts': 3,
+             'hosts': [['h1', 'n1'], ['h2', 'n2'], ['h3', 'n3']],
+             'last_failure': 'new'},
+            manager.next_retry(retry, 'h3', 'n3', 'new'))
+
+    def test_the_given_retry_state_is_not_changed(self):
+        retry = {'num_attempts': 1, 'hosts': [['h1', 'n1']],
+                 'last_failure': 'old'}
+        manager.next_retry(retry, 'h2', 'n2', 'new')
+        self.assertEqual({'num_attempts': 1, 'hosts': [['h1', 'n1']],
+                          'last_failure': 'old'}, retry)
+
+    def test_hosts_sent_as_tuples_come_back_as_lists(self):
+        retry = {'num_attempts': 1, 'hosts': [('h1', 'n1')]}
+        self.assertEqual([['h1', 'n1'], ['h2', 'n2']],
+                         manager.next_retry(retry, 'h2', 'n2', 'x')['hosts'])
