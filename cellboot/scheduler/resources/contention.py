@@ -93,6 +93,16 @@ class GenerationConflict(Exception):
                          f'generation {generation}')
 
 
+# Built once: claims run it on every decision (see usage.py).
+_SWAP = sa.update(_PROVIDERS).where(
+    _PROVIDERS.c.id == sa.bindparam('provider_id'),
+    _PROVIDERS.c.generation == sa.bindparam('expected'),
+).values(generation=sa.bindparam('next_generation'))
+
+# A write that matches no row still takes SQLite's write lock.
+_TAKE_WRITE_LOCK = sa.delete(_PROVIDERS).where(sa.false())
+
+
 def compare_and_swap(context, provider_id, generation, **values):
     """Move a provider from ``generation`` to the next one, or conflict.
 
@@ -102,12 +112,11 @@ def compare_and_swap(context, provider_id, generation, **values):
     generation; raises GenerationConflict when the provider is no longer
     at ``generation`` (or is gone).
     """
-    query = sa.update(_PROVIDERS).where(
-        _PROVIDERS.c.id == provider_id,
-        _PROVIDERS.c.generation == generation,
-    ).values(generation=generation + 1, **values)
+    query = _SWAP.values(**values) if values else _SWAP
     try:
-        result = context.session.execute(query)
+        result = context.session.execute(query, {
+            'provider_id': provider_id, 'expected': generation,
+            'next_generation': generation + 1})
     except db_exc.DBConsistencyError:
         # MariaDB with innodb_snapshot_isolation reports the same race as
         # an error instead of matching no row.
@@ -150,8 +159,7 @@ def lock_for_write(context):
     """
     session = context.session
     if session.get_bind().dialect.name == 'sqlite':
-        # A write that matches no row still takes the write lock.
-        session.execute(sa.delete(_PROVIDERS).where(sa.false()))
+        session.execute(_TAKE_WRITE_LOCK)
 
 
 def _is_db_contention(exc):
