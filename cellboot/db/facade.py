@@ -8,7 +8,8 @@ same engine set-up:
   writer (the scheduler claims while the API lists servers), with
   ``synchronous=NORMAL``, which in WAL mode survives an application crash
   and only risks the last commits on power loss, an accepted trade for the
-  embedded mode.
+  embedded mode. Their connections are pooled, which oslo.db would not
+  do (see ``pool_sqlite_connections``).
 * Server databases keep oslo.db's defaults (pooling, reconnects).
 
 ``transactional(pick, mode)`` builds the ``reader``/``writer`` decorators:
@@ -55,13 +56,43 @@ def install_sqlite_pragmas(engine):
         dbapi_con.execute(f'PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}')
 
 
+def pool_sqlite_connections(engine):
+    """Give an enginefacade SQLite file engine a connection pool back.
+
+    oslo.db replaces SQLAlchemy's QueuePool with NullPool for SQLite
+    files, so every transaction opens a new connection and closing it (the
+    last one, in WAL mode) checkpoints the log: about 4 ms per transaction
+    here, against 0.07 ms with pooled connections — the difference between
+    ~100 and ~700 scheduler claims per second. Connections are pooled
+    (5 kept, unlimited overflow, so no caller ever waits for one, as with
+    NullPool); the old pool's event listeners are carried over. The pool
+    arguments mirror ``NullPool.recreate()``.
+    """
+    old = engine.pool
+    if not isinstance(old, sqlalchemy.pool.NullPool):
+        return
+    engine.pool = sqlalchemy.pool.QueuePool(
+        old._creator, pool_size=5, max_overflow=-1,
+        recycle=old._recycle, echo=old.echo,
+        logging_name=old._orig_logging_name,
+        reset_on_return=old._reset_on_return, pre_ping=old._pre_ping,
+        _dispatch=old.dispatch, dialect=old._dialect)
+    old.dispose()
+
+
 def new_context_manager(connection, **options):
     """A new, unstarted transaction context for the database at a URL."""
     parse_url(connection)
     options = {k: v for k, v in options.items()
                if k in FACADE_OPTS and k != 'connection'}
     manager = enginefacade.transaction_context()
-    manager.configure(connection=connection, **options)
+    # thread_checkin makes oslo.db call time.sleep(0) on every connection
+    # check-in so that eventlet greenthreads get a turn; cellboot runs on
+    # native threads, where it only costs ~0.1 ms per transaction.
+    manager.configure(connection=connection, thread_checkin=False,
+                      **options)
+    if parse_url(connection).get_backend_name() == 'sqlite':
+        manager.append_on_engine_create(pool_sqlite_connections)
     manager.append_on_engine_create(install_sqlite_pragmas)
     return manager
 
