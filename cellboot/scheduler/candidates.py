@@ -34,6 +34,8 @@ class Elimination:
 
     def reason(self):
         """Why no host is left, naming the step that removed the last."""
+        self.steps = [(name, count, detail() if callable(detail) else detail)
+                      for name, count, detail in self.steps]
         if not self.hosts:
             return ('The scheduler knows no compute host: no enabled cell '
                     'has hosts with a resource provider, or no cell '
@@ -64,7 +66,7 @@ def find(states, request, filters):
                 f'{f.describe(request)}; {int(dropped.sum())} cell(s) '
                 f'pruned')
             cells_ok &= pruned
-    mask = live & cells_ok[states.cell]
+    mask = live.copy() if cells_ok.all() else live & cells_ok[states.cell]
     remaining = int(np.count_nonzero(mask))
     steps = [(IGNORE_HOSTS, _excluded_hosts(states, request),
               'hosts the request said to ignore')]
@@ -74,9 +76,9 @@ def find(states, request, filters):
     for name, step, detail in steps:
         if not remaining:
             break
-        if detail is None:  # a filter
+        if detail is None:  # a filter: describe it only if it removes
             step_mask = step.host_mask(states, request)
-            detail = step.describe(request)
+            detail = _describer(step, request)
         else:
             step_mask = step
         if step_mask is None:
@@ -86,6 +88,10 @@ def find(states, request, filters):
         elimination.removed(name, remaining - left, detail)
         remaining = left
     return mask, elimination
+
+
+def _describer(f, request):
+    return lambda: f.describe(request)
 
 
 def _excluded_hosts(states, request):

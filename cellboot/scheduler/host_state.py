@@ -82,6 +82,9 @@ class HostStates:
         # When each cell's rows were read: liveness is judged as of then.
         self.cell_read_at = np.zeros(0)
         self._by_host = None
+        # Masks that depend on inventories and liveness only, not on
+        # usage (unit checks, "up"): computed once, dropped on change.
+        self._memo = {}
         for name in _RESOURCE_COLUMNS:
             setattr(self, name, np.zeros((len(RESOURCE_CLASSES), 0)))
         self.cell = np.zeros(0, dtype=np.int32)
@@ -140,6 +143,7 @@ class HostStates:
         self.failed_builds = np.concatenate(
             [self.failed_builds, np.zeros(count, dtype=np.int32)])
         self._by_host = None
+        self._memo.clear()
         self._grow_cells(cell_read_at)
         self._sum_cells()
 
@@ -205,6 +209,17 @@ class HostStates:
         mask[positions] = True
         return mask
 
+    def memoized(self, key, compute):
+        """``compute()``, cached until inventories or liveness change.
+
+        For masks that do not depend on usage (which every claim
+        changes): they are then computed once for a stream of requests.
+        """
+        value = self._memo.get(key)
+        if value is None:
+            value = self._memo[key] = compute()
+        return value
+
     # -- changes ------------------------------------------------------
 
     def add_usage(self, pos, amounts):
@@ -222,6 +237,7 @@ class HostStates:
     def set_resources(self, pos, inventories, usages, generation=None):
         """Replace one host's inventories and usages with fresh values."""
         before = np.maximum(self.free[:, pos], 0.0)
+        self._memo.clear()
         columns = {name: getattr(self, name) for name in _RESOURCE_COLUMNS}
         for column in columns.values():
             column[:, pos] = 0
@@ -273,6 +289,7 @@ class HostStates:
         pos = self.index.get(uuid)
         if pos is not None and self.live[pos]:
             self.live[pos] = False
+            self._memo.clear()
             self._sum_cells()
 
     def record_build_failure(self, uuid):

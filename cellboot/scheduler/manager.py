@@ -50,9 +50,15 @@ REFRESH_AFTER_FAILED_CLAIM = 32
 
 
 def best_first(weights, count):
-    """Indices of the ``count`` highest ``weights``, highest first."""
-    if count >= len(weights):
-        return np.argsort(-weights, kind='stable')
+    """Indices of the ``count`` highest finite ``weights``, highest first.
+
+    Hosts that failed the filters weigh -inf and are never returned.
+    """
+    count = min(count, int(np.count_nonzero(weights > -np.inf)))
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if count == 1:
+        return np.array([np.argmax(weights)])
     top = np.argpartition(-weights, count - 1)[:count]
     return top[np.argsort(-weights[top], kind='stable')]
 
@@ -95,23 +101,20 @@ class SchedulerManager:
             while True:
                 mask, elimination = candidates.find(states, request,
                                                     self.filters)
-                positions = np.flatnonzero(mask)
-                if not len(positions):
+                if not mask.any():
                     LOG.info('NoValidHost for instance %s: %s',
                              instance_uuid, elimination.reason())
                     raise exception.NoValidHost(reason=elimination.reason())
-                weights = weigher_base.weigh(states, positions, request,
+                weights = weigher_base.weigh(states, mask, request,
                                              self.weighers)
-                subset = best_first(weights,
-                                    CONF.filter_scheduler.host_subset_size)
-                chosen = positions[random.choice(subset)]
+                chosen = random.choice(best_first(
+                    weights, CONF.filter_scheduler.host_subset_size))
                 uuid = states.uuids[chosen]
                 if self._claim(context, request, instance_uuid, uuid):
                     break
                 # Our copy of that host was stale, and so may be the next
                 # best: re-read them before choosing again.
-                next_best = positions[best_first(
-                    weights, REFRESH_AFTER_FAILED_CLAIM)]
+                next_best = best_first(weights, REFRESH_AFTER_FAILED_CLAIM)
                 self.cache.refresh_providers(
                     context, {uuid} | {states.uuids[p] for p in next_best})
             states.add_usage(chosen, request.amounts)
@@ -119,8 +122,8 @@ class SchedulerManager:
             hosts = [self._selection(states, chosen, request, True)]
             if return_alternates:
                 hosts += [self._selection(states, pos, request, False)
-                          for pos in self._alternates(states, chosen,
-                                                      positions, weights)]
+                          for pos in self._alternates(states, chosen, mask,
+                                                      weights)]
             return hosts
 
     def _claim(self, context, request, instance_uuid, uuid):
@@ -137,16 +140,14 @@ class SchedulerManager:
         return False
 
     @staticmethod
-    def _alternates(states, chosen, positions, weights):
+    def _alternates(states, chosen, mask, weights):
         """Up to max_attempts - 1 other hosts of the chosen host's cell."""
         count = CONF.scheduler.max_attempts - 1
         if count < 1:
             return []
-        same_cell = (states.cell[positions] == states.cell[chosen]) & (
-            positions != chosen)
-        where = np.flatnonzero(same_cell)
-        order = best_first(weights[where], count)
-        return positions[where[order]]
+        in_cell = np.flatnonzero(mask & (states.cell == states.cell[chosen]))
+        in_cell = in_cell[in_cell != chosen]
+        return in_cell[best_first(weights[in_cell], count)]
 
     @staticmethod
     def _selection(states, pos, request, claimed):

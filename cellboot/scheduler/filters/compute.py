@@ -13,8 +13,10 @@ class ComputeFilter(base.BaseHostFilter):
     """
 
     def host_mask(self, states, request):
-        return states.enabled & states.up_mask(
-            CONF.scheduler.service_down_time)
+        down_time = CONF.scheduler.service_down_time
+        return states.memoized(
+            ('compute', down_time),
+            lambda: states.enabled & states.up_mask(down_time))
 
     def describe(self, request):
         return ('needs an enabled compute service that reported within '

@@ -26,16 +26,25 @@ class ResourceFilter(base.BaseHostFilter):
         mask = None
         for i, amount in _requested(request):
             fits = states.free[i] >= amount
-            fits &= states.max_unit[i] >= amount
-            fits &= states.min_unit[i] <= amount
-            steps = states.step_size[i]
-            # A host without this class has step 0 and already fails.
-            fits &= np.fmod(amount, np.maximum(steps, 1)) == 0
+            # The unit rules depend on inventories only: computed once
+            # per flavor size until an inventory changes.
+            fits &= states.memoized(
+                ('units', i, amount),
+                lambda i=i, amount=amount: _units_allow(states, i, amount))
             mask = fits if mask is None else mask & fits
         return mask
 
     def describe(self, request):
         return f'needs {request.describe_resources()} free on one host'
+
+
+def _units_allow(states, i, amount):
+    """Hosts where one consumer may take ``amount`` of class ``i``."""
+    allowed = states.max_unit[i] >= amount
+    allowed &= states.min_unit[i] <= amount
+    # A host without this class has step 0 and already fails max_unit.
+    allowed &= np.fmod(amount, np.maximum(states.step_size[i], 1)) == 0
+    return allowed
 
 
 def _requested(request):

@@ -15,8 +15,7 @@ class BuildFailureWeigher(base.BaseWeigher):
 
     multiplier_option = 'build_failure_weight_multiplier'
 
-    def raw(self, states, positions, request):
-        failures = states.failed_builds[positions]
-        if not failures.any():
+    def raw(self, states, request):
+        if not states.failed_builds.any():
             return None
-        return -failures.astype(float)
+        return -states.failed_builds.astype(float)

@@ -13,8 +13,8 @@ from cellboot.scheduler.weighers import base
 class _FreeResourceWeigher(base.BaseWeigher):
     resource = None
 
-    def raw(self, states, positions, request):
-        return states.free[self.resource][positions]
+    def raw(self, states, request):
+        return states.free[self.resource]
 
 
 class RAMWeigher(_FreeResourceWeigher):

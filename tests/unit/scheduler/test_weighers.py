@@ -15,16 +15,6 @@ def _best(states, weights):
     return states.service_hosts[int(np.argmax(weights))]
 
 
-class NormalizeTest(test_base.TestCase):
-
-    def test_scales_lowest_to_zero_and_highest_to_one(self):
-        self.assertEqual([0.0, 0.5, 1.0],
-                         list(base.normalize(np.array([10., 20., 30.]))))
-
-    def test_all_equal_values_weigh_zero(self):
-        self.assertEqual([0.0, 0.0], list(base.normalize(np.array([5., 5.]))))
-
-
 class ResourceWeighersTest(test_base.TestCase):
 
     def setUp(self):
@@ -33,10 +23,10 @@ class ResourceWeighersTest(test_base.TestCase):
             fakes.host('ram', vcpus=4, memory_mb=65536, disk_gb=100),
             fakes.host('cpu', vcpus=64, memory_mb=4096, disk_gb=100),
             fakes.host('disk', vcpus=4, memory_mb=4096, disk_gb=9000))
-        self.positions = np.arange(3)
+        self.mask = np.ones(3, dtype=bool)
 
     def _weigh(self, weigher):
-        return base.weigh(self.states, self.positions, fakes.request(),
+        return base.weigh(self.states, self.mask, fakes.request(),
                           [weigher])
 
     def test_ram_weigher_spreads_to_most_free_memory(self):
@@ -56,7 +46,7 @@ class ResourceWeighersTest(test_base.TestCase):
         states = fakes.states(
             fakes.host('empty', memory_mb=8192),
             fakes.host('half', memory_mb=8192, used={'MEMORY_MB': 4096}))
-        weights = base.weigh(states, np.arange(2), fakes.request(),
+        weights = base.weigh(states, np.ones(2, dtype=bool), fakes.request(),
                              [resources.RAMWeigher()])
         self.assertEqual('half', _best(states, weights))
 
@@ -64,7 +54,7 @@ class ResourceWeighersTest(test_base.TestCase):
         states = fakes.states(
             fakes.host('busy', memory_mb=8192, used={'MEMORY_MB': 6000}),
             fakes.host('idle', memory_mb=4096))
-        weights = base.weigh(states, np.arange(2), fakes.request(),
+        weights = base.weigh(states, np.ones(2, dtype=bool), fakes.request(),
                              [resources.RAMWeigher()])
         self.assertEqual('idle', _best(states, weights))
 
@@ -76,15 +66,26 @@ class ResourceWeighersTest(test_base.TestCase):
     def test_multipliers_balance_weighers(self):
         self.flags(ram_weight_multiplier=1.0, cpu_weight_multiplier=3.0,
                    group='filter_scheduler')
-        weights = base.weigh(self.states, self.positions, fakes.request(),
+        weights = base.weigh(self.states, self.mask, fakes.request(),
                              [resources.RAMWeigher(),
                               resources.CPUWeigher()])
         self.assertEqual('cpu', _best(self.states, weights))
 
-    def test_weighs_only_the_given_positions(self):
-        weights = base.weigh(self.states, np.array([1, 2]), fakes.request(),
-                             [resources.DiskWeigher()])
-        self.assertEqual([0.0, 1.0], list(weights))
+    def test_all_equal_scores_weigh_zero(self):
+        states = fakes.states(fakes.host('a'), fakes.host('b'))
+        weights = base.weigh(states, np.ones(2, dtype=bool),
+                             fakes.request(), [resources.RAMWeigher()])
+        self.assertEqual([0.0, 0.0], list(weights))
+
+    def test_normalizes_over_the_candidates_only(self):
+        weights = base.weigh(self.states, np.array([False, True, True]),
+                             fakes.request(), [resources.DiskWeigher()])
+        self.assertEqual([0.0, 1.0], list(weights[1:]))
+
+    def test_hosts_that_failed_the_filters_weigh_minus_infinity(self):
+        weights = base.weigh(self.states, np.array([False, True, True]),
+                             fakes.request(), [resources.DiskWeigher()])
+        self.assertEqual(-np.inf, weights[0])
 
 
 class BuildFailureWeigherTest(test_base.TestCase):
@@ -96,7 +97,8 @@ class BuildFailureWeigherTest(test_base.TestCase):
 
     def test_host_with_failed_builds_weighs_less(self):
         self.states.record_build_failure('uuid-a')
-        weights = base.weigh(self.states, np.arange(2), fakes.request(),
+        weights = base.weigh(self.states, np.ones(2, dtype=bool),
+                             fakes.request(),
                              [self.weigher])
         self.assertEqual('b', _best(self.states, weights))
 
@@ -104,19 +106,17 @@ class BuildFailureWeigherTest(test_base.TestCase):
         states = fakes.states(fakes.host('roomy', memory_mb=65536),
                               fakes.host('small', memory_mb=2048))
         states.record_build_failure('uuid-roomy')
-        weights = base.weigh(states, np.arange(2), fakes.request(),
+        weights = base.weigh(states, np.ones(2, dtype=bool), fakes.request(),
                              [resources.RAMWeigher(), self.weigher])
         self.assertEqual('small', _best(states, weights))
 
     def test_is_not_concerned_when_no_host_failed(self):
-        self.assertIsNone(self.weigher.raw(self.states, np.arange(2),
-                                           fakes.request()))
+        self.assertIsNone(self.weigher.raw(self.states, fakes.request()))
 
     def test_a_success_clears_the_count(self):
         self.states.record_build_failure('uuid-a')
         self.states.clear_build_failures('uuid-a')
-        self.assertIsNone(self.weigher.raw(self.states, np.arange(2),
-                                           fakes.request()))
+        self.assertIsNone(self.weigher.raw(self.states, fakes.request()))
 
 
 class LoadWeighersTest(test_base.TestCase):
