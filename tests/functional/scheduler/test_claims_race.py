@@ -80,7 +80,7 @@ def claim_from_threads(provider_uuid, consumers, threads):
 
 def _claiming_process(api_url, retries, provider_uuid, consumers, threads,
                       barrier, results):
-    """Entry point of a spawned claiming process."""
+    """Entry point of a claiming process."""
     from cellboot.conf import CONF
 
     CONF([], project='cellboot', default_config_files=[])
@@ -141,10 +141,15 @@ class _RaceTests:
             rp, consumers, processes=4, threads=6))
 
     def _in_processes(self, rp, consumers, processes, threads):
-        spawn = multiprocessing.get_context('spawn')
-        barrier = spawn.Barrier(processes)
-        results = spawn.Queue()
-        children = [spawn.Process(
+        # Children fork from a clean single-threaded server that imported
+        # this module once, instead of each importing it (spawn, seconds
+        # per child) or inheriting the test runner's threads and
+        # connections (fork).
+        forkserver = multiprocessing.get_context('forkserver')
+        forkserver.set_forkserver_preload([__name__])
+        barrier = forkserver.Barrier(processes)
+        results = forkserver.Queue()
+        children = [forkserver.Process(
             target=_claiming_process,
             args=(self.dbs.api_url, len(consumers) // 3, rp,
                   consumers[i::processes], threads, barrier, results))
