@@ -5,9 +5,10 @@ and a compute node row in its cell database (the node keeps its uuid
 across restarts, since that uuid is also its resource provider's) and a
 provider report with the inventory of its driver. It then heartbeats.
 
-Its one RPC method, ``build_and_run_instance``, takes a build the boot or
-reschedule flow handed to this host, whose resources the scheduler has
-already claimed for the instance:
+Its one RPC method (served by ``ComputeEndpoint``),
+``build_and_run_instance``, takes a build the boot or reschedule flow
+handed to this host, whose resources the scheduler has already claimed
+for the instance:
 
 1. the instance must still be there and building, else the claim on this
    host is given back and nothing is built (deleted meanwhile);
@@ -45,6 +46,7 @@ from cellboot.objects import instance_fault
 from cellboot.objects import service as service_obj
 from cellboot.rpc import client as rpc_client
 from cellboot.scheduler import host_state_cache
+from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 
@@ -52,7 +54,7 @@ LOG = logging.getLogger(__name__)
 BINARY = host_state_cache.COMPUTE_BINARY
 
 # The instance action that a boot is recorded under, and this host's step.
-ACTION_CREATE = 'create'
+ACTION_CREATE = fates.CREATE_ACTION
 EVENT_BUILD = 'compute_build_and_run_instance'
 
 # Fault code of a build that failed on the host (HTTP-like, as in Nova).
@@ -77,9 +79,7 @@ def next_retry(retry, host, node, failure):
 
 
 class ComputeManager:
-    """A compute host: registration, heartbeat and builds (RPC endpoint)."""
-
-    target = oslo_messaging.Target(version=rpc_client.VERSION)
+    """A compute host: registration, heartbeat and builds."""
 
     def __init__(self, host, scheduler, cell_conductor, driver=None,
                  cell_name=None):
@@ -350,20 +350,17 @@ class ComputeManager:
     # -- instance action events -------------------------------------------
 
     def _event_start(self, context, current):
-        """Start this host's event, under the request's create action.
-
-        A build that reached a host normally has its action from the
-        conductor; if not (a build cast by hand, a lost write), one is
-        started so that the host's step is still on record.
-        """
+        """Start this host's event, under the request's create action."""
         try:
             instance_action.InstanceActionEvent.event_start(
                 context, current.uuid, context.request_id, EVENT_BUILD,
                 host=self.host)
         except exception.InstanceActionNotFound:
-            instance_action.InstanceAction.start(
-                context, current.uuid, ACTION_CREATE, context.request_id,
-                user_id=current.user_id, project_id=current.project_id)
+            # The conductor starts the action; a build cast by hand (or
+            # a lost write) did not, and the host's step must be on
+            # record anyway.
+            fates.start_create_action(context, current.uuid,
+                                      current.project_id, current.user_id)
             instance_action.InstanceActionEvent.event_start(
                 context, current.uuid, context.request_id, EVENT_BUILD,
                 host=self.host)
@@ -381,3 +378,21 @@ class ComputeManager:
         action = instance_action.InstanceAction.get_by_request_id(
             context, current.uuid, context.request_id)
         action.finish(context, message=message)
+
+
+class ComputeEndpoint:
+    """Version 1.0 of a compute host's RPC interface.
+
+    Only the builds are served: the manager's start-up and heartbeat
+    methods are its owner's to call, not the bus's.
+    """
+
+    target = oslo_messaging.Target(version=rpc_client.VERSION)
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def build_and_run_instance(self, context, instance, host_list,
+                               request_spec, retry=None):
+        self.manager.build_and_run_instance(context, instance, host_list,
+                                            request_spec, retry)

@@ -67,6 +67,10 @@ def load_driver(name, host):
     """
     path = DRIVERS.get(name, name)
     known = ', '.join(sorted(DRIVERS))
+    if '.' not in path:
+        raise exception.ComputeDriverNotFound(
+            driver=name, known=known,
+            reason='it is neither a known driver name nor a dotted path')
     try:
         driver_class = importutils.import_class(path)
     except (ImportError, ValueError, AttributeError) as exc:
