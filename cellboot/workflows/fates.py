@@ -114,12 +114,16 @@ def start_create_action(cctxt, instance_uuid, project_id, user_id):
 
 
 def _add_fault_once(cctxt, instance_uuid, code, message, host=None):
-    """A fault, unless a replay of this step already recorded one."""
+    """A fault, unless a replay of this step already recorded one.
+
+    The fault's message is cut to 255 characters; its details keep the
+    whole of it.
+    """
     if instance_uuid in fault_obj.InstanceFault.get_latest_for_instances(
             cctxt, [instance_uuid]):
         return False
     fault_obj.InstanceFault.create(cctxt, instance_uuid, code, message,
-                                   host=host)
+                                   details=message, host=host)
     return True
 
 

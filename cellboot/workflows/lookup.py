@@ -13,14 +13,22 @@ answer::
      'request_id', 'started_at', 'duration', 'created_at', 'updated_at',
      'location', 'meta'}
     + 'atoms': [{'name', 'type', 'state', 'intention', 'duration',
+                 'result': None | str,
                  'failure': None | {'type', 'message'}}]   (details only)
+
+An atom's ``result`` is a one-line summary of what it returned (see
+``summarize_result``), never the whole value: a multi-create's atoms
+return one entry per instance.
 """
 
 from oslo_log import log as logging
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 from taskflow import engines
 from taskflow import exceptions as tf_exc
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
+from taskflow.persistence import models as tf_models
+from taskflow.types import failure as tf_failure
 
 from cellboot.conf import CONF
 from cellboot.db import flow_db
@@ -39,6 +47,9 @@ FLOW_DATABASE = 'flow database'
 
 # Seconds to wait for each cell when searching them all.
 CELL_TIMEOUT = 30
+
+# Longest result summary kept per atom (characters).
+RESULT_SUMMARY_WIDTH = 80
 
 
 def _summary(row, location):
@@ -95,6 +106,69 @@ def _atom_order(flow_detail):
     return names + [atom.name for atom in flow]
 
 
+def _short(value):
+    """One word for one value of a result: an outcome, a host, a count."""
+    if value is None:
+        return 'none'
+    if isinstance(value, dict):
+        if 'service_host' in value:      # a Selection: where it goes
+            return str(value['service_host'])
+        return f'{len(value)} item(s)'
+    if isinstance(value, (list, tuple)):
+        return _short(value[0]) if value else 'none'
+    return str(value)
+
+
+def _per_instance(result):
+    """``{instance_uuid: value}`` read as counts: 'ok (2), error (1)'."""
+    counts = {}
+    for value in result.values():
+        word = _short(value)
+        counts[word] = counts.get(word, 0) + 1
+    words = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if len(result) == 1:
+        return words[0][0]
+    return (f'{len(result)} instances: ' +
+            ', '.join(f'{word} ({count})' for word, count in words))
+
+
+def _tries(history):
+    """A retry controller's history: what each try got and what failed."""
+    tries = []
+    for provided, failures in history:
+        text = _short(provided)
+        if failures:
+            kinds = sorted({failure.exception_type_names[0].rsplit('.')[-1]
+                            for failure in failures.values()
+                            if failure.exception_type_names})
+            text += f' failed ({", ".join(kinds) or "Error"})'
+        tries.append(text)
+    return f'{len(tries)} tries: ' + '; '.join(tries)
+
+
+def summarize_result(atom_detail):
+    """A one-line summary of what an atom returned; None if nothing.
+
+    Per-instance results (``{instance_uuid: outcome}``, how the boot
+    flow's atoms work on a batch) become counts of each outcome; a
+    selection becomes its host; a retry controller's history lists each
+    try. A failed atom has no result: its failure says what happened.
+    """
+    results = atom_detail.results
+    if isinstance(atom_detail, tf_models.RetryDetail):
+        text = _tries(results) if results else None
+    elif results is None or isinstance(results, tf_failure.Failure):
+        text = None
+    elif isinstance(results, dict) and results and all(
+            uuidutils.is_uuid_like(key) for key in results):
+        text = _per_instance(results)
+    else:
+        text = _short(results)
+    if text is not None and len(text) > RESULT_SUMMARY_WIDTH:
+        text = text[:RESULT_SUMMARY_WIDTH - 3] + '...'
+    return text
+
+
 def describe_atom(atom_detail):
     """One atom's state, duration and failure, as plain values."""
     failure = atom_detail.failure or atom_detail.revert_failure
@@ -111,6 +185,7 @@ def describe_atom(atom_detail):
         'state': atom_detail.state,
         'intention': atom_detail.intention,
         'duration': (atom_detail.meta or {}).get('duration'),
+        'result': summarize_result(atom_detail),
         'failure': described,
     }
 

@@ -65,9 +65,8 @@ class Alternates(retry.Retry):
                build_retry, *args, **kwargs):
         uuid = instance['uuid']
         error = exception.MaxRetriesExceeded(
-            reason=f'Exhausted all hosts available for retrying build '
-                   f'failures for instance {uuid}. Last failure: '
-                   f'{last_failure(history, build_retry)}')
+            reason=f'Exhausted the alternate hosts of its cell; last '
+                   f'failure: {last_failure(history, build_retry)}')
         fates.fail_in_cell(context, scheduler, uuid, cell_mapping, error,
                            event=fates.RESCHEDULE_EVENT)
 

@@ -1,0 +1,174 @@
+"""A small deployment for the workflow tests, on real databases.
+
+Not a test module. ``FleetTestCase`` maps cell0 and ``CELLS`` cells,
+puts compute hosts in them (compute node, heartbeating service, resource
+provider, host mapping), starts the scheduler library on them and makes
+boot requests the way the API does (build requests, request specs and
+instance mappings without a cell). ``ComputeCasts`` stands in for the
+compute hosts' RPC client and records what would have been cast.
+"""
+
+from oslo_utils import uuidutils
+
+from cellboot import context
+from cellboot.db.api import models as api_models
+from cellboot.objects import build_request
+from cellboot.objects import cell_mapping
+from cellboot.objects import compute_node
+from cellboot.objects import host_mapping
+from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_action
+from cellboot.objects import instance_fault
+from cellboot.objects import instance_mapping
+from cellboot.objects import request_spec
+from cellboot.objects import service
+from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import host_state_cache
+from cellboot.scheduler.resources import usage
+from tests import base
+from tests import fixtures as cb_fixtures
+
+SMALL = {'vcpus': 1, 'memory_mb': 512, 'root_gb': 10, 'flavorid': 'small',
+         'name': 'small'}
+
+
+class ComputeCasts:
+    """Records ``build_and_run_instance`` casts, per cell; can fail them."""
+
+    def __init__(self):
+        self.casts = []
+        self.fail_with = None
+
+    def __call__(self, cell_mapping):
+        self.cell = cell_mapping
+        return self
+
+    def build_and_run_instance(self, ctxt, host, instance, host_list,
+                               request_spec, retry):
+        if self.fail_with is not None:
+            raise self.fail_with
+        self.casts.append({'cell': self.cell.name, 'host': host,
+                           'instance': instance, 'host_list': host_list,
+                           'request_spec': request_spec, 'retry': retry})
+
+    def by_instance(self):
+        return {cast['instance']['uuid']: cast for cast in self.casts}
+
+
+class FleetTestCase(base.DatabaseTestCase):
+    """cell0 plus ``CELLS`` mapped cells (one by default), a scheduler."""
+
+    CELLS = 1
+
+    def setUp(self):
+        super().setUp()
+        self.flags(max_retries=0, group='database')
+        self.ctx = context.RequestContext(user_id='alice', project_id='p1')
+        cell0_url = self.useFixture(
+            cb_fixtures.Database(self.BACKEND, schema='cell')).url
+        self.cell0 = cell_mapping.CellMapping.create(
+            self.ctx, 'cell0', cell0_url, 'none:///',
+            uuid=api_models.CELL0_UUID)
+        self.cells = [
+            cell_mapping.CellMapping.create(
+                self.ctx, f'cell{i + 1}', url, 'fake://')
+            for i, url in enumerate(self.dbs.cell_urls)]
+        self.scheduler = scheduler_api.SchedulerAPI()
+        self.compute = ComputeCasts()
+
+    def add_host(self, name, cell=0, vcpus=4, memory_mb=4096, disk_gb=100,
+                 mapped=True):
+        """A compute host of ``self.cells[cell]``; returns its node uuid."""
+        cell_mapping_ = self.cells[cell]
+        with context.target_cell(self.ctx, cell_mapping_) as cctxt:
+            node = compute_node.ComputeNode.create(
+                cctxt, name, name, vcpus, memory_mb, disk_gb)
+            svc = service.Service.create(cctxt, name,
+                                         host_state_cache.COMPUTE_BINARY)
+            svc.report_up(cctxt)
+        self.scheduler.update_provider(
+            self.ctx, node.uuid, name, cell_mapping_.uuid,
+            {'VCPU': {'total': vcpus}, 'MEMORY_MB': {'total': memory_mb},
+             'DISK_GB': {'total': disk_gb}})
+        if mapped:
+            host_mapping.HostMapping.create(self.ctx, name,
+                                            cell_mapping_.uuid)
+        return node.uuid
+
+    def start_scheduler(self):
+        self.scheduler.start(self.ctx, refresh_interval=0)
+        self.addCleanup(self.scheduler.stop)
+
+    def request(self, count=1, flavor=None, **spec_values):
+        """A boot request as the API persists it; returns (store, uuids).
+
+        ``store`` is the boot flow's persisted store.
+        """
+        flavor = dict(flavor or SMALL)
+        spec = dict(spec_values, flavor=flavor, num_instances=count,
+                    project_id=self.ctx.project_id,
+                    user_id=self.ctx.user_id)
+        build_requests = {}
+        uuids = []
+        for index in range(count):
+            uuid = uuidutils.generate_uuid()
+            instance = {'uuid': uuid, 'display_name': f'server-{index}',
+                        'flavor': flavor, 'image_ref': 'cirros',
+                        'metadata': {'index': str(index)}}
+            build_request.BuildRequest.create(
+                self.ctx, uuid, self.ctx.project_id, instance,
+                user_id=self.ctx.user_id)
+            request_spec.RequestSpec.create(self.ctx, uuid, spec)
+            instance_mapping.InstanceMapping.create(
+                self.ctx, uuid, self.ctx.project_id,
+                user_id=self.ctx.user_id)
+            build_requests[uuid] = {'instance_uuid': uuid,
+                                    'project_id': self.ctx.project_id,
+                                    'user_id': self.ctx.user_id,
+                                    'instance': instance}
+            uuids.append(uuid)
+        store = {'instance_uuids': uuids, 'build_requests': build_requests,
+                 'request_spec': spec}
+        return store, uuids
+
+    # -- reading back ------------------------------------------------------
+
+    def instance_in(self, cell, uuid, read_deleted=False):
+        with context.target_cell(self.ctx, cell) as cctxt:
+            return instance_obj.Instance.get_by_uuid(
+                cctxt, uuid, read_deleted=read_deleted)
+
+    def fault_of(self, cell, uuid):
+        with context.target_cell(self.ctx, cell) as cctxt:
+            return instance_fault.InstanceFault.get_latest_for_instances(
+                cctxt, [uuid]).get(uuid)
+
+    def target(self, cell):
+        return context.target_cell(self.ctx, cell)
+
+    @staticmethod
+    def action_of(cctxt, uuid):
+        """The instance's latest action in the targeted cell."""
+        return instance_action.InstanceAction.get_by_instance_uuid(
+            cctxt, uuid)[0]
+
+    def events_in(self, cell, uuid):
+        """The events of the instance's actions in ``cell``, in order."""
+        with context.target_cell(self.ctx, cell) as cctxt:
+            actions = instance_action.InstanceAction.get_by_instance_uuid(
+                cctxt, uuid)
+            return [event for action in reversed(actions) for event in
+                    instance_action.InstanceActionEvent.get_by_action(
+                        cctxt, action.id)]
+
+    def mapped_cell(self, uuid):
+        mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
+            self.ctx, uuid)
+        return mapping.cell_mapping and mapping.cell_mapping.name
+
+    def has_build_request(self, uuid):
+        return any(br.instance_uuid == uuid for br in
+                   build_request.BuildRequest.get_all(self.ctx))
+
+    def held(self, uuid):
+        return usage.get_allocations_for_consumer(self.ctx, uuid)

@@ -1,0 +1,174 @@
+"""The reschedule flow's atoms: ``alternates``, ``claim-alternate``,
+``cast-to-compute``."""
+
+from oslo_utils import uuidutils
+from taskflow import retry
+from taskflow.types import failure
+
+from cellboot import exception
+from cellboot.objects import instance as instance_obj
+from cellboot.workflows import fates
+from cellboot.workflows.tasks import alternates
+from tests import base
+from tests.unit.workflows import fleet
+
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 10}
+
+
+def _history(*tries):
+    """A retry history: one (provided, {atom: failure}) per try."""
+    return retry.History([
+        (provided, {'claim-alternate': failure.Failure.from_exception(exc)})
+        for provided, exc in tries])
+
+
+class _AlternatesTests:
+    """An instance of cell1 whose build failed on h1; h2 and h3 left."""
+
+    def setUp(self):
+        super().setUp()
+        self.nodes = {name: self.add_host(name, vcpus=2)
+                      for name in ('h1', 'h2', 'h3')}
+        self.cell = self.cells[0]
+        self.uuid = uuidutils.generate_uuid()
+        with self.target(self.cell) as cctxt:
+            self.instance = instance_obj.Instance.create(
+                cctxt, self.uuid, 'p1', instance_obj.vm_states.BUILDING,
+                user_id='alice', host='h1', node='h1',
+                flavor=dict(fleet.SMALL)).to_dict()
+        self.host_list = [self._selection('h2'), self._selection('h3')]
+        self.build_retry = {'num_attempts': 1, 'hosts': [['h1', 'h1']],
+                            'last_failure': 'spawn failed on h1'}
+
+    def _selection(self, host):
+        return {'service_host': host, 'nodename': host,
+                'compute_node_uuid': self.nodes[host],
+                'cell_uuid': self.cell.uuid,
+                'allocation_request': dict(RESOURCES), 'claimed': False}
+
+    def _claim(self, alternate):
+        return alternates.ClaimAlternate('claim-alternate').execute(
+            self.ctx, self.scheduler, self.cell, self.instance, alternate,
+            self.build_retry)
+
+    def test_alternates_provides_the_next_untried_alternate(self):
+        controller = alternates.Alternates('alternates')
+        tried = _history((self.host_list[0], RuntimeError('no')))
+        self.assertEqual(self.host_list[1], controller.execute(
+            tried, self.host_list, self.build_retry, max_attempts=3))
+
+    def test_alternates_stops_at_max_attempts(self):
+        controller = alternates.Alternates('alternates')
+        tried = _history((self.host_list[0], RuntimeError('no')))
+        self.assertIsNone(controller.execute(
+            tried, self.host_list, self.build_retry, max_attempts=2))
+
+    def test_alternates_retries_while_alternates_are_left(self):
+        controller = alternates.Alternates('alternates')
+        tried = _history((self.host_list[0], RuntimeError('no')))
+        self.assertEqual(retry.RETRY, controller.on_failure(
+            tried, self.host_list, self.build_retry, max_attempts=3))
+
+    def test_alternates_reverts_once_all_were_tried(self):
+        controller = alternates.Alternates('alternates')
+        tried = _history(*[(alt, RuntimeError('no'))
+                           for alt in self.host_list])
+        self.assertEqual(retry.REVERT, controller.on_failure(
+            tried, self.host_list, self.build_retry, max_attempts=3))
+
+    def test_exhausted_alternates_put_the_instance_in_error(self):
+        tried = _history((self.host_list[0], exception.ClaimFailed(
+            amount=1, resource_class='VCPU', uuid=self.nodes['h2'],
+            consumer=self.uuid, reason='h2 is full')))
+        alternates.Alternates('alternates').revert(
+            tried, self.ctx, self.scheduler, self.cell, self.instance,
+            self.build_retry)
+        fault = self.fault_of(self.cell, self.uuid)
+        self.assertTrue(fault.message.startswith(
+            'Exceeded maximum number of retries.'), fault.message)
+        self.assertIn('h2 is full', fault.message)
+        self.assertEqual('error',
+                         self.instance_in(self.cell, self.uuid).vm_state)
+
+    def test_exhaustion_without_a_try_names_the_hosts_failure(self):
+        alternates.Alternates('alternates').revert(
+            _history(), self.ctx, self.scheduler, self.cell, self.instance,
+            self.build_retry)
+        self.assertIn('last failure: spawn failed on h1',
+                      self.fault_of(self.cell, self.uuid).message)
+
+    def test_exhaustion_releases_claims_and_records_the_event(self):
+        self.scheduler.claim_resources(self.ctx, self.uuid, self.nodes['h3'],
+                                       RESOURCES)
+        alternates.Alternates('alternates').revert(
+            _history(), self.ctx, self.scheduler, self.cell, self.instance,
+            self.build_retry)
+        self.assertEqual({}, self.held(self.uuid))
+        event = self.events_in(self.cell, self.uuid)[-1]
+        self.assertEqual((fates.RESCHEDULE_EVENT, 'Error'),
+                         (event.event, event.result))
+
+    def test_claim_alternate_claims_and_moves_the_instance(self):
+        self.assertTrue(self._claim(self.host_list[0]))
+        self.assertEqual({self.nodes['h2']: RESOURCES}, self.held(self.uuid))
+        instance = self.instance_in(self.cell, self.uuid)
+        self.assertEqual(('h2', 'h2'), (instance.host, instance.node))
+
+    def test_claim_alternate_fails_when_the_alternate_is_full(self):
+        for _ in range(2):
+            self.scheduler.claim_resources(
+                self.ctx, uuidutils.generate_uuid(), self.nodes['h2'],
+                RESOURCES)
+        self.assertRaises(exception.ClaimFailed, self._claim,
+                          self.host_list[0])
+        self.assertEqual('h1', self.instance_in(self.cell, self.uuid).host)
+
+    def test_claim_alternate_gives_back_the_claim_of_a_deleted_one(self):
+        with self.target(self.cell) as cctxt:
+            instance_obj.Instance.get_by_uuid(cctxt, self.uuid).destroy(
+                cctxt)
+        self.assertFalse(self._claim(self.host_list[0]))
+        self.assertEqual({}, self.held(self.uuid))
+
+    def test_claim_alternate_without_an_alternate_exceeds_retries(self):
+        self.assertRaises(exception.MaxRetriesExceeded, self._claim, None)
+
+    def test_claim_alternate_revert_releases_the_claim(self):
+        self._claim(self.host_list[0])
+        alternates.ClaimAlternate('claim-alternate').revert(
+            self.ctx, self.scheduler, self.instance, self.host_list[0],
+            result=True)
+        self.assertEqual({}, self.held(self.uuid))
+
+    def test_cast_sends_the_alternates_after_this_one(self):
+        self._claim(self.host_list[0])
+        cast = alternates.CastAlternate('cast-to-compute').execute(
+            self.ctx, self.compute, self.cell, self.instance,
+            self.host_list[0], True, self.host_list, {'flavor': {}},
+            self.build_retry)
+        self.assertEqual(fates.OK, cast)
+        sent = self.compute.casts[0]
+        self.assertEqual(('h2', [self.host_list[1]], self.build_retry),
+                         (sent['host'], sent['host_list'], sent['retry']))
+
+    def test_cast_sends_nothing_for_an_instance_not_claimed(self):
+        cast = alternates.CastAlternate('cast-to-compute').execute(
+            self.ctx, self.compute, self.cell, self.instance,
+            self.host_list[0], False, self.host_list, {'flavor': {}},
+            self.build_retry)
+        self.assertEqual((fates.DELETED, []), (cast, self.compute.casts))
+
+
+class SQLiteAlternatesTest(_AlternatesTests, base.SQLiteMixin,
+                           fleet.FleetTestCase):
+    pass
+
+
+class MySQLAlternatesTest(_AlternatesTests, base.MySQLMixin,
+                          fleet.FleetTestCase):
+    pass
+
+
+class PostgreSQLAlternatesTest(_AlternatesTests, base.PostgreSQLMixin,
+                               fleet.FleetTestCase):
+    pass

@@ -1,0 +1,138 @@
+"""``map-host-to-cell`` and ``create-in-cell`` on real databases."""
+
+from taskflow.types import failure
+
+from cellboot import exception
+from cellboot.objects import cell_mapping
+from cellboot.workflows import fates
+from cellboot.workflows.tasks import cells
+from cellboot.workflows.tasks import schedule
+from tests import base
+from tests.unit.workflows import fleet
+
+
+class _CellTaskTests:
+    """A request scheduled to cell1 (h1, h2) or to cell2 (h3)."""
+
+    def setUp(self):
+        super().setUp()
+        self.add_host('h1', cell=0)
+        self.add_host('h2', cell=0)
+        self.start_scheduler()
+
+    def _schedule(self, count=1):
+        store, uuids = self.request(count)
+        store['selections'] = schedule.Schedule('schedule').execute(
+            self.ctx, self.scheduler, store['request_spec'], uuids)
+        return store, uuids
+
+    def _map(self, store):
+        store['cells'] = cells.MapHostToCell('map-host-to-cell').execute(
+            self.ctx, self.scheduler, store['selections'],
+            store['build_requests'], store['request_spec'])
+        return store['cells']
+
+    def _create(self, store):
+        return cells.CreateInCell('create-in-cell').execute(
+            self.ctx, self.scheduler, store['cells'], store['selections'],
+            store['build_requests'], store['request_spec'])
+
+    def test_map_host_to_cell_finds_the_chosen_hosts_cell(self):
+        store, (uuid,) = self._schedule()
+        self.assertEqual({uuid: self.cells[0].uuid}, self._map(store))
+
+    def test_unmapped_host_buries_that_instance_alone_in_cell0(self):
+        self.add_host('h3', mapped=False)
+        self.scheduler.refresh(self.ctx)
+        store, uuids = self._schedule(2)
+        store['selections'][uuids[1]][0]['service_host'] = 'h3'
+        found = self._map(store)
+        self.assertEqual({uuids[0]: self.cells[0].uuid, uuids[1]: None},
+                         found)
+        self.assertIn('Host h3 is not mapped to any cell',
+                      self.fault_of(self.cell0, uuids[1]).message)
+        self.assertEqual({}, self.held(uuids[1]))
+        self.assertTrue(self.has_build_request(uuids[0]))
+
+    def test_create_in_cell_creates_a_building_instance_on_its_host(self):
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        self.assertEqual({uuid: fates.OK}, self._create(store))
+        instance = self.instance_in(self.cells[0], uuid)
+        chosen = store['selections'][uuid][0]['service_host']
+        self.assertEqual(('building', chosen, chosen, 'server-0'),
+                         (instance.vm_state, instance.host, instance.node,
+                          instance.display_name))
+
+    def test_create_in_cell_starts_the_create_action(self):
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        self._create(store)
+        with self.target(self.cells[0]) as cctxt:
+            action = self.action_of(cctxt, uuid)
+        self.assertEqual(('create', 'alice', 'p1'),
+                         (action.action, action.user_id, action.project_id))
+
+    def test_create_in_cell_replayed_counts_the_instance_as_created(self):
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        self._create(store)
+        self.assertEqual({uuid: fates.OK}, self._create(store))
+
+    def test_create_in_cell_skips_instances_buried_earlier(self):
+        store, (uuid,) = self._schedule()
+        store['cells'] = {uuid: None}
+        self.assertEqual({uuid: fates.BURIED}, self._create(store))
+
+    def test_a_cell_that_refuses_the_instance_buries_it_in_cell0(self):
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        cell = cell_mapping.CellMapping.get_by_uuid(self.ctx,
+                                                    self.cells[0].uuid)
+        cell.update(self.ctx, database_connection='sqlite:///' +
+                    self.state_path + '/no/such/dir/cell.sqlite')
+        self.assertEqual({uuid: fates.BURIED}, self._create(store))
+        self.assertEqual('cell0', self.mapped_cell(uuid))
+        self.assertEqual({}, self.held(uuid))
+
+    def test_revert_fails_created_instances_in_their_cell(self):
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        created = self._create(store)
+        boom = failure.Failure.from_exception(RuntimeError('API DB gone'))
+        cells.CreateInCell('create-in-cell').revert(
+            self.ctx, self.scheduler, store['cells'], result=created,
+            flow_failures={'map-instance': boom})
+        self.assertEqual('error',
+                         self.instance_in(self.cells[0], uuid).vm_state)
+        self.assertIn('API DB gone',
+                      self.fault_of(self.cells[0], uuid).message)
+        self.assertEqual('cell1', self.mapped_cell(uuid))
+        self.assertFalse(self.has_build_request(uuid))
+        self.assertEqual({}, self.held(uuid))
+
+    def test_revert_leaves_uncreated_instances_to_schedule(self):
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        boom = failure.Failure.from_exception(RuntimeError('cell gone'))
+        cells.CreateInCell('create-in-cell').revert(
+            self.ctx, self.scheduler, store['cells'], result=boom,
+            flow_failures={'create-in-cell': boom})
+        self.assertIsNone(self.mapped_cell(uuid))
+        self.assertRaises(exception.InstanceNotFound, self.instance_in,
+                          self.cells[0], uuid)
+
+
+class SQLiteCellTaskTest(_CellTaskTests, base.SQLiteMixin,
+                         fleet.FleetTestCase):
+    pass
+
+
+class MySQLCellTaskTest(_CellTaskTests, base.MySQLMixin,
+                        fleet.FleetTestCase):
+    pass
+
+
+class PostgreSQLCellTaskTest(_CellTaskTests, base.PostgreSQLMixin,
+                             fleet.FleetTestCase):
+    pass
