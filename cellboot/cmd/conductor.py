@@ -1,0 +1,117 @@
+"""``cellboot-conductor``: the super conductor, or a cell's conductor.
+
+Without ``--cell`` it is the super conductor: it serves topic
+``cellboot-conductor`` on ``[DEFAULT] transport_url`` and runs the boot
+flow of each request, persisted in ``[flow_persistence] connection``,
+with the scheduler in-process (``[conductor] scheduler = local``) or over
+RPC (``rpc``). It needs the API database.
+
+With ``--cell NAME`` it is a conductor of cell NAME: it serves
+``cellboot-conductor.NAME`` on the cell's own transport (its
+``[DEFAULT] transport_url``) and runs the reschedule flows of that
+cell's compute hosts, persisted in the cell database (``[database]
+connection``). It needs no API database credentials: the scheduler is
+reached over RPC.
+
+Either kind resumes, when it starts, the flows that a conductor of the
+same ``[DEFAULT] host`` left unfinished.
+
+Usage::
+
+    cellboot-conductor --config-file /etc/cellboot/cellboot.conf
+    cellboot-conductor --cell cell1 --config-file /etc/cellboot/cell1.conf
+"""
+
+import sys
+
+from oslo_log import log as logging
+
+from cellboot.cmd import service_runner
+from cellboot.conductor import manager
+from cellboot.conf import CONF
+from cellboot import exception
+from cellboot import rpc
+from cellboot.rpc import topics
+from cellboot import service
+
+LOG = logging.getLogger(__name__)
+
+PROG = 'cellboot-conductor'
+
+DESCRIPTION = """\
+Run the super conductor (boot flows, topic cellboot-conductor, needs
+[api_database] and [flow_persistence]) or, with --cell NAME, a conductor of
+cell NAME (reschedule flows, topic cellboot-conductor.NAME on the cell's
+transport, needs only [database] connection and [DEFAULT] transport_url).
+Runs until SIGTERM or SIGINT, then finishes the flows in flight and exits 0.
+
+  cellboot-conductor --config-file /etc/cellboot/cellboot.conf
+  cellboot-conductor --cell cell1 --config-file /etc/cellboot/cell1.conf"""
+
+
+def add_arguments(parser):
+    parser.add_argument(
+        '--cell', metavar='NAME',
+        help='serve as a conductor of cell NAME (as listed by '
+             '`cellboot-manage cell_v2 list_cells`); sets [DEFAULT] '
+             'cell_name')
+
+
+class Conductor:
+    """A conductor manager and its RPC server, as one runnable service.
+
+    The manager starts first (the in-process scheduler's host states,
+    resumed flows), so the first request finds it ready.
+    """
+
+    def __init__(self, conductor, rpc_service, context):
+        self.conductor = conductor
+        self.rpc_service = rpc_service
+        self.context = context
+
+    def start(self):
+        resumed = self.conductor.start(self.context)
+        if resumed:
+            LOG.info('Resumed %d unfinished flow(s)', resumed)
+        self.rpc_service.start()
+
+    def stop(self):
+        self.rpc_service.stop()
+
+    def wait(self):
+        self.rpc_service.wait()
+        self.conductor.stop()
+
+
+def build_super_conductor(context):
+    if not CONF.api_database.connection:
+        raise exception.ConfigurationError(
+            reason=f'the super conductor needs [api_database] connection '
+                   f'(or run `{PROG} --cell NAME` for a cell conductor)')
+    conductor = manager.SuperConductorManager()
+    server = service.RPCService(CONF.host, topics.CONDUCTOR, [conductor],
+                                rpc.get_api_transport())
+    return Conductor(conductor, server, context)
+
+
+def build_cell_conductor(context, cell_name):
+    CONF.set_override('cell_name', cell_name)
+    conductor = manager.CellConductorManager(cell_name=cell_name)
+    server = service.RPCService(CONF.host, topics.cell_conductor(cell_name),
+                                [conductor], rpc.get_local_cell_transport())
+    return Conductor(conductor, server, context)
+
+
+def build(context, args):
+    if args.cell:
+        return [build_cell_conductor(context, args.cell)]
+    return [build_super_conductor(context)]
+
+
+def main(argv=None):
+    return service_runner.main(PROG, DESCRIPTION, build, argv=argv,
+                               add_arguments=add_arguments)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

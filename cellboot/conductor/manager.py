@@ -1,0 +1,271 @@
+"""The conductors' RPC endpoints: each request becomes one flow run.
+
+* ``SuperConductorManager`` (topic ``cellboot-conductor``, API level):
+  ``schedule_and_build_instances`` runs the boot flow of one request,
+  persisted in the flow database.
+* ``CellConductorManager`` (topic ``cellboot-conductor.<cell>``):
+  ``build_instances`` runs the reschedule flow of one instance,
+  persisted in its own cell's database. It holds no API database
+  credentials: the scheduler is reached over RPC and the cell is known
+  from ``[DEFAULT] cell_name`` and ``[database] connection``.
+
+Both are casts: nobody waits for an answer, so an endpoint never raises.
+A flow that reverted has already recorded the outcome where users and
+operators look (ERROR instances with faults, the flow's state); the
+endpoint only logs it. At start (``start``), a conductor resumes the
+flows that a conductor of the same host left unfinished.
+"""
+
+from oslo_log import log as logging
+import oslo_messaging
+
+from cellboot.conf import CONF
+from cellboot.conf import conductor as conductor_conf
+from cellboot import context as cb_context
+from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot import rpc
+from cellboot.workflows import boot
+from cellboot.workflows import engine
+from cellboot.workflows import reschedule
+
+LOG = logging.getLogger(__name__)
+
+# Every RPC interface of cellboot is at its first version.
+RPC_VERSION = '1.0'
+
+KIND_BOOT = 'boot'
+KIND_RESCHEDULE = 'reschedule'
+
+# Failures that end a flow the expected way (logged as one line).
+_EXPECTED_FAILURES = (exception.NoValidHost,)
+
+
+def _log_outcome(what, exc):
+    if isinstance(exc, _EXPECTED_FAILURES):
+        LOG.info('%s ended: %s', what, exc)
+    elif isinstance(exc, exception.CellbootException):
+        LOG.warning('%s failed: %s', what, exc)
+    else:
+        LOG.exception('%s failed unexpectedly', what)
+
+
+class _FlowConductor:
+    """What both conductors share: running and resuming their flows."""
+
+    KIND = None
+    FLOW_FACTORY = None
+
+    def persistence(self):
+        """The database URL flows are persisted in, None if they are not."""
+        raise NotImplementedError
+
+    def transient_for(self, context):
+        """The values a flow needs that are never persisted."""
+        raise NotImplementedError
+
+    def run_flow(self, context, store, instance_uuids, what):
+        """Run one flow to its end; never raises (see the module doc)."""
+        meta = engine.flow_meta(self.KIND, instance_uuids, context)
+        try:
+            return engine.run(
+                type(self).FLOW_FACTORY, store, self.transient_for(context),
+                persistence=self.persistence(),
+                book_name=f'{self.KIND} {context.request_id}', meta=meta,
+                label=what)
+        except Exception as exc:
+            _log_outcome(what, exc)
+            return None
+
+    def resume_unfinished(self):
+        """Finish the flows this host's conductor left; how many there were.
+
+        Each resumed flow ends SUCCESS or REVERTED, like any other run;
+        one that fails again is logged and the others still run.
+        """
+        persistence = self.persistence()
+        if persistence is None or not CONF.conductor.resume_flows:
+            return 0
+        flows = engine.unfinished(persistence, self.KIND,
+                                  conductor=CONF.host)
+        for flow in flows:
+            what = f'Resumed {self.KIND} flow {flow["uuid"]}'
+            try:
+                engine.resume(persistence, flow['uuid'], self.transient_for)
+            except Exception as exc:
+                _log_outcome(what, exc)
+        return len(flows)
+
+
+class SuperConductorManager(_FlowConductor):
+    """Endpoint of topic ``cellboot-conductor``: boots, one flow each.
+
+    ``scheduler`` is the scheduler library (``[conductor] scheduler =
+    local``) or its RPC client (``rpc``); ``compute_rpcapi_for`` returns
+    the compute client of a cell mapping. Both default to what the
+    configuration says; tests and the all-in-one pass their own.
+    """
+
+    target = oslo_messaging.Target(version=RPC_VERSION)
+
+    KIND = KIND_BOOT
+    FLOW_FACTORY = staticmethod(boot.get_flow)
+
+    def __init__(self, scheduler=None, compute_rpcapi_for=None):
+        self.scheduler = scheduler or self._configured_scheduler()
+        self._owns_scheduler = scheduler is None
+        self._compute_rpcapi_for = compute_rpcapi_for
+        self._compute_clients = {}
+
+    @staticmethod
+    def _configured_scheduler():
+        if CONF.conductor.scheduler == conductor_conf.RPC:
+            from cellboot.scheduler import rpcapi as scheduler_rpcapi
+            return scheduler_rpcapi.SchedulerRPCAPI(rpc.get_api_transport())
+        from cellboot.scheduler import api as scheduler_api
+        return scheduler_api.SchedulerAPI()
+
+    def start(self, context=None):
+        """Load the in-process scheduler's host states, resume flows."""
+        context = context or cb_context.get_admin_context()
+        if self._owns_scheduler and hasattr(self.scheduler, 'start'):
+            self.scheduler.start(context)
+        return self.resume_unfinished()
+
+    def stop(self):
+        if self._owns_scheduler and hasattr(self.scheduler, 'stop'):
+            self.scheduler.stop()
+
+    def compute_rpcapi(self, cell_mapping):
+        """The compute client of a cell (one per cell, reused)."""
+        if self._compute_rpcapi_for is not None:
+            return self._compute_rpcapi_for(cell_mapping)
+        client = self._compute_clients.get(cell_mapping.uuid)
+        if client is None:
+            from cellboot.compute import rpcapi as compute_rpcapi
+            client = compute_rpcapi.ComputeAPI(
+                cell_mapping.name, rpc.get_cell_transport(cell_mapping))
+            self._compute_clients[cell_mapping.uuid] = client
+        return client
+
+    def persistence(self):
+        if not CONF.conductor.persist_flows:
+            return None
+        return CONF.flow_persistence.connection
+
+    def transient_for(self, context):
+        return {'context': context, 'scheduler': self.scheduler,
+                'compute_rpcapi': self.compute_rpcapi}
+
+    def schedule_and_build_instances(self, context, build_requests,
+                                     request_specs):
+        """Run the boot flow for one request (RPC cast, version 1.0).
+
+        ``build_requests`` and ``request_specs`` are aligned lists (see
+        ``cellboot.conductor.rpcapi``); the instances of a multi-create
+        share one spec, which the scheduler is asked once.
+        """
+        if not build_requests:
+            return None
+        if not request_specs or len(request_specs) != len(build_requests):
+            LOG.error('Request %s is malformed: %d build requests but %d '
+                      'request specs; nothing is built.',
+                      context.request_id, len(build_requests),
+                      len(request_specs or ()))
+            return None
+        uuids = [br['instance_uuid'] for br in build_requests]
+        store = {
+            'instance_uuids': uuids,
+            'build_requests': {br['instance_uuid']: br
+                               for br in build_requests},
+            'request_spec': request_specs[0],
+        }
+        return self.run_flow(
+            context, store, uuids,
+            f'Boot of {len(uuids)} instance(s) for request '
+            f'{context.request_id}')
+
+
+class CellConductorManager(_FlowConductor):
+    """Endpoint of topic ``cellboot-conductor.<cell>``: reschedules.
+
+    ``cell_name`` and ``database_connection`` default to ``[DEFAULT]
+    cell_name`` and ``[database] connection``; an in-process cluster
+    gives each of its cells' conductors its own. ``scheduler`` and
+    ``compute_rpcapi`` are RPC clients on the cell's transport.
+    """
+
+    target = oslo_messaging.Target(version=RPC_VERSION)
+
+    KIND = KIND_RESCHEDULE
+    FLOW_FACTORY = staticmethod(reschedule.get_flow)
+
+    def __init__(self, cell_name=None, database_connection=None,
+                 scheduler=None, compute_rpcapi=None):
+        cell_name = cell_name or CONF.cell_name
+        database_connection = (database_connection or
+                               CONF.database.connection)
+        if not cell_name:
+            raise exception.ConfigurationError(
+                reason='a cell conductor needs the name of its cell: '
+                       'cellboot-conductor --cell NAME, or [DEFAULT] '
+                       'cell_name')
+        if not database_connection:
+            raise exception.ConfigurationError(
+                reason=f'the conductor of cell {cell_name} needs its '
+                       f'cell database in [database] connection')
+        # This cell as far as its own services know it: no uuid, which
+        # only the API database holds.
+        self.cell_mapping = cell_mapping_obj.CellMapping(
+            name=cell_name, database_connection=database_connection)
+        transport = None
+        if scheduler is None or compute_rpcapi is None:
+            transport = rpc.get_local_cell_transport()
+        if scheduler is None:
+            from cellboot.scheduler import rpcapi as scheduler_rpcapi
+            scheduler = scheduler_rpcapi.SchedulerRPCAPI(transport)
+        if compute_rpcapi is None:
+            from cellboot.compute import rpcapi as compute_rpcapi_mod
+            compute_rpcapi = compute_rpcapi_mod.ComputeAPI(cell_name,
+                                                           transport)
+        self.scheduler = scheduler
+        self.compute_rpcapi = compute_rpcapi
+
+    @property
+    def cell_name(self):
+        return self.cell_mapping.name
+
+    def start(self, context=None):
+        """Resume the reschedules this host's conductor left."""
+        return self.resume_unfinished()
+
+    def stop(self):
+        pass
+
+    def persistence(self):
+        if not CONF.conductor.persist_flows:
+            return None
+        return self.cell_mapping.database_connection
+
+    def transient_for(self, context):
+        return {'context': context, 'scheduler': self.scheduler,
+                'compute_rpcapi': lambda _cell: self.compute_rpcapi,
+                'cell_mapping': self.cell_mapping}
+
+    def build_instances(self, context, instance, request_spec, host_list,
+                        retry):
+        """Run the reschedule flow for one instance (RPC cast, 1.0)."""
+        retry = dict(retry or {})
+        retry.setdefault('num_attempts', 0)
+        retry.setdefault('hosts', [])
+        store = {
+            'instance': instance,
+            'request_spec': request_spec,
+            'host_list': list(host_list or []),
+            'build_retry': retry,
+            'max_attempts': CONF.scheduler.max_attempts,
+        }
+        return self.run_flow(
+            context, store, [instance['uuid']],
+            f'Reschedule of instance {instance["uuid"]} in cell '
+            f'{self.cell_name}')
