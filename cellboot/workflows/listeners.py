@@ -20,6 +20,8 @@ from taskflow.listeners import timing
 from taskflow import states
 from taskflow.types import failure as tf_failure
 
+from cellboot.workflows import lookup
+
 LOG = logging.getLogger(__name__)
 
 _FLOW_INFO_STATES = frozenset({states.RUNNING, states.SUCCESS,
@@ -31,9 +33,7 @@ _ATOM_WARNING_STATES = frozenset({states.FAILURE, states.REVERT_FAILURE,
 
 def describe_failure(failure):
     """``Type: message`` of a TaskFlow Failure, on one line."""
-    names = failure.exception_type_names
-    kind = names[0].rsplit('.', 1)[-1] if names else 'Error'
-    return f'{kind}: {failure.exception_str}'
+    return f'{lookup.failure_type(failure)}: {failure.exception_str}'
 
 
 class LoggingListener(base.Listener):

@@ -106,6 +106,16 @@ def _atom_order(flow_detail):
     return names + [atom.name for atom in flow]
 
 
+def failure_type(failure):
+    """The class name of the exception behind a TaskFlow Failure.
+
+    A Failure iterates over its exception's class names, most derived
+    first (it keeps the names, not the class, once persisted).
+    """
+    names = list(failure)
+    return names[0].rsplit('.', 1)[-1] if names else 'Error'
+
+
 def _short(value):
     """One word for one value of a result: an outcome, a host, a count."""
     if value is None:
@@ -138,12 +148,12 @@ def _tries(history):
     for provided, failures in history:
         text = _short(provided)
         if failures:
-            kinds = sorted({failure.exception_type_names[0].rsplit('.')[-1]
-                            for failure in failures.values()
-                            if failure.exception_type_names})
-            text += f' failed ({", ".join(kinds) or "Error"})'
+            kinds = sorted({failure_type(failure)
+                            for failure in failures.values()})
+            text += f' failed ({", ".join(kinds)})'
         tries.append(text)
-    return f'{len(tries)} tries: ' + '; '.join(tries)
+    count = 'one try' if len(tries) == 1 else f'{len(tries)} tries'
+    return f'{count}: ' + '; '.join(tries)
 
 
 def summarize_result(atom_detail):
@@ -174,9 +184,8 @@ def describe_atom(atom_detail):
     failure = atom_detail.failure or atom_detail.revert_failure
     described = None
     if failure is not None:
-        names = failure.exception_type_names
         described = {
-            'type': names[0].rsplit('.', 1)[-1] if names else 'Error',
+            'type': failure_type(failure),
             'message': failure.exception_str,
         }
     return {
