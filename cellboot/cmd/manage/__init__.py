@@ -18,6 +18,7 @@ from oslo_log import log as logging
 from cellboot.cmd.manage import cell_v2
 from cellboot.cmd.manage import db
 from cellboot.cmd.manage import flavor
+from cellboot.cmd.manage import flows
 from cellboot.cmd.manage import output
 from cellboot.cmd.manage import parsing
 from cellboot.conf import CONF
@@ -25,7 +26,7 @@ from cellboot import context as cb_context
 
 PROG = 'cellboot-manage'
 
-GROUPS = (db, cell_v2, flavor)
+GROUPS = (db, cell_v2, flavor, flows)
 
 # A one-shot command should fail at once on a database that is down, not
 # retry for minutes as a long-running service does; an operator can still
