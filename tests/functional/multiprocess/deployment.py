@@ -1,0 +1,279 @@
+"""A cellboot deployment in separate processes, set up as an operator does.
+
+``Deployment`` is a fixture that builds, for one test:
+
+* databases on a real server (API, flow, cell0 and each cell), empty;
+* a RabbitMQ vhost of its own, deleted at the end with every queue in
+  it, so that test runs sharing the broker never see each other's
+  messages (the topics ``cellboot-conductor`` and ``cellboot-scheduler``
+  are the same in every deployment);
+* configuration files: ``api.conf`` for the API-level services
+  (``[api_database]``, ``[flow_persistence]``, the bus; ``[conductor]
+  scheduler = rpc``), one per cell for the services inside it (only
+  ``[database]``, the bus and ``cell_name``: no API database), one per
+  compute host for what a test wants of that host;
+* the operator's set-up: ``cellboot-manage db sync``, ``cell_v2
+  map_cell0``, ``cell_v2 create_cell`` per cell, ``db sync`` again;
+* the services: ``cellboot-scheduler``, ``cellboot-conductor``, a
+  ``cellboot-conductor --cell NAME`` per cell and a ``cellboot-compute
+  --host NAME`` per host, then ``cell_v2 discover_hosts``.
+
+Each in-cell service gets a state directory of its own: the default API
+database URL is an SQLite file there, so a service that reached for the
+API database would leave that file behind (``api_database_files``).
+"""
+
+import os
+import textwrap
+import time
+import uuid
+
+import fixtures
+from oslo_config import fixture as config_fixture
+
+from cellboot.conductor import rpcapi as conductor_rpcapi
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot import exception
+from cellboot.objects import build_request
+from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_mapping
+from cellboot.objects import request_spec
+from cellboot import rpc
+from cellboot.workflows import lookup
+from tests.functional.cmd import base as cmd_base
+from tests.functional.multiprocess import processes
+from tests.functional.multiprocess import rabbit
+from tests import fixtures as cb_fixtures
+
+FLAVOR = {'flavorid': 'm1.small', 'name': 'm1.small', 'vcpus': 1,
+          'memory_mb': 512, 'root_gb': 1}
+
+# Seconds a boot may take to settle (ACTIVE or ERROR, flows finished).
+SETTLE_TIMEOUT = 60
+
+SETTLED_VM_STATES = (instance_obj.vm_states.ACTIVE,
+                     instance_obj.vm_states.ERROR)
+FINISHED_FLOW_STATES = ('SUCCESS', 'REVERTED')
+
+# The API database file an in-cell service would create if it used the
+# default [api_database] connection.
+API_DATABASE_FILE = 'cellboot_api.sqlite'
+
+
+class Deployment(fixtures.Fixture):
+    """Services in processes over ``backend`` databases and RabbitMQ.
+
+    ``cells`` maps each cell name to its compute hosts; ``host_options``
+    maps a host to configuration text of its own (e.g. a ``[compute]``
+    capacity); ``cell_options`` is added to every cell's configuration
+    (e.g. ``[fake_driver] fail_hosts``).
+    """
+
+    def __init__(self, test, backend='mysql', cells=None, host_options=None,
+                 cell_options=''):
+        super().__init__()
+        self.test = test
+        self.backend = backend
+        self.cells = cells or {'cell1': ['cell1-host1']}
+        self.host_options = host_options or {}
+        self.cell_options = cell_options
+
+    def _setUp(self):
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.transport_url = self.useFixture(rabbit.Vhost()).url
+        self.api_url = self._database('api')
+        self.flow_url = self._database('flow')
+        self.cell0_url = self._database('cell0')
+        self.cell_urls = {name: self._database(name) for name in self.cells}
+        self.api_conf = self._write('api.conf', self._api_conf())
+        self._point_this_process_at_it()
+        self.processes = self.useFixture(
+            processes.Processes(self.dir, self.test))
+        self._set_up_cells()
+        self._start_services()
+        self.manage('cell_v2', 'discover_hosts')
+
+    # -- databases and configuration ------------------------------------------
+
+    def _database(self, label):
+        return self.useFixture(cb_fixtures.Database(
+            self.backend, name=f'cb_{label}_{uuid.uuid4().hex[:10]}')).url
+
+    def _write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, 'w') as conf:
+            conf.write(textwrap.dedent(text))
+        return path
+
+    def _api_conf(self):
+        return f"""\
+            [DEFAULT]
+            state_path = {self.dir}
+            transport_url = {self.transport_url}
+            host = api-level
+
+            [api_database]
+            connection = {self.api_url}
+
+            [flow_persistence]
+            connection = {self.flow_url}
+
+            [conductor]
+            scheduler = rpc
+            """
+
+    def cell_state_path(self, cell):
+        return os.path.join(self.dir, f'{cell}-state')
+
+    def _cell_conf(self, cell):
+        os.makedirs(self.cell_state_path(cell), exist_ok=True)
+        return textwrap.dedent(f"""\
+            [DEFAULT]
+            state_path = {self.cell_state_path(cell)}
+            transport_url = {self.transport_url}
+            cell_name = {cell}
+
+            [database]
+            connection = {self.cell_urls[cell]}
+
+            [compute]
+            report_interval = 1
+            """) + textwrap.dedent(self.cell_options)
+
+    def _point_this_process_at_it(self):
+        """This test process reads the deployment's API and flow DBs."""
+        conf = self.useFixture(config_fixture.Config(CONF))
+        conf.config(connection=self.api_url, group='api_database')
+        conf.config(connection=self.flow_url, group='flow_persistence')
+        conf.config(connection=self.cell_urls[next(iter(self.cells))],
+                    group='database')
+        self.addCleanup(rpc.cleanup)
+
+    # -- the operator's set-up ------------------------------------------------
+
+    def manage(self, *args):
+        """Run ``cellboot-manage --config-file api.conf ARGS``; must pass."""
+        result = cmd_base.run('--config-file', self.api_conf, *args)
+        if result.code != 0:
+            raise AssertionError(f'set-up command failed: {result}')
+        return result
+
+    def _set_up_cells(self):
+        self.manage('db', 'sync')
+        self.manage('cell_v2', 'map_cell0', '--database_connection',
+                    self.cell0_url)
+        for name, url in self.cell_urls.items():
+            self.manage('cell_v2', 'create_cell', '--name', name,
+                        '--database_connection', url,
+                        '--transport-url', self.transport_url)
+        self.manage('db', 'sync')
+
+    def _start_services(self):
+        """The scheduler first: compute hosts report to it as they start."""
+        start = self.processes.start
+        scheduler = start('scheduler', processes.command(
+            'cellboot.cmd.scheduler', '--config-file', self.api_conf))
+        self.processes.wait_ready([scheduler])
+        started = [start('conductor', processes.command(
+            'cellboot.cmd.conductor', '--config-file', self.api_conf))]
+        for cell, hosts in self.cells.items():
+            cell_conf = self._write(f'{cell}.conf', self._cell_conf(cell))
+            started.append(start(f'conductor-{cell}', processes.command(
+                'cellboot.cmd.conductor', '--config-file', cell_conf,
+                '--cell', cell)))
+            for host in hosts:
+                host_conf = self._write(f'{host}.conf',
+                                        self.host_options.get(host, ''))
+                started.append(start(host, processes.command(
+                    'cellboot.cmd.compute', '--config-file', cell_conf,
+                    '--config-file', host_conf, '--host', host)))
+        self.processes.wait_ready(started)
+
+    # -- booting as the API does ----------------------------------------------
+
+    def boot(self, count=1, hints=None, name='vm'):
+        """Persist a request as the API does, cast it; its instance uuids.
+
+        The build requests, request specs and instance mappings (no cell
+        yet) are written first, then the super conductor is cast to with
+        the same payload.
+        """
+        ctxt = cb_context.RequestContext(
+            user_id='demo', project_id='demo-project',
+            request_id=f'req-{uuid.uuid4()}')
+        spec = {'flavor': dict(FLAVOR), 'num_instances': count,
+                'scheduler_hints': dict(hints or {}),
+                'project_id': ctxt.project_id, 'user_id': ctxt.user_id}
+        build_requests, specs = [], []
+        for number in range(count):
+            instance_uuid = str(uuid.uuid4())
+            instance = {'display_name': f'{name}-{number}',
+                        'flavor': dict(FLAVOR), 'image_ref': 'cirros',
+                        'metadata': {}}
+            build_request.BuildRequest.create(
+                ctxt, instance_uuid, ctxt.project_id, instance,
+                user_id=ctxt.user_id)
+            request_spec.RequestSpec.create(ctxt, instance_uuid, spec)
+            instance_mapping.InstanceMapping.create(
+                ctxt, instance_uuid, ctxt.project_id, user_id=ctxt.user_id)
+            build_requests.append({
+                'instance_uuid': instance_uuid,
+                'project_id': ctxt.project_id, 'user_id': ctxt.user_id,
+                'instance': instance})
+            specs.append(spec)
+        transport = rpc.get_transport(self.transport_url)
+        conductor_rpcapi.ConductorAPI(transport).schedule_and_build_instances(
+            ctxt, build_requests, specs)
+        return [br['instance_uuid'] for br in build_requests]
+
+    # -- reading the outcome --------------------------------------------------
+
+    def instance(self, instance_uuid):
+        """(cell name, Instance) where the instance's mapping points."""
+        ctxt = cb_context.get_admin_context()
+        mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
+            ctxt, instance_uuid)
+        if mapping.cell_mapping is None:
+            return None, None
+        with cb_context.target_cell(ctxt, mapping.cell_mapping) as cctxt:
+            try:
+                return mapping.cell_mapping.name, \
+                    instance_obj.Instance.get_by_uuid(cctxt, instance_uuid)
+            except exception.InstanceNotFound:
+                return mapping.cell_mapping.name, None
+
+    def flows(self, instance_uuid=None):
+        """Flow summaries of the flow database and every cell."""
+        return lookup.find_flows_everywhere(cb_context.get_admin_context(),
+                                            instance_uuid=instance_uuid)
+
+    def settled(self, instance_uuids):
+        for instance_uuid in instance_uuids:
+            _cell, instance = self.instance(instance_uuid)
+            if instance is None or instance.vm_state not in \
+                    SETTLED_VM_STATES:
+                return False
+        return all(flow['state'] in FINISHED_FLOW_STATES
+                   for flow in self.flows())
+
+    def wait_settled(self, instance_uuids, timeout=SETTLE_TIMEOUT):
+        """Wait until each instance is ACTIVE or ERROR, no flow running."""
+        deadline = time.monotonic() + timeout
+        while not self.settled(instance_uuids):
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f'not settled after {timeout} s: '
+                    f'{[self.instance(u) for u in instance_uuids]}; flows '
+                    f'{[(f["name"], f["state"]) for f in self.flows()]}')
+            time.sleep(0.2)
+
+    def api_database_files(self):
+        """API database files left in the in-cell services' state dirs."""
+        found = []
+        for cell in self.cells:
+            path = os.path.join(self.cell_state_path(cell),
+                                API_DATABASE_FILE)
+            if os.path.exists(path):
+                found.append(path)
+        return found

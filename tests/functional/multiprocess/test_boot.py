@@ -1,0 +1,67 @@
+"""Boots through cellboot's services in separate processes.
+
+MariaDB for every database, RabbitMQ between the processes, each
+service started by its own command as an operator would, and the
+services inside a cell configured with their cell's database and bus
+alone. The happy path across two cells and a reschedule onto an
+alternate are the two scenarios the in-process tests also cover on
+SQLite and ``fake://``: here they prove that the pieces fit across
+process boundaries. After each, the invariant checker must find nothing.
+"""
+
+from tests import base
+from tests.functional import invariants
+from tests.functional.multiprocess import deployment
+
+
+class _BootTests:
+    """The specification, mixed into one class per backend."""
+
+    def assertCellServicesUsedNoApiDatabase(self, cluster):
+        self.assertEqual([], cluster.api_database_files())
+
+    def test_boots_go_active_in_the_cells_their_hints_target(self):
+        cluster = self.useFixture(deployment.Deployment(
+            self, backend=self.BACKEND,
+            cells={'cell1': ['cell1-host1'], 'cell2': ['cell2-host1']}))
+        first = cluster.boot(hints={'target_cell': 'cell1'})
+        second = cluster.boot(hints={'target_cell': 'cell2'})
+        cluster.wait_settled(first + second)
+
+        placed = {}
+        for instance_uuid in first + second:
+            cell, instance = cluster.instance(instance_uuid)
+            placed[instance_uuid] = (cell, instance.host, instance.vm_state)
+        self.assertEqual(
+            {first[0]: ('cell1', 'cell1-host1', 'active'),
+             second[0]: ('cell2', 'cell2-host1', 'active')}, placed)
+        self.assertEqual([], invariants.check_invariants())
+        self.assertCellServicesUsedNoApiDatabase(cluster)
+
+    def test_build_failing_on_its_host_is_rescheduled_to_an_alternate(self):
+        # host1 has more free RAM, so the scheduler picks it first; its
+        # builds fail, reschedulably: the cell conductor must move the
+        # instance to host2, the alternate the boot flow passed along.
+        cluster = self.useFixture(deployment.Deployment(
+            self, backend=self.BACKEND,
+            cells={'cell1': ['cell1-host1', 'cell1-host2']},
+            host_options={'cell1-host1': '[compute]\nmemory_mb = 65536\n'},
+            cell_options='[fake_driver]\nfail_hosts = cell1-host1\n'
+                         'fail_mode = reschedule\n'))
+        booted = cluster.boot(hints={'target_cell': 'cell1'})
+        cluster.wait_settled(booted)
+
+        cell, instance = cluster.instance(booted[0])
+        self.assertEqual(('cell1', 'cell1-host2', 'active'),
+                         (cell, instance.host, instance.vm_state))
+        # Sorted: MariaDB keeps TaskFlow's timestamps to the second.
+        flows = sorted((flow['kind'], flow['location'], flow['state'])
+                       for flow in cluster.flows(booted[0]))
+        self.assertEqual([('boot', 'flow database', 'SUCCESS'),
+                          ('reschedule', 'cell cell1', 'SUCCESS')], flows)
+        self.assertEqual([], invariants.check_invariants())
+        self.assertCellServicesUsedNoApiDatabase(cluster)
+
+
+class MariaDBRabbitBootTest(_BootTests, base.MySQLMixin, base.TestCase):
+    """MariaDB + RabbitMQ, services in separate processes."""
