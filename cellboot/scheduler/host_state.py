@@ -27,14 +27,13 @@ import time
 
 import numpy as np
 
-from cellboot.scheduler.resources import inventory as inventory_rules
+from cellboot.scheduler import host_batch
 
-RESOURCE_CLASSES = inventory_rules.RESOURCE_CLASSES
+RESOURCE_CLASSES = host_batch.RESOURCE_CLASSES
 VCPU, MEMORY_MB, DISK_GB = range(len(RESOURCE_CLASSES))
-RC_POSITION = {rc: i for i, rc in enumerate(RESOURCE_CLASSES)}
+RC_POSITION = host_batch.RC_POSITION
 
-_RESOURCE_COLUMNS = ('capacity', 'used', 'free', 'min_unit', 'max_unit',
-                     'step_size')
+_RESOURCE_COLUMNS = host_batch.RESOURCE_COLUMNS + ('free',)
 _HOST_COLUMNS = ('cell', 'az', 'enabled', 'last_seen_up', 'live',
                  'generation', 'failed_builds')
 
@@ -102,46 +101,44 @@ class HostStates:
     @classmethod
     def from_hosts(cls, hosts, cell_read_at=None):
         """Columns for ``hosts``; ``cell_read_at`` = {cell_uuid: epoch}."""
+        batch = host_batch.HostBatch()
+        for host in hosts:
+            batch.add_host_dict(host)
+        return cls.from_batch(batch, cell_read_at)
+
+    @classmethod
+    def from_batch(cls, batch, cell_read_at=None):
+        """Columns for a ``host_batch.HostBatch`` (what loads build)."""
         states = cls()
-        states._extend(list(hosts), cell_read_at or {})
+        states._extend(batch, cell_read_at or {})
         return states
 
-    def _extend(self, hosts, cell_read_at):
+    def _extend(self, batch, cell_read_at):
         start = len(self.uuids)
-        count = len(hosts)
-        nrc = len(RESOURCE_CLASSES)
-        res = {name: np.zeros((nrc, count)) for name in _RESOURCE_COLUMNS}
-        cell = np.empty(count, dtype=np.int32)
-        az = np.empty(count, dtype=np.int32)
-        enabled = np.empty(count, dtype=bool)
-        seen = np.full(count, np.nan)
-        generation = np.empty(count, dtype=np.int64)
-        for i, host in enumerate(hosts):
-            self.index[host['uuid']] = start + i
-            self.uuids.append(host['uuid'])
-            self.service_hosts.append(host['service_host'])
-            self.nodenames.append(host.get('nodename')
-                                  or host['service_host'])
-            cell[i] = self.cells.code(host['cell_uuid'])
-            az[i] = self.zones.code(host.get('availability_zone'))
-            enabled[i] = not host.get('disabled', False)
-            if host.get('last_seen_up') is not None:
-                seen[i] = host['last_seen_up']
-            generation[i] = host.get('generation') or 0
-            _fill_resources(res, i, host.get('inventories') or {},
-                            host.get('usages') or {})
+        self.uuids.extend(batch.uuids)
+        self.index.update(zip(batch.uuids, range(start, start + len(batch))))
+        self.service_hosts.extend(batch.service_hosts)
+        self.nodenames.extend(batch.nodenames)
+        res = batch.resource_columns()
         res['free'] = res['capacity'] - res['used']
         for name in _RESOURCE_COLUMNS:
             setattr(self, name,
                     np.concatenate([getattr(self, name), res[name]], axis=1))
-        self.cell = np.concatenate([self.cell, cell])
-        self.az = np.concatenate([self.az, az])
-        self.enabled = np.concatenate([self.enabled, enabled])
-        self.last_seen_up = np.concatenate([self.last_seen_up, seen])
-        self.live = np.concatenate([self.live, np.ones(count, dtype=bool)])
-        self.generation = np.concatenate([self.generation, generation])
-        self.failed_builds = np.concatenate(
-            [self.failed_builds, np.zeros(count, dtype=np.int32)])
+        seen = np.array([np.nan if t is None else t
+                         for t in batch.last_seen_up], dtype=float)
+        added = {
+            'cell': np.array([self.cells.code(c) for c in batch.cell_uuids],
+                             dtype=np.int32),
+            'az': np.array([self.zones.code(z) for z in batch.zones],
+                           dtype=np.int32),
+            'enabled': ~np.array(batch.disabled, dtype=bool),
+            'last_seen_up': seen,
+            'live': np.ones(len(batch), dtype=bool),
+            'generation': np.array(batch.generations, dtype=np.int64),
+            'failed_builds': np.zeros(len(batch), dtype=np.int32),
+        }
+        for name, values in added.items():
+            setattr(self, name, np.concatenate([getattr(self, name), values]))
         self._by_host = None
         self._memo.clear()
         self._grow_cells(cell_read_at)
@@ -238,10 +235,9 @@ class HostStates:
         """Replace one host's inventories and usages with fresh values."""
         before = np.maximum(self.free[:, pos], 0.0)
         self._memo.clear()
-        columns = {name: getattr(self, name) for name in _RESOURCE_COLUMNS}
-        for column in columns.values():
-            column[:, pos] = 0
-        _fill_resources(columns, pos, inventories, usages)
+        columns = host_batch.one_host_columns(inventories, usages)
+        for name, values in columns.items():
+            getattr(self, name)[:, pos] = values[:, 0]
         self.free[:, pos] = self.capacity[:, pos] - self.used[:, pos]
         if generation is not None:
             self.generation[pos] = generation
@@ -258,12 +254,12 @@ class HostStates:
         columns costs O(n), so callers gather hosts that report one by one
         and add them together.
         """
-        new = []
+        new = host_batch.HostBatch()
         resum = False
         for host in hosts:
             pos = self.index.get(host['uuid'])
             if pos is None:
-                new.append(dict(host, last_seen_up=host.get(
+                new.add_host_dict(dict(host, last_seen_up=host.get(
                     'last_seen_up', time.time())))
                 continue
             cell = self.cells.code(host['cell_uuid'])
@@ -278,7 +274,7 @@ class HostStates:
                                host.get('usages') or {},
                                host.get('generation'))
         self._by_host = None
-        if new:
+        if len(new):
             self._extend(new, {})
         elif resum:
             self._grow_cells({})
@@ -348,22 +344,3 @@ class HostStates:
                     total += sys.getsizeof(string)
         total += sys.getsizeof(self.index)
         return total
-
-
-def _fill_resources(columns, pos, inventories, usages):
-    """Write one host's inventories and usages into the column arrays."""
-    for rc, inventory in inventories.items():
-        i = RC_POSITION.get(rc)
-        if i is None:
-            continue  # a class no filter asks for (yet)
-        total = inventory['total']
-        columns['capacity'][i, pos] = inventory_rules.capacity(
-            total, inventory.get('reserved', 0),
-            inventory.get('allocation_ratio', 1.0))
-        columns['min_unit'][i, pos] = inventory.get('min_unit', 1)
-        columns['max_unit'][i, pos] = inventory.get('max_unit', total)
-        columns['step_size'][i, pos] = inventory.get('step_size', 1)
-    for rc, used in usages.items():
-        i = RC_POSITION.get(rc)
-        if i is not None:
-            columns['used'][i, pos] = used

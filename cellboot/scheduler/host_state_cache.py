@@ -19,7 +19,6 @@ every ``[scheduler] host_state_refresh_interval`` seconds — to learn of
 other schedulers' claims, new or dead hosts and disabled services.
 """
 
-import collections
 import contextlib
 import datetime
 import threading
@@ -34,6 +33,7 @@ from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.scheduler import host_batch
 from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import providers
 from cellboot.scheduler.resources import usage
@@ -47,16 +47,37 @@ _SERVICES = cell_models.Service.__table__
 _EPOCH = datetime.datetime(1970, 1, 1)
 
 
+class _CellHosts:
+    """One cell's compute nodes and their services, as compact lists.
+
+    Built in the cell's loading thread so that the database rows are
+    freed there: 100,000 rows cost about 60 MB as SQLAlchemy rows.
+    """
+
+    def __init__(self, read_at, rows):
+        self.read_at = read_at
+        self.uuids, self.hosts, self.nodenames = [], [], []
+        self.disabled, self.last_seen_up = [], []
+        for uuid, host, nodename, disabled, seen in rows:
+            self.uuids.append(uuid)
+            self.hosts.append(host)
+            self.nodenames.append(nodename)
+            # No compute service row: the host never started; not up.
+            self.disabled.append(disabled is None or bool(disabled))
+            self.last_seen_up.append(_epoch(seen))
+
+
 @cell_db.reader
 def _read_cell(context):
-    """``(read_at, nodes, services)`` of the targeted cell, as rows."""
+    """The targeted cell's compute hosts (``_CellHosts``), one query."""
     read_at = time.time()
-    nodes = context.session.execute(sa.select(
-        _NODES.c.uuid, _NODES.c.host, _NODES.c.hypervisor_hostname)).all()
-    services = context.session.execute(sa.select(
-        _SERVICES.c.host, _SERVICES.c.disabled, _SERVICES.c.last_seen_up,
-    ).where(_SERVICES.c.binary == COMPUTE_BINARY)).all()
-    return read_at, nodes, services
+    rows = context.session.execute(sa.select(
+        _NODES.c.uuid, _NODES.c.host, _NODES.c.hypervisor_hostname,
+        _SERVICES.c.disabled, _SERVICES.c.last_seen_up,
+    ).select_from(_NODES.outerjoin(_SERVICES, sa.and_(
+        _SERVICES.c.host == _NODES.c.host,
+        _SERVICES.c.binary == COMPUTE_BINARY))))
+    return _CellHosts(read_at, rows)
 
 
 def _epoch(when):
@@ -68,38 +89,20 @@ def _schedulable_cells(context):
             if not cell.is_cell0]
 
 
-def _hosts(snapshot, cell_rows):
-    """Host dicts (``HostStates.from_hosts``) joining cells and providers."""
-    inventories = collections.defaultdict(dict)
-    for row in snapshot.inventories:
-        inventories[row.provider_id][row.resource_class] = {
-            'total': row.total, 'reserved': row.reserved,
-            'allocation_ratio': row.allocation_ratio,
-            'min_unit': row.min_unit, 'max_unit': row.max_unit,
-            'step_size': row.step_size}
-    usages = collections.defaultdict(dict)
-    for row in snapshot.usages:
-        usages[row.provider_id][row.resource_class] = row.used
-    providers = {row.uuid: row for row in snapshot.providers}
-    hosts = []
-    for cell_uuid, (_read_at, nodes, services) in cell_rows.items():
-        service_of = {s.host: s for s in services}
-        for uuid, host, nodename in nodes:
-            provider = providers.get(uuid)
-            if provider is None:
+def _batch(providers, cells):
+    """A HostBatch of the nodes that have a provider, cell by cell."""
+    batch = host_batch.HostBatch(providers)
+    for cell_uuid, hosts in cells.items():
+        for uuid, host, nodename, disabled, seen in zip(
+                hosts.uuids, hosts.hosts, hosts.nodenames, hosts.disabled,
+                hosts.last_seen_up):
+            column = providers.index.get(uuid)
+            if column is None:
                 continue  # not reported yet: nothing to claim against
-            service = service_of.get(host)
-            hosts.append({
-                'uuid': uuid, 'service_host': host, 'nodename': nodename,
-                'cell_uuid': cell_uuid,
-                'availability_zone': provider.availability_zone,
-                'disabled': service is None or service.disabled,
-                'last_seen_up': _epoch(service and service.last_seen_up),
-                'generation': provider.generation,
-                'inventories': inventories.get(provider.id, {}),
-                'usages': usages.get(provider.id, {}),
-            })
-    return hosts
+            batch.add_host(uuid, host, nodename, cell_uuid,
+                           providers.zones[column], disabled, seen,
+                           providers.generations[column], column)
+    return batch
 
 
 class HostStateCache:
@@ -146,10 +149,12 @@ class HostStateCache:
         with self._lock:
             self._touched = set()
         try:
+            # Providers first, turned into arrays at once: their rows are
+            # the largest part of a load and are freed before the cells'.
+            providers = host_batch.ProviderTable(usage.load_all(context))
             cells = _schedulable_cells(context)
             results = cb_context.scatter_gather_cells(
                 context, cells, CONF.scheduler.cell_load_timeout, _read_cell)
-            snapshot = usage.load_all(context)
             answered = {uuid: result for uuid, result in results.items()
                         if not cb_context.is_cell_failure(result)}
             unanswered = [cell for cell in cells if cell.uuid not in answered]
@@ -158,9 +163,10 @@ class HostStateCache:
                             'its hosts are not scheduled to until a later '
                             'load reaches it.', cell.name, cell.uuid,
                             results[cell.uuid])
-            states = host_state.HostStates.from_hosts(
-                _hosts(snapshot, answered),
-                {uuid: result[0] for uuid, result in answered.items()})
+            states = host_state.HostStates.from_batch(
+                _batch(providers, answered),
+                {uuid: hosts.read_at for uuid, hosts in answered.items()})
+            del providers, results
             with self._lock:
                 old = self._states
                 self._states = states
