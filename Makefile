@@ -62,9 +62,10 @@ services: venv
 	$(VENV_PY) tools/prepare_services.py
 
 # pytest exits 5 when it collected no test: that is a failure here too,
-# with a line that says so.
+# with a line that says so. --durations names the slowest tests, so that
+# a suite creeping towards CI's time limit shows where the time goes.
 test: venv services
-	@$(VENV_PY) -m pytest -q tests; rc=$$?; \
+	@$(VENV_PY) -m pytest -q --durations=10 tests; rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  echo 'make test: pytest collected no tests' >&2; fi; \
 	exit $$rc

@@ -135,8 +135,14 @@ class SampleConfigTest(base.TestCase):
             f.write('\n'.join(lines) + '\n')
 
         conf = cfg.ConfigOpts()
+        registered = set()
         for group, opt in _sample_opts():
             conf.register_opt(opt, group=None if group == 'DEFAULT' else group)
+            registered.add((group, opt.dest))
+        unknown = sorted(f'[{group}] {name}' for group, name in uncommented
+                         if (group, name) not in registered)
+        self.assertEqual([], unknown, 'the sample has options that no '
+                         'namespace registers: run `make genconfig`')
         conf(['--config-file', path], project='cellboot',
              default_config_files=[])
         self.addCleanup(conf.reset)
