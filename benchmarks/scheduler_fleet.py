@@ -1,0 +1,200 @@
+"""Synthetic fleets for the scheduler benchmark, written straight to SQL.
+
+A fleet is an API database (cell mappings, one resource provider per
+host with VCPU, MEMORY_MB and DISK_GB inventories) and one database per
+cell (compute nodes and heartbeating compute services). Rows go in with
+bulk inserts and explicit ids: building 100,000 hosts through the
+objects would take longer than the benchmark itself.
+
+Databases are SQLite files in a directory, or throw-away databases on a
+MariaDB/MySQL or PostgreSQL server named by a server URL.
+"""
+
+import datetime
+import os
+import uuid as uuid_mod
+
+import sqlalchemy as sa
+
+from cellboot.db.api import models as api_models
+from cellboot.db.cell import models as cell_models
+from cellboot.scheduler import host_state_cache
+from cellboot.scheduler.resources import inventory
+
+# Every benchmark request asks for this; hosts are sized in its multiples.
+FLAVOR = {'vcpus': 2, 'memory_mb': 4096, 'root_gb': 40, 'flavorid': 'b1'}
+SLOT = {'VCPU': 2, 'MEMORY_MB': 4096, 'DISK_GB': 40}
+# Throughput fleets: 32 instances of FLAVOR per host (VCPU binds first).
+ROOMY_HOST = {'VCPU': 64, 'MEMORY_MB': 262144, 'DISK_GB': 4000}
+BATCH = 10000  # rows per INSERT batch
+
+
+class Databases:
+    """The API and cell database URLs of one benchmark run."""
+
+    def __init__(self, cells, server_url=None, workdir=None, prefix=None):
+        self.cells = cells
+        self.server_url = server_url
+        self.workdir = workdir
+        self.prefix = prefix or 'cbbench_' + uuid_mod.uuid4().hex[:8]
+        names = ['api'] + [f'cell{i + 1}' for i in range(cells)]
+        if server_url is None:
+            self.backend = 'sqlite'
+            self.urls = {name: f'sqlite:///{workdir}/{name}.sqlite'
+                         for name in names}
+        else:
+            server = sa.engine.make_url(server_url)
+            self.backend = server.get_backend_name()
+            self.urls = {
+                name: server.set(database=f'{self.prefix}_{name}')
+                .render_as_string(hide_password=False)
+                for name in names}
+
+    def args(self):
+        """What another process needs to name the same databases."""
+        return (self.cells, self.server_url, self.workdir, self.prefix)
+
+    @property
+    def api_url(self):
+        return self.urls['api']
+
+    @property
+    def cell_urls(self):
+        return [url for name, url in self.urls.items() if name != 'api']
+
+    def _server_do(self, statements):
+        url = sa.engine.make_url(self.server_url)
+        if self.backend == 'postgresql':
+            url = url.set(database='postgres')
+        engine = sa.create_engine(url, isolation_level='AUTOCOMMIT')
+        try:
+            with engine.connect() as conn:
+                for statement in statements:
+                    conn.execute(sa.text(statement))
+        finally:
+            engine.dispose()
+
+    def create(self):
+        """Create the databases and their tables (from the models)."""
+        if self.backend != 'sqlite':
+            self._server_do(f'CREATE DATABASE {self.prefix}_{name}'
+                            for name in self.urls)
+        for name, url in self.urls.items():
+            metadata = (api_models if name == 'api'
+                        else cell_models).Base.metadata
+            engine = sa.create_engine(url)
+            try:
+                metadata.create_all(engine)
+            finally:
+                engine.dispose()
+
+    def drop(self):
+        if self.backend == 'sqlite':
+            for url in self.urls.values():
+                path = sa.engine.make_url(url).database
+                for suffix in ('', '-wal', '-shm'):
+                    if os.path.exists(path + suffix):
+                        os.remove(path + suffix)
+        else:
+            self._server_do(f'DROP DATABASE IF EXISTS {self.prefix}_{name}'
+                            for name in self.urls)
+
+
+def _insert(conn, table, rows):
+    for start in range(0, len(rows), BATCH):
+        conn.execute(table.insert(), rows[start:start + BATCH])
+
+
+def host_inventories(hosts, capacity=None):
+    """Per host, ``{rc: total}``: roomy, or ``capacity`` slots in all.
+
+    With ``capacity`` the fleet holds exactly that many FLAVOR instances:
+    slots are spread evenly, the first hosts taking the remainder; a host
+    left without a slot gets an inventory too small for one.
+    """
+    if capacity is None:
+        return [ROOMY_HOST] * hosts
+    sizes = []
+    for i in range(hosts):
+        slots = capacity // hosts + (1 if i < capacity % hosts else 0)
+        if slots:
+            sizes.append({rc: amount * slots for rc, amount in SLOT.items()})
+        else:
+            sizes.append({'VCPU': 1, 'MEMORY_MB': 1024, 'DISK_GB': 10})
+    return sizes
+
+
+def build(dbs, hosts, cells, capacity=None):
+    """Write a fleet of ``hosts`` spread round-robin over ``cells``."""
+    now = datetime.datetime.utcnow()
+    cell_uuids = [str(uuid_mod.uuid4()) for _ in range(cells)]
+    providers, inventories = [], []
+    per_cell = [([], []) for _ in range(cells)]
+    for i, sizes in enumerate(host_inventories(hosts, capacity)):
+        cell = i % cells
+        name = f'c{cell + 1}-h{i:06d}'
+        uuid = str(uuid_mod.uuid4())
+        nodes, services = per_cell[cell]
+        nodes.append({
+            'uuid': uuid, 'host': name, 'hypervisor_hostname': name,
+            'vcpus': sizes['VCPU'], 'memory_mb': sizes['MEMORY_MB'],
+            'local_gb': sizes['DISK_GB'], 'cpu_allocation_ratio': 1.0,
+            'ram_allocation_ratio': 1.0, 'disk_allocation_ratio': 1.0,
+            'mapped': True})
+        services.append({
+            'host': name, 'binary': host_state_cache.COMPUTE_BINARY,
+            'disabled': False, 'last_seen_up': now, 'report_count': 1})
+        providers.append({'id': i + 1, 'uuid': uuid, 'name': name,
+                          'cell_id': cell + 1, 'availability_zone': 'nova',
+                          'generation': 1})
+        inventories.extend({
+            'resource_provider_id': i + 1, 'resource_class': rc,
+            'total': total, 'reserved': 0, 'min_unit': 1,
+            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
+            for rc, total in sizes.items())
+    engine = sa.create_engine(dbs.api_url)
+    try:
+        with engine.begin() as conn:
+            _insert(conn, api_models.CellMapping.__table__, [
+                {'id': c + 1, 'uuid': cell_uuids[c], 'name': f'cell{c + 1}',
+                 'database_connection': dbs.cell_urls[c],
+                 'transport_url': 'fake://', 'disabled': False}
+                for c in range(cells)])
+            _insert(conn, api_models.ResourceProvider.__table__, providers)
+            _insert(conn, api_models.Inventory.__table__, inventories)
+    finally:
+        engine.dispose()
+    for cell, (nodes, services) in enumerate(per_cell):
+        engine = sa.create_engine(dbs.cell_urls[cell])
+        try:
+            with engine.begin() as conn:
+                _insert(conn, cell_models.ComputeNode.__table__, nodes)
+                _insert(conn, cell_models.Service.__table__, services)
+        finally:
+            engine.dispose()
+
+
+def overcommitted_providers(api_url):
+    """How many providers hold more than their capacity of some class."""
+    inv = api_models.Inventory.__table__
+    alloc = api_models.Allocation.__table__
+    used = sa.select(
+        alloc.c.resource_provider_id, alloc.c.resource_class,
+        sa.func.sum(alloc.c.used).label('used'),
+    ).group_by(alloc.c.resource_provider_id,
+               alloc.c.resource_class).subquery()
+    query = sa.select(
+        inv.c.resource_provider_id, inv.c.total, inv.c.reserved,
+        inv.c.allocation_ratio, used.c.used,
+    ).select_from(inv.join(used, sa.and_(
+        used.c.resource_provider_id == inv.c.resource_provider_id,
+        used.c.resource_class == inv.c.resource_class)))
+    engine = sa.create_engine(api_url)
+    try:
+        with engine.connect() as conn:
+            over = {row.resource_provider_id for row in conn.execute(query)
+                    if row.used > inventory.capacity(
+                        row.total, row.reserved, row.allocation_ratio)}
+    finally:
+        engine.dispose()
+    return len(over)
