@@ -19,8 +19,9 @@ transaction of whichever context manager ``pick(context)`` returns.
 
 import functools
 
-import sqlalchemy
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+import sqlalchemy
 from sqlalchemy.engine import url as sa_url
 
 from cellboot import exception
@@ -107,10 +108,42 @@ def transactional(pick, mode):
     def decorator(fn):
         @functools.wraps(fn)
         def wrapper(context, *args, **kwargs):
-            with getattr(pick(context), mode).using(context):
+            outermost = not _in_transaction(context)
+            with getattr(pick(context), mode).using(context) as session:
+                if mode == 'writer' and outermost:
+                    take_sqlite_write_lock(session)
                 return fn(context, *args, **kwargs)
         return wrapper
     return decorator
+
+
+def _in_transaction(context):
+    """True when ``context`` already has a transaction open."""
+    try:
+        context.session
+    except db_exc.NoEngineContextEstablished:
+        return False
+    return True
+
+
+def take_sqlite_write_lock(session):
+    """Make a new SQLite writer transaction take the write lock first.
+
+    oslo.db begins every SQLite transaction with a deferred ``BEGIN``:
+    in a function that reads before it writes, SQLite takes a read
+    snapshot at the first read and, if another connection committed in
+    between, cannot upgrade it at the first write: "database is locked",
+    at once, whatever the busy timeout. The fresh transaction (nothing
+    has run in it yet) is therefore restarted as ``BEGIN IMMEDIATE``, so
+    that concurrent writers queue on the busy timeout instead. Readers
+    are left alone (WAL lets them run beside the writer), and so are
+    other databases, which lock rows.
+    """
+    if session.get_bind().dialect.name != 'sqlite':
+        return
+    dbapi_connection = session.connection().connection.driver_connection
+    dbapi_connection.execute('ROLLBACK')
+    dbapi_connection.execute('BEGIN IMMEDIATE')
 
 
 def parse_url(url):
