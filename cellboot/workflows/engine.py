@@ -23,6 +23,8 @@ the scheduler client, RPC clients) are injected as transient values on
 every run, resumed runs included.
 """
 
+import contextlib
+
 from oslo_log import log as logging
 from oslo_utils import reflection
 from oslo_utils import timeutils
@@ -88,29 +90,35 @@ def _new_flow_detail(backend, flow, flow_factory, book_name, meta):
 
 
 def run(flow_factory, store, transient, persistence=None, book_name=None,
-        meta=None, label=None):
+        meta=None, label=None, extra_listeners=()):
     """Build a flow with ``flow_factory`` and run it to its end.
 
     ``store`` is persisted with the flow, ``transient`` is not. Returns
     the engine (``engine.storage.fetch(name)`` reads results); raises
     what made the flow revert, once it has reverted.
+    ``extra_listeners`` are callables ``engine -> Listener`` attached
+    for the run besides the logging and timing ones (tests use them to
+    act between two atoms).
     """
     flow = flow_factory()
     if persistence is None:
         engine = engines.load(flow, store=store)
-        return _run(engine, transient, label or flow.name)
+        return _run(engine, transient, label or flow.name, extra_listeners)
     backend = flow_db.get_backend(persistence)
     book, flow_detail = _new_flow_detail(backend, flow, flow_factory,
                                          book_name or flow.name, meta or {})
     engine = engines.load(flow, store=store, flow_detail=flow_detail,
                           book=book, backend=backend)
     return _run(engine, transient,
-                label or f'{flow.name} {flow_detail.uuid}')
+                label or f'{flow.name} {flow_detail.uuid}', extra_listeners)
 
 
-def _run(engine, transient, label):
+def _run(engine, transient, label, extra_listeners=()):
     engine.storage.inject(transient, transient=True)
-    with listeners.attached(engine, label):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(listeners.attached(engine, label))
+        for make_listener in extra_listeners:
+            stack.enter_context(make_listener(engine))
         engine.run()
     return engine
 
@@ -135,7 +143,7 @@ def stored_context(flow_meta_values):
     return cb_context.RequestContext.from_dict(values)
 
 
-def resume(persistence, flow_uuid, transient_for):
+def resume(persistence, flow_uuid, transient_for, extra_listeners=()):
     """Finish an unfinished flow from its last persisted atom.
 
     ``transient_for(context)`` returns the transient values for the
@@ -150,4 +158,4 @@ def resume(persistence, flow_uuid, transient_for):
              flow_detail.state)
     engine = engines.load_from_detail(flow_detail, backend=backend)
     return _run(engine, transient_for(context),
-                f'{flow_detail.name} {flow_uuid}')
+                f'{flow_detail.name} {flow_uuid}', extra_listeners)
