@@ -31,6 +31,7 @@ allocations), so filters never touch a database.
 
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.objects import server_group
 from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import usage
 
@@ -150,7 +151,6 @@ class ScheduleRequest:
         self.target_cell = cell.uuid
 
     def _load_group(self, context):
-        from cellboot.objects import server_group
         try:
             group = server_group.ServerGroup.get_by_uuid(context,
                                                          self.group_uuid)

@@ -3,6 +3,7 @@
 from oslo_utils import uuidutils
 
 from cellboot import exception
+from cellboot.objects import server_group
 from cellboot.scheduler import api
 from cellboot.scheduler.resources import claims
 from tests import base
@@ -180,6 +181,24 @@ class _SelectDestinationsTests:
         for _ in range(3):
             _instances, [hosts] = self._select(spec(instance_group=group))
             self.assertEqual('b', hosts[0]['service_host'])
+
+    def test_group_hint_loads_the_server_group(self):
+        a = self.add_host('a')
+        self.add_host('b')
+        group = server_group.ServerGroup.create(
+            self.ctx, 'web', 'project', 'affinity')
+        group.add_members(self.ctx, ['member-1'])
+        claims.claim_resources(self.ctx, 'member-1', a, SMALL)
+        _instances, [hosts] = self._select(
+            spec(scheduler_hints={'group': group.uuid}))
+        self.assertEqual('a', hosts[0]['service_host'])
+
+    def test_group_hint_naming_no_group_is_no_valid_host(self):
+        self.add_host('a')
+        error = self.assertRaises(
+            exception.NoValidHost, self._select,
+            spec(scheduler_hints={'group': uuidutils.generate_uuid()}))
+        self.assertIn('does not exist', str(error))
 
     def test_same_host_hint_follows_the_named_instance(self):
         self.add_host('a')
