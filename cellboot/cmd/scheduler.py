@@ -87,10 +87,6 @@ def serving_transports(context):
 
 def build(context, args):
     """The host states, then one RPC server per distinct transport."""
-    if not CONF.api_database.connection:
-        raise exception.ConfigurationError(
-            reason=f'{PROG} needs [api_database] connection: it owns the '
-                   f'resource tables of the API database')
     scheduler = scheduler_api.SchedulerAPI()
     endpoint = rpc_endpoint.SchedulerEndpoint(scheduler)
     services = [HostStates(scheduler, context)]

@@ -97,22 +97,40 @@ def describe(exc):
     return None
 
 
+class StopRequested(BaseException):
+    """A signal came while the services were still starting.
+
+    A BaseException, like KeyboardInterrupt, so that the retry loops of
+    a transport that cannot reach its broker do not swallow it.
+    """
+
+
 class _Stopper:
-    """Turns SIGTERM/SIGINT into an event the main thread waits for."""
+    """Turns SIGTERM/SIGINT into an event the main thread waits for.
+
+    While the services start (a broker that is down makes a start retry
+    for ever), a signal interrupts the start instead.
+    """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
     def __init__(self):
         self.event = threading.Event()
         self.received = None
+        self._starting = True
 
     def install(self):
         for signum in self.SIGNALS:
             signal.signal(signum, self._handle)
 
+    def started(self):
+        self._starting = False
+
     def _handle(self, signum, frame):
         self.received = signal.Signals(signum).name
         self.event.set()
+        if self._starting:
+            raise StopRequested(self.received)
 
     def wait(self):
         while not self.event.wait(_POLL_SECONDS):
@@ -129,10 +147,13 @@ def run(services, stopper=None):
         for service in services:
             service.start()
             started.append(service)
+        stopper.started()
         LOG.info('Started %d service(s); waiting for SIGTERM or SIGINT',
                  len(started))
         received = stopper.wait()
         LOG.info('Caught %s, stopping', received)
+    except StopRequested as stop:
+        LOG.info('Caught %s while starting, stopping', stop)
     finally:
         for service in reversed(started):
             service.stop()

@@ -17,6 +17,7 @@ so a ``NoValidHost`` raised by a remote scheduler is a ``NoValidHost`` for
 the caller (``client.RPCClient`` strips the remote traceback from it).
 """
 
+from importlib import metadata
 import re
 import threading
 
@@ -90,17 +91,21 @@ def get_transport(url):
 
 def _new_transport(url):
     try:
-        return oslo_messaging.get_rpc_transport(
-            CONF, url=url, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
+        parsed = oslo_messaging.TransportURL.parse(CONF, url)
     except oslo_messaging.InvalidTransportURL as exc:
         raise exception.InvalidTransportURL(
             url=mask_url(url), reason='it is not a transport URL (expected '
             'driver://[user:pass@]host:port[,...]/vhost)') from exc
-    except oslo_messaging.DriverLoadFailure as exc:
+    drivers = sorted(ep.name for ep in metadata.entry_points(
+        group='oslo.messaging.drivers'))
+    if parsed.transport not in drivers:
+        # Checked here: oslo.messaging would log a warning of its own
+        # before failing, a second line for the operator to read.
         raise exception.InvalidTransportURL(
-            url=mask_url(url), reason=f'no messaging driver for it '
-            f'({exc.ex.__class__.__name__}: {exc.ex}); use rabbit:// or '
-            f'fake://') from exc
+            url=mask_url(url), reason=f'there is no messaging driver '
+            f'{parsed.transport!r} (installed: {", ".join(drivers)})')
+    return oslo_messaging.get_rpc_transport(
+        CONF, url=parsed, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
 
 
 def get_api_transport():

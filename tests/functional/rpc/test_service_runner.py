@@ -3,6 +3,7 @@
 import os
 import signal
 import threading
+import time
 
 from cellboot.cmd import service_runner
 from cellboot import exception
@@ -29,10 +30,21 @@ class FakeService:
         self.journal.append(('wait', self.name))
 
 
+class NeverStarts(FakeService):
+    """A start that retries for ever, as against a broker that is down."""
+
+    def start(self):
+        while True:
+            time.sleep(0.05)
+
+
 class StopAtOnce:
     """A stopper whose signal has already come."""
 
     def install(self):
+        pass
+
+    def started(self):
         pass
 
     def wait(self):
@@ -72,6 +84,20 @@ class ServiceRunnerTest(base.TestCase):
         self.addCleanup(timer.cancel)
 
         code = service_runner.run(self._services('a'))
+
+        self.assertEqual(0, code)
+        self.assertEqual([('start', 'a'), ('stop', 'a'), ('wait', 'a')],
+                         self.journal)
+
+    def test_sigterm_while_a_service_is_starting_stops_those_started(self):
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self.addCleanup(signal.signal, signum, signal.getsignal(signum))
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
+        self.addCleanup(timer.cancel)
+        services = self._services('a') + [NeverStarts('b', self.journal)]
+
+        code = service_runner.run(services)
 
         self.assertEqual(0, code)
         self.assertEqual([('start', 'a'), ('stop', 'a'), ('wait', 'a')],

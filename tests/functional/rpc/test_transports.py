@@ -62,7 +62,7 @@ class TransportTest(base.TestCase):
     def test_unknown_driver_raises_invalid_transport_url(self):
         exc = self.assertRaises(exception.InvalidTransportURL,
                                 rpc.get_transport, 'nosuchdriver://h/')
-        self.assertIn('no messaging driver', str(exc))
+        self.assertIn("no messaging driver 'nosuchdriver'", str(exc))
 
     def test_malformed_url_raises_invalid_transport_url(self):
         exc = self.assertRaises(exception.InvalidTransportURL,
