@@ -102,9 +102,10 @@ class SchedulerManager:
                 mask, elimination = candidates.find(states, request,
                                                     self.filters)
                 if not mask.any():
+                    reason = elimination.reason() + self._unanswered()
                     LOG.info('NoValidHost for instance %s: %s',
-                             instance_uuid, elimination.reason())
-                    raise exception.NoValidHost(reason=elimination.reason())
+                             instance_uuid, reason)
+                    raise exception.NoValidHost(reason=reason)
                 weights = weigher_base.weigh(states, mask, request,
                                              self.weighers)
                 chosen = random.choice(best_first(
@@ -117,7 +118,9 @@ class SchedulerManager:
                 next_best = best_first(weights, REFRESH_AFTER_FAILED_CLAIM)
                 self.cache.refresh_providers(
                     context, {uuid} | {states.uuids[p] for p in next_best})
-            states.add_usage(chosen, request.amounts)
+            # Through the cache, so that a reload running meanwhile
+            # re-reads this host after it swaps its states in.
+            self.cache.add_usage(uuid, request.resources)
             request.placed(uuid, states.service_hosts[chosen])
             hosts = [self._selection(states, chosen, request, True)]
             if return_alternates:
@@ -125,6 +128,14 @@ class SchedulerManager:
                           for pos in self._alternates(states, chosen, mask,
                                                       weights)]
             return hosts
+
+    def _unanswered(self):
+        cells = self.cache.unanswered_cells
+        if not cells:
+            return ''
+        return (f' The hosts of {len(cells)} cell(s) that did not answer at '
+                f'the last host state load were not considered: '
+                f'{", ".join(cells)}.')
 
     def _claim(self, context, request, instance_uuid, uuid):
         """Claim on ``uuid``; False (host excluded) when it failed."""

@@ -254,6 +254,13 @@ class _SelectDestinationsTests:
         states = {h['uuid']: h for h in self.scheduler.host_states(self.ctx)}
         self.assertEqual(0.0, states[full]['resources']['VCPU']['free'])
 
+    def test_no_valid_host_names_the_cells_that_did_not_answer(self):
+        dead = self.add_dead_cell()
+        self.add_host('a', vcpus=1)
+        error = self.assertRaises(exception.NoValidHost, self._select)
+        self.assertIn(f'did not answer at the last host state load were '
+                      f'not considered: {dead.uuid}', str(error))
+
     def test_a_dead_cell_is_skipped_while_others_schedule(self):
         self.add_dead_cell()
         self.add_host('a', cell=1)
