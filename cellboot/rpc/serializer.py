@@ -15,6 +15,9 @@ from cellboot import context as cb_context
 class RequestContextSerializer(oslo_messaging.NoOpSerializer):
     """Send ``RequestContext.to_dict()``; rebuild it with ``from_dict``.
 
+    Received contexts may name their user ``user`` (oslo.context) or
+    ``user_id``; both are understood.
+
     The cell targeting of a context stays behind: it holds a database
     engine, and the receiver chooses its own database (its local cell, or
     a cell it targets itself).
@@ -27,4 +30,11 @@ class RequestContextSerializer(oslo_messaging.NoOpSerializer):
         return ctxt.to_dict()
 
     def deserialize_context(self, ctxt):
-        return cb_context.RequestContext.from_dict(ctxt)
+        values = dict(ctxt)
+        # oslo.context names the user 'user'; other senders (a nova-api,
+        # a hand-written client) may say 'user_id' and 'project'.
+        if values.get('user') is None:
+            values['user'] = values.get('user_id')
+        if values.get('project_id') is None:
+            values['project_id'] = values.get('project')
+        return cb_context.RequestContext.from_dict(values)

@@ -13,6 +13,7 @@ import oslo_messaging
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.rpc import client
+from cellboot.rpc import endpoint
 
 # What a well-behaved request may still be refused with.
 _EXPECTED = (exception.NoValidHost, exception.ClaimFailed,
@@ -28,14 +29,14 @@ class SchedulerEndpoint:
     def __init__(self, scheduler):
         self.scheduler = scheduler
 
-    @oslo_messaging.expected_exceptions(*_EXPECTED)
+    @endpoint.expected_errors(*_EXPECTED)
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
         return self.scheduler.select_destinations(
             context, request_spec, instance_uuids,
             return_alternates=return_alternates)
 
-    @oslo_messaging.expected_exceptions(*_EXPECTED)
+    @endpoint.expected_errors(*_EXPECTED)
     def update_provider(self, context, uuid, name, cell_name, inventories,
                         availability_zone='nova'):
         cell = cell_mapping.CellMapping.get_by_name(context, cell_name)
@@ -43,18 +44,18 @@ class SchedulerEndpoint:
             context, uuid, name, cell.uuid, inventories,
             availability_zone=availability_zone)
 
-    @oslo_messaging.expected_exceptions(*_EXPECTED)
+    @endpoint.expected_errors(*_EXPECTED)
     def claim_resources(self, context, consumer_uuid, provider_uuid,
                         resources):
         return self.scheduler.claim_resources(context, consumer_uuid,
                                               provider_uuid, resources)
 
-    @oslo_messaging.expected_exceptions(*_EXPECTED)
+    @endpoint.expected_errors(*_EXPECTED)
     def release_resources(self, context, consumer_uuid, provider_uuid=None):
         return self.scheduler.release_resources(context, consumer_uuid,
                                                 provider_uuid)
 
-    @oslo_messaging.expected_exceptions(*_EXPECTED)
+    @endpoint.expected_errors(*_EXPECTED)
     def record_build_result(self, context, provider_uuid, succeeded):
         return self.scheduler.record_build_result(context, provider_uuid,
                                                   succeeded)
