@@ -18,6 +18,7 @@ flows that a conductor of the same host left unfinished.
 
 from oslo_log import log as logging
 import oslo_messaging
+from oslo_serialization import jsonutils
 
 from cellboot.conf import CONF
 from cellboot.conf import conductor as conductor_conf
@@ -72,6 +73,9 @@ class _FlowConductor:
     def run_flow(self, context, store, instance_uuids, what):
         """Run one flow to its end; never raises (see the module doc)."""
         meta = engine.flow_meta(self.KIND, instance_uuids, context)
+        # What is persisted must be JSON (PostgreSQL's JSON columns take
+        # no datetime): as it would have arrived over RPC.
+        store = jsonutils.to_primitive(store)
         try:
             return engine.run(
                 type(self).FLOW_FACTORY, store, self.transient_for(context),

@@ -26,6 +26,7 @@ every run, resumed runs included.
 import contextlib
 
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
 from oslo_utils import reflection
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
@@ -57,7 +58,7 @@ def persisted_context(context):
     for key in _SECRET_CONTEXT_KEYS:
         values.pop(key, None)
     values.pop('cell_uuid', None)
-    return values
+    return jsonutils.to_primitive(values)
 
 
 def flow_meta(kind, instance_uuids, context):

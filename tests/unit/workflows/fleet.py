@@ -38,6 +38,7 @@ class ComputeCasts:
     def __init__(self):
         self.casts = []
         self.fail_with = None
+        self.cell = None
 
     def __call__(self, cell_mapping):
         self.cell = cell_mapping
@@ -47,7 +48,8 @@ class ComputeCasts:
                                request_spec, retry):
         if self.fail_with is not None:
             raise self.fail_with
-        self.casts.append({'cell': self.cell.name, 'host': host,
+        self.casts.append({'cell': self.cell and self.cell.name,
+                           'host': host,
                            'instance': instance, 'host_list': host_list,
                            'request_spec': request_spec, 'retry': retry})
 
