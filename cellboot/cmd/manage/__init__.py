@@ -108,6 +108,15 @@ def _set_log_level(debug, verbose):
     root.setLevel(level)
     for handler in root.handlers:
         handler.setLevel(level)
+    if not debug:
+        # Errors that a command reports in its own ERROR line, which these
+        # loggers would repeat over several lines: scatter-gather's cell
+        # failures, and oslo.db's traceback of every database error it
+        # cannot classify (a missing table on MySQL or PostgreSQL).
+        std_logging.getLogger('cellboot.context').setLevel(
+            max(level, std_logging.ERROR))
+        std_logging.getLogger('oslo_db.sqlalchemy.exc_filters').setLevel(
+            std_logging.CRITICAL)
     std_logging.captureWarnings(True)
     if not debug:
         # Library deprecation warnings are for developers, not operators.

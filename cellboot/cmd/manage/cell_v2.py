@@ -58,19 +58,21 @@ def map_cell0(context, args):
     return parsing.EXIT_OK
 
 
-def _create_cell(context, args, name):
-    url = _required(args.database_connection or CONF.database.connection,
+def _new_cell_urls(database_connection, transport_url):
+    """The URLs of a new cell: the given ones or the configured ones."""
+    url = _required(database_connection or CONF.database.connection,
                     '--database_connection', '[database] connection')
-    transport_url = _required(
-        args.transport_url or cells.default_transport_url(),
-        '--transport-url', '[DEFAULT] transport_url')
-    return cells.create_cell(context, name, url, transport_url,
-                             disabled=getattr(args, 'disabled', False))
+    transport_url = _required(transport_url or cells.default_transport_url(),
+                              '--transport-url', '[DEFAULT] transport_url')
+    return url, transport_url
 
 
 def create_cell(context, args):
+    url, transport_url = _new_cell_urls(args.database_connection,
+                                        args.transport_url)
     try:
-        cell = _create_cell(context, args, args.name)
+        cell = cells.create_cell(context, args.name, url, transport_url,
+                                 disabled=args.disabled)
     except (exception.CellMappingExists, exception.CellDatabaseInUse) as exc:
         output.error(str(exc))
         return EXIT_CELL_EXISTS
@@ -154,18 +156,25 @@ def discover_hosts(context, args):
 
 
 def simple_cell_setup(context, args):
-    """Everything a first cell needs, each step idempotent."""
+    """Everything a first cell needs, each step idempotent.
+
+    The first cell's settings are checked before cell0 is mapped, so that
+    a refusal maps nothing.
+    """
     code = db.report_sync(db.sync_api_and_flow_databases())
-    cell0, created = cells.map_cell0(context)
-    _say_mapped_cell0(cell0, created)
     existing = [cell for cell in cells.CellMapping.get_all(context)
                 if not cell.is_cell0]
+    if not existing:
+        url, transport_url = _new_cell_urls(None, args.transport_url)
+        cells.check_new_cell(context, FIRST_CELL_NAME, url, transport_url)
+    cell0, created = cells.map_cell0(context)
+    _say_mapped_cell0(cell0, created)
     if existing:
         output.say('Cells already mapped: '
                    + ', '.join(_label(cell) for cell in existing))
     else:
-        args.database_connection = None
-        cell = _create_cell(context, args, FIRST_CELL_NAME)
+        cell = cells.create_cell(context, FIRST_CELL_NAME, url,
+                                 transport_url)
         output.say(f'Created cell {_label(cell)}')
     code = max(code, db.report_sync(db.sync_cell_databases(context)))
     reports = discovery.discover_hosts(context)

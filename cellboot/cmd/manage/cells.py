@@ -137,7 +137,19 @@ def create_cell(context, name, database_connection, transport_url,
                 disabled=False):
     """Map a new cell after checking everything a mapping depends on.
 
-    Raises CellMappingExists for a taken name (``cell0`` is reserved),
+    Raises what ``check_new_cell`` raises; CellMappingExists too when
+    another run took the name in the meantime.
+    """
+    check_new_cell(context, name, database_connection, transport_url)
+    return CellMapping.create(context, name=name,
+                              database_connection=database_connection,
+                              transport_url=transport_url, disabled=disabled)
+
+
+def check_new_cell(context, name, database_connection, transport_url):
+    """Raise what would make ``create_cell`` refuse; write nothing.
+
+    CellMappingExists for a taken name (``cell0`` is reserved),
     CellDatabaseInUse when another cell already has the database,
     InvalidDatabaseURL/DatabaseConnectionError when the database cannot
     be used, InvalidTransportURL for a URL no driver understands.
@@ -156,9 +168,6 @@ def create_cell(context, name, database_connection, transport_url,
                 cell=f'{cell.name} ({cell.uuid})',
                 url=facade.mask_password(database_connection))
     check_database(database_connection)
-    return CellMapping.create(context, name=name,
-                              database_connection=database_connection,
-                              transport_url=transport_url, disabled=disabled)
 
 
 def delete_cell(context, cell, force=False):

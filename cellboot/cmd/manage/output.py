@@ -107,13 +107,23 @@ def describe_db_error(exc):
     ``Unknown database``); SQLAlchemy wraps it with the SQL statement and a
     link, which are dropped.
     """
-    if isinstance(exc, db_exc.DBNonExistentTable):
-        return (f'table {exc.table} does not exist; run '
-                f'`cellboot-manage db sync` first')
+    if isinstance(exc, db_exc.DBNonExistentTable) or _is_missing_table(exc):
+        return (f'{driver_message(exc)}; run `cellboot-manage db sync` '
+                f'first')
     if isinstance(exc, db_exc.DBNonExistentDatabase) and exc.database:
         return (f'database {exc.database} does not exist; create it, then '
                 f'run `cellboot-manage db sync`')
     return f'database error: {driver_message(exc)}'
+
+
+# What a database says when a table is missing: oslo.db recognises
+# SQLite's, not always MySQL's error 1146 or PostgreSQL's 42P01.
+_MISSING_TABLE = re.compile(
+    r"no such table|Table '[^']*' doesn't exist|relation \S+ does not exist")
+
+
+def _is_missing_table(exc):
+    return bool(_MISSING_TABLE.search(driver_message(exc)))
 
 
 def driver_message(exc):
