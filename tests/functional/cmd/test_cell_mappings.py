@@ -217,8 +217,3 @@ class SQLiteCellMappingTest(_CellMappingTests, test_base.SQLiteMixin,
 class MySQLCellMappingTest(_CellMappingTests, test_base.MySQLMixin,
                            base.ManageTestCase):
     pass
-
-
-class PostgreSQLCellMappingTest(_CellMappingTests, test_base.PostgreSQLMixin,
-                                base.ManageTestCase):
-    pass

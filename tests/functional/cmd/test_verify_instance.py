@@ -80,9 +80,3 @@ class SQLiteVerifyInstanceTest(_VerifyInstanceTests, test_base.SQLiteMixin,
 class MySQLVerifyInstanceTest(_VerifyInstanceTests, test_base.MySQLMixin,
                               base.ManageTestCase):
     pass
-
-
-class PostgreSQLVerifyInstanceTest(_VerifyInstanceTests,
-                                   test_base.PostgreSQLMixin,
-                                   base.ManageTestCase):
-    pass

@@ -1,0 +1,76 @@
+"""``cellboot-manage flavor create | list``."""
+
+from cellboot.objects import flavor as flavor_obj
+from tests import base as test_base
+from tests.functional.cmd import base
+
+
+def table_rows(stdout):
+    """The data rows of a printed table, as lists of stripped cells."""
+    lines = [line for line in stdout.splitlines() if line.startswith('|')]
+    return [[cell.strip() for cell in line.split('|')[1:-1]]
+            for line in lines[1:]]
+
+
+class _FlavorTests:
+
+    def test_create_stores_the_flavor_and_prints_it(self):
+        result = self.manage('flavor', 'create', 'm1.small', '--vcpus', '2',
+                             '--ram', '2048', '--disk', '20', '--id', 'm1s',
+                             '--description', 'small')
+        self.assertSucceeded(result)
+        flavor = flavor_obj.Flavor.get_by_name(self.context, 'm1.small')
+        self.assertEqual(('m1s', 2, 2048, 20, True, 'small'),
+                         (flavor.flavorid, flavor.vcpus, flavor.memory_mb,
+                          flavor.root_gb, flavor.is_public,
+                          flavor.description))
+        self.assertEqual([['m1s', 'm1.small', '2', '2048', '20', 'True',
+                           'False', 'small']], table_rows(result.stdout))
+
+    def test_create_private_flavor(self):
+        self.manage('flavor', 'create', 'hidden', '--vcpus', '1', '--ram',
+                    '512', '--disk', '0', '--private')
+        self.assertFalse(flavor_obj.Flavor.get_by_name(
+            self.context, 'hidden').is_public)
+
+    def test_create_without_id_gives_the_flavor_a_uuid(self):
+        self.manage('flavor', 'create', 'tiny', '--vcpus', '1', '--ram',
+                    '512', '--disk', '1')
+        flavor = flavor_obj.Flavor.get_by_name(self.context, 'tiny')
+        self.assertEqual(36, len(flavor.flavorid))
+
+    def test_create_a_taken_name_exits_2_and_writes_nothing(self):
+        flavor_obj.Flavor.create(self.context, 'm1.small', 1, 512)
+        before = self.api_snapshot()
+        result = self.manage('flavor', 'create', 'm1.small', '--vcpus', '2',
+                             '--ram', '2048', '--disk', '20')
+        self.assertOneLineError(result, 2, 'm1.small')
+        self.assertEqual(before, self.api_snapshot())
+
+    def test_create_with_zero_vcpus_exits_1_and_writes_nothing(self):
+        before = self.api_snapshot()
+        result = self.manage('flavor', 'create', 'none', '--vcpus', '0',
+                             '--ram', '512', '--disk', '1')
+        self.assertOneLineError(result, 1, 'vcpus')
+        self.assertEqual(before, self.api_snapshot())
+
+    def test_list_shows_every_flavor_by_name(self):
+        flavor_obj.Flavor.create(self.context, 'm1.large', 4, 8192,
+                                 root_gb=80, flavorid='3')
+        flavor_obj.Flavor.create(self.context, 'm1.tiny', 1, 512,
+                                 flavorid='1')
+        result = self.manage('flavor', 'list')
+        self.assertSucceeded(result)
+        self.assertEqual([['3', 'm1.large', '4', '8192', '80'],
+                          ['1', 'm1.tiny', '1', '512', '0']],
+                         [row[:5] for row in table_rows(result.stdout)])
+
+
+class SQLiteFlavorTest(_FlavorTests, test_base.SQLiteMixin,
+                       base.ManageTestCase):
+    pass
+
+
+class MySQLFlavorTest(_FlavorTests, test_base.MySQLMixin,
+                      base.ManageTestCase):
+    pass
