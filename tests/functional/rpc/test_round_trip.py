@@ -1,15 +1,17 @@
 """Casts through the clients reach the endpoints of the right service.
 
 The same specification runs on ``fake://`` (one process) and on a real
-RabbitMQ. The endpoints here stand in for the conductors and compute
+RabbitMQ. Most endpoints here stand in for the conductors and compute
 hosts with the methods of the documented interface (docs/rpc.md, whose
-test compares them with the real endpoint classes).
+test compares them with the real endpoint classes); the compute host's
+real endpoint class is served too, over a manager that records.
 """
 
 import datetime
 
 from oslo_utils import uuidutils
 
+from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot import rpc
@@ -100,6 +102,24 @@ class _RoundTripTests:
         self.assertEqual(('build_and_run_instance', {'uuid': 'i-1'}),
                          (method, kwargs['instance']))
         self.assertTrue(host1.nothing_after())
+
+    def test_build_and_run_instance_reaches_the_compute_endpoint_class(self):
+        manager = rpc_base.ComputeEndpoint()
+        self.buses.serve('host1', topics.compute(self.cell),
+                         [compute_manager.ComputeEndpoint(manager)],
+                         self.transport)
+        retry = {'num_attempts': 1, 'hosts': [], 'last_failure': None}
+
+        compute_rpcapi.ComputeAPI(
+            self.cell, self.transport).build_and_run_instance(
+            self.ctx, 'host1', {'uuid': 'i-1'}, [{'service_host': 'h2'}],
+            {'num_instances': 1}, retry)
+
+        [(_method, _ctx, kwargs)] = manager.wait_for(1)
+        self.assertEqual({'instance': {'uuid': 'i-1'},
+                          'host_list': [{'service_host': 'h2'}],
+                          'request_spec': {'num_instances': 1},
+                          'retry': retry}, kwargs)
 
     def test_datetimes_in_a_payload_arrive_as_iso_strings(self):
         host = rpc_base.ComputeEndpoint()
