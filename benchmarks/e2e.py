@@ -1,0 +1,273 @@
+"""End-to-end boot benchmark: a request in, ACTIVE servers out.
+
+Boots through the whole path as the API would drive it: the build
+requests, request specs and instance mappings written in one API
+database transaction, then ``schedule_and_build_instances`` cast to the
+super conductor over RPC; the boot flow (persisted, or not with
+``--no-persistence``) schedules, maps, creates each instance in its cell
+and casts to the compute hosts, whose fake driver spawns at once and
+sets ACTIVE. Everything runs in this process (see ``e2e_deployment``):
+by default SQLite files in a temporary directory and ``fake://``; with
+``--db-url`` and ``--transport-url``, throw-away databases on that
+server and that broker (give it a vhost of its own: the topics are the
+same in every deployment).
+
+Modes:
+
+* ``sequential``: ``--count`` single-instance requests, one after the
+  other, each waited for until ACTIVE;
+* ``batch``: one multi-create request of ``--count`` instances.
+
+A boot's latency runs from the start of its API transaction to the
+moment its instance is settled; boots/s is ``count`` over the wall time
+of the whole run. A few warm-up boots go first, unmeasured. The last
+line printed is one JSON object: mode, count, persistence, boots_per_s,
+p50_ms, p99_ms, active, error (plus hosts, backend, transport).
+
+  .venv/bin/python benchmarks/e2e.py --mode sequential --count 200
+  .venv/bin/python benchmarks/e2e.py --mode batch --count 500
+  .venv/bin/python benchmarks/e2e.py --mode batch --count 500 \\
+      --no-persistence
+  .venv/bin/python benchmarks/e2e.py --mode sequential --count 200 \\
+      --db-url 'mysql+pymysql://root@127.0.0.1/?charset=utf8mb4' \\
+      --transport-url rabbit://guest:guest@127.0.0.1:5672/bench
+"""
+
+import argparse
+import cProfile
+import json
+import pstats
+import sys
+import tempfile
+import time
+import uuid as uuid_mod
+
+import numpy as np
+
+import e2e_deployment
+
+# Small enough that 500 fit on the default hosts many times over.
+FLAVOR = {'flavorid': 'e2e', 'name': 'e2e', 'vcpus': 1, 'memory_mb': 128,
+          'root_gb': 1}
+WARMUP = 5
+# Seconds the whole measured run may take before it is reported as is.
+RUN_TIMEOUT = 600
+
+
+def _configure(dbs, transport_url, persistence, debug):
+    from oslo_log import log as logging
+
+    from cellboot.conf import CONF
+
+    logging.register_options(CONF)
+    CONF([], project='cellboot', default_config_files=[])
+    CONF.set_override('debug', debug)
+    CONF.set_override('default_log_levels', CONF.default_log_levels + [
+        'cellboot=INFO' if debug else 'cellboot=WARNING'])
+    logging.setup(CONF, 'cellboot-e2e-benchmark')
+    CONF.set_override('transport_url', transport_url)
+    CONF.set_override('connection', dbs.urls['api'], group='api_database')
+    CONF.set_override('connection', dbs.urls['flows'],
+                      group='flow_persistence')
+    # The compute hosts' and the cell conductor's own cell database.
+    CONF.set_override('connection', dbs.urls[e2e_deployment.CELL],
+                      group='database')
+    CONF.set_override('persist_flows', persistence, group='conductor')
+    CONF.set_override('resume_flows', False, group='conductor')
+    CONF.set_override('spawn_time', 0.0, group='fake_driver')
+    # No heartbeats run: the hosts must stay up for the whole run.
+    CONF.set_override('service_down_time', 24 * 3600, group='scheduler')
+    CONF.set_override('host_state_refresh_interval', 0, group='scheduler')
+
+
+def _persist_request(ctx, count):
+    """What the API writes for one request, in one transaction."""
+    from cellboot.db.api import connection as api_connection
+    from cellboot.objects import build_request
+    from cellboot.objects import instance_mapping
+    from cellboot.objects import request_spec
+
+    spec = {'flavor': dict(FLAVOR), 'num_instances': count,
+            'project_id': ctx.project_id, 'user_id': ctx.user_id}
+    reservation = 'r-' + uuid_mod.uuid4().hex[:8]
+    build_requests = []
+
+    @api_connection.writer
+    def write(context):
+        for index in range(count):
+            uuid = str(uuid_mod.uuid4())
+            instance = {'display_name': f'bench-{index}',
+                        'reservation_id': reservation,
+                        'flavor': dict(FLAVOR), 'image_ref': 'cirros',
+                        'metadata': {}}
+            build_request.BuildRequest.create(
+                context, uuid, ctx.project_id, instance,
+                user_id=ctx.user_id)
+            request_spec.RequestSpec.create(context, uuid, spec)
+            instance_mapping.InstanceMapping.create(
+                context, uuid, ctx.project_id, user_id=ctx.user_id)
+            build_requests.append({'instance_uuid': uuid,
+                                   'project_id': ctx.project_id,
+                                   'user_id': ctx.user_id,
+                                   'instance': instance})
+
+    write(ctx)
+    return build_requests, [spec] * count
+
+
+def _request_context():
+    from cellboot import context as cb_context
+    return cb_context.RequestContext(
+        user_id='bench', project_id='bench-project',
+        request_id=f'req-{uuid_mod.uuid4()}')
+
+
+def boot(deployment, count, timeout=RUN_TIMEOUT):
+    """One request of ``count`` instances; {uuid: latency s} when settled."""
+    ctx = _request_context()
+    started = time.perf_counter()
+    build_requests, specs = _persist_request(ctx, count)
+    deployment.conductor.schedule_and_build_instances(ctx, build_requests,
+                                                      specs)
+    uuids = [br['instance_uuid'] for br in build_requests]
+    if not deployment.completions.wait(uuids, timeout):
+        print(f'WARNING: {len(uuids)} boot(s) not settled within '
+              f'{timeout} s', file=sys.stderr, flush=True)
+    done = deployment.completions.done
+    return {uuid: done[uuid] - started for uuid in uuids if uuid in done}
+
+
+def run(deployment, mode, count):
+    """The measured boots; (wall seconds, {uuid: latency s}, uuids)."""
+    for _ in range(WARMUP):
+        boot(deployment, 1)
+    latencies = {}
+    started = time.perf_counter()
+    if mode == 'sequential':
+        for _ in range(count):
+            latencies.update(boot(deployment, 1))
+    else:
+        latencies.update(boot(deployment, count))
+    return time.perf_counter() - started, latencies
+
+
+def print_last_flow(dbs):
+    """Each atom's duration in the last boot flow: where the time went."""
+    from cellboot.workflows import lookup
+
+    flows = lookup.find_flows(dbs.urls['flows'], kind='boot')
+    if not flows:
+        return
+    flow = lookup.get_flow(dbs.urls['flows'], flows[-1]['uuid'])
+    atoms = ', '.join(f'{atom["name"]} {atom["duration"] or 0:.3f} s'
+                      for atom in flow['atoms'])
+    print(f'last boot flow ({len(flow["instance_uuids"])} instance(s), '
+          f'{flow["state"]}, {flow["duration"] or 0:.3f} s): {atoms}',
+          flush=True)
+
+
+def summary(args, dbs, wall, latencies, states):
+    millis = np.array(list(latencies.values()) or [float('nan')]) * 1000
+    return {
+        'mode': args.mode, 'count': args.count,
+        'persistence': not args.no_persistence,
+        'boots_per_s': round(args.count / wall, 2),
+        'p50_ms': round(float(np.percentile(millis, 50)), 2),
+        'p99_ms': round(float(np.percentile(millis, 99)), 2),
+        'active': states['active'], 'error': states['error'],
+        'hosts': args.hosts, 'backend': dbs.backend,
+        'transport': args.transport_url.split(':', 1)[0],
+    }
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--mode', choices=('sequential', 'batch'),
+                        required=True)
+    parser.add_argument('--count', type=int, required=True,
+                        help='boots to measure: single requests '
+                             '(sequential) or one multi-create (batch)')
+    parser.add_argument('--no-persistence', action='store_true',
+                        help='run the flows in memory only ([conductor] '
+                             'persist_flows = False)')
+    parser.add_argument('--db-url', help='database server URL (MariaDB, '
+                        'PostgreSQL), no database name; default: SQLite '
+                        'in a temporary directory')
+    parser.add_argument('--transport-url', default='fake://',
+                        help='oslo.messaging URL (default fake://)')
+    parser.add_argument('--hosts', type=int, default=8,
+                        help='compute hosts in the cell (default 8)')
+    parser.add_argument('--profile', metavar='FILE',
+                        help='profile every thread with cProfile; write '
+                             'the stats to FILE and print the top entries')
+    parser.add_argument('--debug', action='store_true',
+                        help='log cellboot at INFO (DEBUG with oslo.log\'s '
+                             'debug) instead of WARNING')
+    return parser.parse_args(argv)
+
+
+def _profiled(args, call):
+    """``call()`` with a cProfile profiler in every thread that runs.
+
+    The boot path runs in the RPC executor's threads, which start after
+    this is installed (threading.setprofile); their profiles are merged.
+    """
+    import threading
+
+    profiles = []
+    lock = threading.Lock()
+
+    def start_profiling(*_ignored):
+        profile = cProfile.Profile()
+        with lock:
+            profiles.append(profile)
+        profile.enable()  # replaces this hook in the calling thread
+
+    threading.setprofile(start_profiling)
+    main_profile = cProfile.Profile()
+    main_profile.enable()
+    try:
+        return call()
+    finally:
+        main_profile.disable()
+        threading.setprofile(None)
+        stats = pstats.Stats(main_profile)
+        for profile in profiles:
+            profile.snapshot_stats()
+            stats.add(profile)
+        stats.dump_stats(args.profile)
+        stats.sort_stats('tottime').print_stats(30)
+        stats.sort_stats('cumulative').print_stats(50)
+
+
+def main(argv=None):
+    args = _parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix='cellboot-e2e-')
+    dbs = e2e_deployment.Databases(workdir, args.db_url)
+    _configure(dbs, args.transport_url, not args.no_persistence,
+               args.debug)
+    dbs.create()
+    deployment = e2e_deployment.Deployment(dbs, args.transport_url,
+                                           args.hosts)
+    deployment.start()
+    print(f'deployment: {args.hosts} hosts, {dbs.backend}, '
+          f'{args.transport_url.split(":", 1)[0]}, persistence '
+          f'{"off" if args.no_persistence else "on"}', flush=True)
+    try:
+        if args.profile:
+            wall, latencies = _profiled(
+                args, lambda: run(deployment, args.mode, args.count))
+        else:
+            wall, latencies = run(deployment, args.mode, args.count)
+        states = deployment.count_states(latencies)
+        if not args.no_persistence:
+            print_last_flow(dbs)
+    finally:
+        deployment.stop()
+        dbs.drop()
+    print(json.dumps(summary(args, dbs, wall, latencies, states)),
+          flush=True)
+
+
+if __name__ == '__main__':
+    main()
