@@ -9,7 +9,9 @@ line is one JSON object:
   hosts, cells, backend, requests, decisions_per_s, p50_ms, p99_ms,
   rss_mb (peak RSS growth of the scheduler process from just before the
   host state load to the end of the run: the cache plus its loading),
-  cache_mb (the host state arrays and strings themselves), load_s;
+  cache_mb (the host state arrays and strings themselves), load_s, and
+  cpu_ms (the scheduler process's CPU time per decision: what the
+  wall-clock figures would be on an idle core, database server aside);
 
 with --processes (concurrency mode), P scheduler processes, each with its
 own host state cache, share --requests onto a fleet with room for exactly
@@ -132,12 +134,14 @@ def run_throughput(dbs, requests):
     print(f'loaded {info["loaded_hosts"]} hosts in {info["load_s"]} s; '
           f'cache {info["cache_mb"]} MB', flush=True)
     _select_loop(scheduler, ctx, WARMUP)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     latencies, placed, rejected = _select_loop(scheduler, ctx, requests)
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     rss_before = info.pop('rss_before_mb')
     return dict(info, requests=requests, placed=placed, rejected=rejected,
                 decisions_per_s=round(requests / elapsed, 1),
+                cpu_ms=round(cpu / requests * 1000, 3),
                 rss_mb=round(_peak_rss_mb() - rss_before, 1),
                 failed_claims=scheduler.manager.failed_claims,
                 **_latency_stats(latencies))
@@ -150,9 +154,10 @@ def _worker(api_url, requests, barrier, results):
     scheduler, ctx, info = _start_scheduler(api_url)
     contention.STATS.reset()
     barrier.wait()
-    started = time.time()
+    started, cpu_started = time.time(), time.process_time()
     latencies, placed, rejected = _select_loop(scheduler, ctx, requests)
     results.put({'started': started, 'ended': time.time(),
+                 'cpu': time.process_time() - cpu_started,
                  'latencies': latencies, 'placed': placed,
                  'rejected': rejected,
                  'failed_claims': scheduler.manager.failed_claims,
@@ -182,6 +187,7 @@ def run_concurrent(dbs, processes, requests):
     return dict(
         requests=requests, processes=processes,
         decisions_per_s=round(requests / elapsed, 1),
+        cpu_ms=round(sum(o['cpu'] for o in outcomes) / requests * 1000, 3),
         placed=sum(o['placed'] for o in outcomes),
         rejected=sum(o['rejected'] for o in outcomes),
         overcommitted_providers=scheduler_fleet.overcommitted_providers(

@@ -1,9 +1,10 @@
 """The scheduler's host states: loaded from every cell, kept current.
 
-A full load reads, in parallel, each enabled cell's compute nodes and
-compute services (one bulk query each, through a context targeted at the
-cell) and, from the API database, every resource provider with its
-inventories and summed usages (``usage.load_all``). A host is
+A full load reads, from the API database, every resource provider with
+its inventories and summed usages (``usage.load_all``, turned into
+arrays at once), then, in parallel, each enabled cell's compute nodes
+with their compute services (one query per cell, through a context
+targeted at the cell). A host is
 schedulable when its compute node and its resource provider both exist:
 the node says where it is (cell, host name), the provider what it holds.
 A cell that fails or does not answer within ``[scheduler]
@@ -89,19 +90,19 @@ def _schedulable_cells(context):
             if not cell.is_cell0]
 
 
-def _batch(providers, cells):
+def _batch(table, cells):
     """A HostBatch of the nodes that have a provider, cell by cell."""
-    batch = host_batch.HostBatch(providers)
+    batch = host_batch.HostBatch(table)
     for cell_uuid, hosts in cells.items():
         for uuid, host, nodename, disabled, seen in zip(
                 hosts.uuids, hosts.hosts, hosts.nodenames, hosts.disabled,
                 hosts.last_seen_up):
-            column = providers.index.get(uuid)
+            column = table.index.get(uuid)
             if column is None:
                 continue  # not reported yet: nothing to claim against
             batch.add_host(uuid, host, nodename, cell_uuid,
-                           providers.zones[column], disabled, seen,
-                           providers.generations[column], column)
+                           table.zones[column], disabled, seen,
+                           table.generations[column], column)
     return batch
 
 
@@ -151,7 +152,7 @@ class HostStateCache:
         try:
             # Providers first, turned into arrays at once: their rows are
             # the largest part of a load and are freed before the cells'.
-            providers = host_batch.ProviderTable(usage.load_all(context))
+            table = host_batch.ProviderTable(usage.load_all(context))
             cells = _schedulable_cells(context)
             results = cb_context.scatter_gather_cells(
                 context, cells, CONF.scheduler.cell_load_timeout, _read_cell)
@@ -164,9 +165,9 @@ class HostStateCache:
                             'load reaches it.', cell.name, cell.uuid,
                             results[cell.uuid])
             states = host_state.HostStates.from_batch(
-                _batch(providers, answered),
+                _batch(table, answered),
                 {uuid: hosts.read_at for uuid, hosts in answered.items()})
-            del providers, results
+            del table, results
             with self._lock:
                 old = self._states
                 self._states = states

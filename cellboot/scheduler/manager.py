@@ -20,7 +20,7 @@ request spec's shape):
 If an instance cannot be placed, the claims already made for the request
 are released and NoValidHost is raised, naming the filter that removed
 the last candidate hosts. Selections are serialized per process (one lock
-around steps 1-4): the in-memory state must not change under a decision,
+around steps 1-5): the in-memory state must not change under a decision,
 and the database, not the lock, keeps several processes honest.
 """
 
