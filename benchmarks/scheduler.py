@@ -33,6 +33,7 @@ created on that server and dropped at the end unless --keep.
 """
 
 import argparse
+import concurrent.futures
 import json
 import multiprocessing
 import resource
@@ -122,24 +123,36 @@ def _start_scheduler(api_url):
                             'rss_before_mb': rss_before}
 
 
+def _shares(requests, parts):
+    return [requests // parts + (1 if i < requests % parts else 0)
+            for i in range(parts)]
+
+
 def _latency_stats(latencies):
     millis = np.array(latencies) * 1000
     return {'p50_ms': round(float(np.percentile(millis, 50)), 3),
             'p99_ms': round(float(np.percentile(millis, 99)), 3)}
 
 
-def run_throughput(dbs, requests):
-    """One scheduler process, ``requests`` sequential decisions."""
+def run_throughput(dbs, requests, threads):
+    """One scheduler process; ``threads`` callers share ``requests``."""
     scheduler, ctx, info = _start_scheduler(dbs.api_url)
     print(f'loaded {info["loaded_hosts"]} hosts in {info["load_s"]} s; '
           f'cache {info["cache_mb"]} MB', flush=True)
     _select_loop(scheduler, ctx, WARMUP)
     started, cpu_started = time.perf_counter(), time.process_time()
-    latencies, placed, rejected = _select_loop(scheduler, ctx, requests)
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        outcomes = list(pool.map(
+            lambda share: _select_loop(scheduler, ctx, share),
+            _shares(requests, threads)))
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
+    latencies = [lat for o in outcomes for lat in o[0]]
+    placed = sum(o[1] for o in outcomes)
+    rejected = sum(o[2] for o in outcomes)
     rss_before = info.pop('rss_before_mb')
-    return dict(info, requests=requests, placed=placed, rejected=rejected,
+    return dict(info, requests=requests, threads=threads, placed=placed,
+                rejected=rejected,
                 decisions_per_s=round(requests / elapsed, 1),
                 cpu_ms=round(cpu / requests * 1000, 3),
                 rss_mb=round(_peak_rss_mb() - rss_before, 1),
@@ -171,11 +184,9 @@ def run_concurrent(dbs, processes, requests):
     mp = multiprocessing.get_context('spawn')
     barrier = mp.Barrier(processes)
     results = mp.Queue()
-    shares = [requests // processes + (1 if i < requests % processes else 0)
-              for i in range(processes)]
     workers = [mp.Process(target=_worker,
                           args=(dbs.api_url, share, barrier, results))
-               for share in shares]
+               for share in _shares(requests, processes)]
     for worker in workers:
         worker.start()
     outcomes = [results.get() for _ in workers]
@@ -209,6 +220,9 @@ def _parse_args(argv):
     parser.add_argument('--processes', type=int, default=1,
                         help='concurrent scheduler processes; more than 1 '
                              'is the concurrency mode')
+    parser.add_argument('--threads', type=int, default=1,
+                        help='concurrent callers inside the one scheduler '
+                             'process (throughput mode; default 1)')
     parser.add_argument('--capacity', type=int,
                         help='fleet room in instances (default: 32 per '
                              'host)')
@@ -236,7 +250,7 @@ def main(argv=None):
         if args.processes > 1:
             result = run_concurrent(dbs, args.processes, args.requests)
         else:
-            result = run_throughput(dbs, args.requests)
+            result = run_throughput(dbs, args.requests, args.threads)
     finally:
         if args.keep:
             print(f'kept: {dbs.urls}')

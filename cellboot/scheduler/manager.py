@@ -11,17 +11,19 @@ request spec's shape):
    swap on the provider generation). If the claim fails, our copy of that
    host was stale: it and the next best hosts are re-read, the host is
    excluded for this instance, and selection starts again;
-4. the claim is applied to the host states, so the next instance of the
-   request sees the host with less room;
+4. the claim is applied to the host states as soon as the host is
+   chosen (and given back if the claim fails), so the next instance of
+   the request, and concurrent requests, see the host with less room;
 5. up to ``max_attempts - 1`` alternates are taken from the chosen host's
    cell, best first: hosts that passed the filters, never the chosen one,
    not claimed (a cell conductor claims one when it reschedules).
 
 If an instance cannot be placed, the claims already made for the request
 are released and NoValidHost is raised, naming the filter that removed
-the last candidate hosts. Selections are serialized per process (one lock
-around steps 1-5): the in-memory state must not change under a decision,
-and the database, not the lock, keeps several processes honest.
+the last candidate hosts. Choices are serialized per process (one lock
+around steps 1, 2, 4 and 5: the in-memory state must not change under a
+decision) but claims are not, so that concurrent requests overlap their
+database round trips; the database, not the lock, keeps claims honest.
 """
 
 import random
@@ -97,37 +99,57 @@ class SchedulerManager:
         return [[s.to_dict() for s in hosts] for _uuid, hosts in made]
 
     def _place(self, context, request, instance_uuid, return_alternates):
-        with self.cache.locked() as states:
-            while True:
-                mask, elimination = candidates.find(states, request,
-                                                    self.filters)
-                if not mask.any():
-                    reason = elimination.reason() + self._unanswered()
-                    LOG.info('NoValidHost for instance %s: %s',
-                             instance_uuid, reason)
-                    raise exception.NoValidHost(reason=reason)
-                weights = weigher_base.weigh(states, mask, request,
-                                             self.weighers)
-                chosen = random.choice(best_first(
-                    weights, CONF.filter_scheduler.host_subset_size))
+        while True:
+            with self.cache.locked() as states:
+                chosen, mask, weights = self._choose(states, request,
+                                                     instance_uuid)
                 uuid = states.uuids[chosen]
-                if self._claim(context, request, instance_uuid, uuid):
-                    break
-                # Our copy of that host was stale, and so may be the next
-                # best: re-read them before choosing again.
-                next_best = best_first(weights, REFRESH_AFTER_FAILED_CLAIM)
-                self.cache.refresh_providers(
-                    context, {uuid} | {states.uuids[p] for p in next_best})
-            # Through the cache, so that a reload running meanwhile
-            # re-reads this host after it swaps its states in.
-            self.cache.add_usage(uuid, request.resources)
-            request.placed(uuid, states.service_hosts[chosen])
-            hosts = [self._selection(states, chosen, request, True)]
-            if return_alternates:
-                hosts += [self._selection(states, pos, request, False)
-                          for pos in self._alternates(states, chosen, mask,
-                                                      weights)]
-            return hosts
+                # Taken now, so that decisions made while the claim is
+                # written (other threads) see the host with less room.
+                self.cache.add_usage(uuid, request.resources)
+                hosts = [self._selection(states, chosen, request, True)]
+                if return_alternates:
+                    hosts += [self._selection(states, pos, request, False)
+                              for pos in self._alternates(
+                                  states, chosen, mask, weights)]
+            # The claim is written without the lock: database round
+            # trips of concurrent requests overlap.
+            try:
+                claimed = self._claim(context, request, instance_uuid, uuid)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    self.cache.add_usage(uuid, request.resources, sign=-1)
+            if claimed:
+                request.placed(uuid, hosts[0].service_host)
+                return hosts
+            self._after_failed_claim(context, request, uuid, states, weights)
+
+    def _choose(self, states, request, instance_uuid):
+        """``(position, mask, weights)`` of the host to claim, or raise."""
+        mask, elimination = candidates.find(states, request, self.filters)
+        if not mask.any():
+            reason = elimination.reason() + self._unanswered()
+            LOG.info('NoValidHost for instance %s: %s', instance_uuid,
+                     reason)
+            raise exception.NoValidHost(reason=reason)
+        weights = weigher_base.weigh(states, mask, request, self.weighers)
+        chosen = random.choice(best_first(
+            weights, CONF.filter_scheduler.host_subset_size))
+        return chosen, mask, weights
+
+    def _after_failed_claim(self, context, request, uuid, states, weights):
+        """Give back the room taken and re-read the stale hosts.
+
+        Our copy of the host was stale, and so may be the next best:
+        they are re-read together before choosing again.
+        """
+        with self.cache.locked() as current:
+            self.cache.add_usage(uuid, request.resources, sign=-1)
+            stale = {uuid}
+            if current is states:  # no reload since: positions still hold
+                stale.update(states.uuids[pos] for pos in best_first(
+                    weights, REFRESH_AFTER_FAILED_CLAIM))
+        self.cache.refresh_providers(context, stale)
 
     def _unanswered(self):
         cells = self.cache.unanswered_cells

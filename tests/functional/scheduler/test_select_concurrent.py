@@ -1,4 +1,4 @@
-"""Schedulers with their own host states racing for the last room."""
+"""Schedulers racing for the last room: separate caches, or one shared."""
 
 import concurrent.futures
 
@@ -42,17 +42,32 @@ class _ConcurrentSchedulersTests:
                 rejected += 1
         return placed, rejected
 
-    def _race(self):
+    def _race(self, schedulers):
         with concurrent.futures.ThreadPoolExecutor(SCHEDULERS) as pool:
-            outcomes = list(pool.map(self._run, self.schedulers))
+            outcomes = list(pool.map(self._run, schedulers))
         return (sum(p for p, _ in outcomes), sum(r for _, r in outcomes))
 
     def test_every_slot_is_taken_and_the_rest_rejected(self):
+        self.assertEqual((SLOTS, SCHEDULERS * REQUESTS_EACH - SLOTS),
+                         self._race(self.schedulers))
+
+    def test_threads_sharing_one_scheduler_fill_every_slot(self):
+        # Claims are written outside the scheduler's lock: the threads'
+        # decisions overlap with each other's claims.
+        self.assertEqual((SLOTS, SCHEDULERS * REQUESTS_EACH - SLOTS),
+                         self._race([self.schedulers[0]] * SCHEDULERS))
+
+    def test_shared_host_states_end_as_the_database(self):
+        self._race([self.schedulers[0]] * SCHEDULERS)
+        in_memory = {h['uuid']: h['resources']['VCPU']['used']
+                     for h in self.schedulers[0].host_states(self.ctx)}
         self.assertEqual(
-            (SLOTS, SCHEDULERS * REQUESTS_EACH - SLOTS), self._race())
+            {uuid: float(used.get('VCPU', 0))
+             for uuid, used in usage.get_usages(self.ctx).items()},
+            in_memory)
 
     def test_no_host_is_over_committed(self):
-        self._race()
+        self._race(self.schedulers)
         inventories = usage.get_inventories(self.ctx)
         over = [
             uuid for uuid, used in usage.get_usages(self.ctx).items()
