@@ -102,17 +102,6 @@ def record_event(cctxt, instance_uuid, event, error=None, host=None):
         details=error)
 
 
-def start_create_action(cctxt, instance_uuid, project_id, user_id):
-    """Start the 'create' action of this request, unless it exists."""
-    try:
-        action_obj.InstanceAction.get_by_request_id(
-            cctxt, instance_uuid, cctxt.request_id)
-    except exception.InstanceActionNotFound:
-        action_obj.InstanceAction.start(
-            cctxt, instance_uuid, CREATE_ACTION, cctxt.request_id,
-            user_id=user_id, project_id=project_id)
-
-
 def _add_fault_once(cctxt, instance_uuid, code, message, host=None):
     """A fault, unless a replay of this step already recorded one.
 

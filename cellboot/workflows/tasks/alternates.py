@@ -140,7 +140,12 @@ class CastAlternate(task.Task):
             return fates.DELETED
         remaining = list(host_list)
         remaining = remaining[remaining.index(alternate) + 1:]
-        sent = compute.cast_build(context, compute_rpcapi, cell_mapping,
-                                  instance['uuid'], alternate, remaining,
-                                  request_spec, build_retry)
-        return fates.OK if sent else fates.DELETED
+        with cb_context.target_cell(context, cell_mapping) as cctxt:
+            try:
+                current = instance_obj.Instance.get_by_uuid(
+                    cctxt, instance['uuid'])
+            except exception.InstanceNotFound:
+                return fates.DELETED
+        compute.cast_build(context, compute_rpcapi, cell_mapping, current,
+                           alternate, remaining, request_spec, build_retry)
+        return fates.OK

@@ -4,11 +4,14 @@ from oslo_log import log as logging
 from taskflow import task
 
 from cellboot import context as cb_context
+from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import host_mapping as host_mapping_obj
 from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_action as action_obj
 from cellboot.workflows import fates
 from cellboot.workflows import tasks
+from cellboot.workflows.tasks import batches
 
 LOG = logging.getLogger(__name__)
 
@@ -50,9 +53,9 @@ class MapHostToCell(task.Task):
 class CreateInCell(task.Task):
     """Create each instance in its cell, building, on its chosen host.
 
-    The 'create' instance action is started first, then the instance row
-    (vm_state building, host and node of the chosen host). An instance
-    that already exists is a replay of this step and counts as created.
+    The instance row (vm_state building, host and node of the chosen
+    host) and its 'create' action are written together. An instance that
+    already exists is a replay of this step and counts as created.
     An instance its cell refuses (the cell database is down, say) is
     buried in cell0 with the error; its siblings go on.
 
@@ -68,41 +71,61 @@ class CreateInCell(task.Task):
     def execute(self, context, scheduler, cells, selections, build_requests,
                 request_spec):
         mappings = tasks.CellMappings(context)
-        created = {}
+        created = {uuid: fates.BURIED for uuid, cell_uuid in cells.items()
+                   if cell_uuid is None}
+        by_cell = {}
         for uuid, cell_uuid in cells.items():
-            if cell_uuid is None:
-                created[uuid] = fates.BURIED
-                continue
+            if cell_uuid is not None:
+                by_cell.setdefault(cell_uuid, []).append(uuid)
+
+        def bury(uuid, exc):
+            LOG.error('Could not create instance %s in cell %s: %s', uuid,
+                      cells[uuid], exc)
+            return fates.bury_in_cell0(context, scheduler,
+                                       build_requests[uuid], request_spec,
+                                       exc)
+
+        for cell_uuid, uuids in by_cell.items():
             try:
-                self._create(context, mappings.get(cell_uuid),
-                             build_requests[uuid], request_spec,
-                             selections[uuid][0])
-            except Exception as exc:
-                LOG.exception('Could not create instance %s in cell %s',
-                              uuid, cell_uuid)
-                created[uuid] = fates.bury_in_cell0(
-                    context, scheduler, build_requests[uuid], request_spec,
-                    exc)
-            else:
-                created[uuid] = fates.OK
-        return created
+                cell = mappings.get(cell_uuid)
+            except exception.CellMappingNotFound as exc:
+                created.update((uuid, bury(uuid, exc)) for uuid in uuids)
+                continue
+            with cb_context.target_cell(context, cell) as cctxt:
+                created.update(batches.in_batches(
+                    cctxt, cell_connection.pick_context_manager(cctxt),
+                    uuids,
+                    lambda uuid: self._create(
+                        cctxt, build_requests[uuid], request_spec,
+                        selections[uuid][0]),
+                    on_error=bury))
+        return {uuid: created[uuid] for uuid in cells}
 
     @staticmethod
-    def _create(context, cell_mapping, build_request, request_spec,
-                chosen):
+    def _create(cctxt, build_request, request_spec, chosen):
+        """The instance and its 'create' action, in the targeted cell.
+
+        Both in one transaction (see ``batches``), so an instance never
+        exists without its action; one that exists is a replay.
+        """
         uuid = build_request['instance_uuid']
+        try:
+            instance_obj.Instance.get_by_uuid(cctxt, uuid, read_deleted=True)
+        except exception.InstanceNotFound:
+            pass
+        else:
+            LOG.debug('Instance %s already exists (a replayed step)', uuid)
+            return fates.OK
         project_id, user_id = fates.owner(build_request)
-        values = fates.instance_values(build_request, request_spec)
-        with cb_context.target_cell(context, cell_mapping) as cctxt:
-            fates.start_create_action(cctxt, uuid, project_id, user_id)
-            try:
-                instance_obj.Instance.create(
-                    cctxt, uuid, project_id, instance_obj.vm_states.BUILDING,
-                    user_id=user_id, host=chosen['service_host'],
-                    node=chosen['nodename'], **values)
-            except exception.InstanceExists:
-                LOG.debug('Instance %s already exists in cell %s (a '
-                          'replayed step)', uuid, cell_mapping.name)
+        instance_obj.Instance.create(
+            cctxt, uuid, project_id, instance_obj.vm_states.BUILDING,
+            user_id=user_id, host=chosen['service_host'],
+            node=chosen['nodename'],
+            **fates.instance_values(build_request, request_spec))
+        action_obj.InstanceAction.start(
+            cctxt, uuid, fates.CREATE_ACTION, cctxt.request_id,
+            user_id=user_id, project_id=project_id)
+        return fates.OK
 
     def revert(self, context, scheduler, cells, result, flow_failures,
                **kwargs):

@@ -4,10 +4,12 @@ from oslo_log import log as logging
 from taskflow import task
 
 from cellboot import context as cb_context
+from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
 from cellboot.workflows import fates
 from cellboot.workflows import tasks
+from cellboot.workflows.tasks import batches
 
 LOG = logging.getLogger(__name__)
 
@@ -23,22 +25,29 @@ def first_retry():
     return {'num_attempts': 0, 'hosts': [], 'last_failure': None}
 
 
-def cast_build(context, compute_rpcapi, cell_mapping, instance_uuid, chosen,
+def cast_build(context, compute_rpcapi, cell_mapping, instance, chosen,
                alternates, request_spec, retry):
-    """Cast ``build_and_run_instance`` to ``chosen``'s host.
+    """Cast ``build_and_run_instance`` of ``instance`` to ``chosen``'s host.
 
-    The instance is read from its cell first, so the host gets it as it
-    is now. Returns False, casting nothing, when it is gone (deleted).
+    ``instance`` is the Instance as read from its cell just before.
     """
-    with cb_context.target_cell(context, cell_mapping) as cctxt:
-        try:
-            instance = instance_obj.Instance.get_by_uuid(cctxt, instance_uuid)
-        except exception.InstanceNotFound:
-            return False
     compute_rpcapi(cell_mapping).build_and_run_instance(
         context, chosen['service_host'], instance.to_dict(),
         list(alternates), request_spec, retry)
-    return True
+
+
+def read_instances(context, cell_mapping, uuids):
+    """``{uuid: Instance or None (deleted)}``, read in batches."""
+    def read(uuid):
+        try:
+            return instance_obj.Instance.get_by_uuid(cctxt, uuid)
+        except exception.InstanceNotFound:
+            return None
+
+    with cb_context.target_cell(context, cell_mapping) as cctxt:
+        return batches.in_batches(
+            cctxt, cell_connection.pick_context_manager(cctxt), uuids, read,
+            mode='reader')
 
 
 class CastToCompute(task.Task):
@@ -60,19 +69,39 @@ class CastToCompute(task.Task):
                 settled, request_spec):
         mappings = tasks.CellMappings(context)
         cast = dict(settled)
+        by_cell = {}
         for uuid in tasks.going_on(settled):
-            cell = mappings.get(cells[uuid])
-            hosts = selections[uuid]
+            by_cell.setdefault(cells[uuid], []).append(uuid)
+        for cell_uuid, uuids in by_cell.items():
+            cell = mappings.get(cell_uuid)
             try:
-                sent = cast_build(context, compute_rpcapi, cell, uuid,
-                                  hosts[0], hosts[1:], request_spec,
-                                  first_retry())
+                instances = read_instances(context, cell, uuids)
             except Exception as exc:
-                LOG.exception('Could not cast the build of instance %s to '
-                              '%s', uuid, hosts[0]['service_host'])
-                # None: a compute host made it ACTIVE after all.
-                cast[uuid] = fates.fail_in_cell(
-                    context, scheduler, uuid, cell, exc) or fates.OK
-            else:
-                cast[uuid] = fates.OK if sent else fates.DELETED
+                LOG.exception('Could not read the instances of cell %s',
+                              cell.name)
+                instances = dict.fromkeys(uuids, exc)
+            for uuid in uuids:
+                cast[uuid] = self._cast_one(context, scheduler,
+                                            compute_rpcapi, cell,
+                                            instances[uuid],
+                                            selections[uuid], request_spec,
+                                            uuid)
         return cast
+
+    @staticmethod
+    def _cast_one(context, scheduler, compute_rpcapi, cell, instance, hosts,
+                  request_spec, uuid):
+        if instance is None:
+            return fates.DELETED
+        try:
+            if isinstance(instance, Exception):
+                raise instance
+            cast_build(context, compute_rpcapi, cell, instance, hosts[0],
+                       hosts[1:], request_spec, first_retry())
+        except Exception as exc:
+            LOG.exception('Could not cast the build of instance %s to %s',
+                          uuid, hosts[0]['service_host'])
+            # None: a compute host made it ACTIVE after all.
+            return fates.fail_in_cell(context, scheduler, uuid, cell,
+                                      exc) or fates.OK
+        return fates.OK

@@ -9,8 +9,10 @@ build is cleaned up (``fates.clean_up_deleted``) and nothing is cast.
 
 from taskflow import task
 
+from cellboot.db.api import connection as api_connection
 from cellboot.workflows import fates
 from cellboot.workflows import tasks
+from cellboot.workflows.tasks import batches
 
 
 class MapInstance(task.Task):
@@ -28,12 +30,16 @@ class MapInstance(task.Task):
 
     def execute(self, context, scheduler, cells, created):
         mappings = tasks.CellMappings(context)
+        found = batches.in_batches(
+            context, api_connection.get_context_manager(),
+            tasks.going_on(created),
+            lambda uuid: fates.map_to_cell(context, uuid,
+                                           mappings.get(cells[uuid])))
         mapped = dict(created)
-        for uuid in tasks.going_on(created):
-            cell = mappings.get(cells[uuid])
-            if not fates.map_to_cell(context, uuid, cell):
-                mapped[uuid] = fates.clean_up_deleted(context, scheduler,
-                                                      uuid, cell)
+        for uuid, still_there in found.items():
+            if not still_there:
+                mapped[uuid] = fates.clean_up_deleted(
+                    context, scheduler, uuid, mappings.get(cells[uuid]))
         return mapped
 
 
@@ -52,9 +58,13 @@ class DeleteBuildRequest(task.Task):
 
     def execute(self, context, scheduler, cells, mapped):
         mappings = tasks.CellMappings(context)
+        found = batches.in_batches(
+            context, api_connection.get_context_manager(),
+            tasks.going_on(mapped),
+            lambda uuid: fates.delete_build_request(context, uuid))
         settled = dict(mapped)
-        for uuid in tasks.going_on(mapped):
-            if not fates.delete_build_request(context, uuid):
+        for uuid, still_there in found.items():
+            if not still_there:
                 settled[uuid] = fates.clean_up_deleted(
                     context, scheduler, uuid, mappings.get(cells[uuid]))
         return settled

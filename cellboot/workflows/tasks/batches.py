@@ -1,0 +1,70 @@
+"""Per-instance steps of a batch, many instances per transaction.
+
+A boot atom does a few small writes per instance (create the instance,
+point its mapping, drop its build request). One transaction each costs
+more than the writes themselves (session, connection, BEGIN, COMMIT):
+a multi-create of 500 spent about 9 ms per instance per atom that way.
+``in_batches`` runs the per-instance step for a chunk of instances in
+one transaction: the domain objects' own readers and writers join it.
+
+A chunk whose transaction fails is rolled back as a whole and run again
+one instance at a time, each in a transaction of its own, so that the
+failure stays with the instance that caused it (``on_error``) and its
+siblings go on; a step is atomic either way. Steps must therefore be
+plain database work: nothing that cannot be rolled back (a cast, a call
+to the scheduler) belongs in them; callers do that afterwards, from the
+results.
+"""
+
+from oslo_log import log as logging
+
+from cellboot.db import facade
+
+LOG = logging.getLogger(__name__)
+
+# Instances per transaction: big enough to pay the transaction once for
+# many, small enough not to hold an SQLite database's write lock for
+# long (about 50 ms) while the scheduler and compute hosts wait.
+CHUNK_SIZE = 50
+
+
+def chunks(items, size=CHUNK_SIZE):
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def in_batches(context, manager, uuids, step, on_error=None, mode='writer'):
+    """``{uuid: step(uuid)}``, a chunk of instances per transaction.
+
+    ``manager`` is the transaction context manager of the database the
+    step works on, with ``context`` (targeted at it, for a cell); mode
+    'reader' for steps that only read. When a chunk fails, each of its
+    instances is stepped alone; an instance that fails alone gets
+    ``on_error(uuid, exc)`` as its result, or raises without
+    ``on_error``.
+    """
+    results = {}
+    for chunk in chunks(uuids):
+        try:
+            results.update(_in_transaction(context, manager, mode, chunk,
+                                           step))
+        except Exception as exc:
+            LOG.info('A batch of %d instances failed (%s); retrying them '
+                     'one by one', len(chunk), exc)
+            for uuid in chunk:
+                try:
+                    results.update(_in_transaction(context, manager, mode,
+                                                   [uuid], step))
+                except Exception as one_exc:
+                    if on_error is None:
+                        raise
+                    results[uuid] = on_error(uuid, one_exc)
+    return results
+
+
+def _in_transaction(context, manager, mode, uuids, step):
+    with getattr(manager, mode).using(context) as session:
+        if mode == 'writer':
+            facade.take_sqlite_write_lock(session)
+        return {uuid: step(uuid) for uuid in uuids}
