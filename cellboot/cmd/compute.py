@@ -41,18 +41,29 @@ until SIGTERM or SIGINT, then finishes the builds in flight and exits 0.
 
 
 class ComputeHost:
-    """Registration and heartbeat of a compute manager, as a service.
+    """A compute manager and its RPC server, started in the safe order.
 
-    Started before the RPC server, so the host is registered (and its
-    node known) before the first build arrives.
+    The host is registered (service, node) first, so the node is known
+    when the first build arrives; the RPC server listens next; only then
+    is the provider reported, which makes the host schedulable: a build
+    cast before the host listened would be lost on RabbitMQ.
     """
 
-    def __init__(self, manager, context):
+    def __init__(self, manager, rpc_service, context):
         self.manager = manager
+        self.rpc_service = rpc_service
         self.context = context
 
     def start(self):
-        self.manager.init_host(self.context)
+        self.manager.init_host(self.context, report_provider=False)
+        self.rpc_service.start()
+        try:
+            self.manager.report_provider(self.context)
+        except Exception:
+            # Not started, so the runner will not stop it: do it here.
+            self.rpc_service.stop()
+            self.rpc_service.wait()
+            raise
         self.manager.start_heartbeat()
         LOG.info('Compute host %s of cell %s registered, heartbeating '
                  'every %s s', self.manager.host, self.manager.cell_name,
@@ -60,14 +71,16 @@ class ComputeHost:
 
     def stop(self):
         self.manager.stop()
+        self.rpc_service.stop()
 
     def wait(self):
-        pass
+        """Returns once the builds in flight are done."""
+        self.rpc_service.wait()
 
 
-def compute_services(context, host, cell_name, transport, scheduler=None,
-                     driver=None):
-    """A compute host's services: ``[ComputeHost, RPCService]``.
+def compute_host(context, host, cell_name, transport, scheduler=None,
+                 driver=None):
+    """A compute host as one service (``start``/``stop``/``wait``).
 
     ``scheduler`` defaults to the scheduler's RPC client on
     ``transport``; an embedded deployment may give the in-process one.
@@ -78,10 +91,10 @@ def compute_services(context, host, cell_name, transport, scheduler=None,
         scheduler or scheduler_rpcapi.SchedulerRPCAPI(transport),
         conductor_rpcapi.CellConductorAPI(cell_name, transport),
         driver=driver, cell_name=cell_name)
-    return [ComputeHost(manager, context),
-            service.RPCService(host, topics.compute(cell_name),
-                               [compute_manager.ComputeEndpoint(manager)],
-                               transport)]
+    rpc_service = service.RPCService(
+        host, topics.compute(cell_name),
+        [compute_manager.ComputeEndpoint(manager)], transport)
+    return ComputeHost(manager, rpc_service, context)
 
 
 def build(context, args):
@@ -96,8 +109,8 @@ def build(context, args):
         raise exception.ConfigurationError(
             reason=f'{PROG} needs [DEFAULT] cell_name, the name of its '
                    f'cell as in `cellboot-manage cell_v2 list_cells`')
-    return compute_services(context, CONF.host, CONF.cell_name,
-                            rpc.get_local_cell_transport())
+    return [compute_host(context, CONF.host, CONF.cell_name,
+                         rpc.get_local_cell_transport())]
 
 
 def add_arguments(parser):

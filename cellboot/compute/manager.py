@@ -35,26 +35,21 @@ from oslo_log import log as logging
 import oslo_messaging
 from oslo_utils import timeutils
 
+from cellboot.compute import registration
 from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
-from cellboot import context as cb_context
 from cellboot import exception
-from cellboot.objects import compute_node
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.objects import instance_fault
-from cellboot.objects import service as service_obj
 from cellboot.rpc import client as rpc_client
-from cellboot.scheduler import host_state_cache
-from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 
-# The binary the scheduler's ComputeFilter looks for in the services.
-BINARY = host_state_cache.COMPUTE_BINARY
+BINARY = registration.BINARY
 
 # The instance action that a boot is recorded under, and this host's step.
-ACTION_CREATE = fates.CREATE_ACTION
+ACTION_CREATE = 'create'
 EVENT_BUILD = 'compute_build_and_run_instance'
 
 # Fault code of a build that failed on the host (HTTP-like, as in Nova).
@@ -92,92 +87,46 @@ class ComputeManager:
         self.service = None
         self.node = None
         self._provider_reported = False
-        self._stopping = threading.Event()
         self._heartbeat = None
+        # Whether the scheduler may hold failed builds of this host that a
+        # success should clear: unknown at start, so the first success
+        # clears; after that only failures make a success worth a call.
+        self._failures_to_clear = True
+        self._lock = threading.Lock()
 
     # -- start-up and heartbeat -------------------------------------------
 
-    def init_host(self, context):
-        """Register service, compute node and resource provider.
+    def init_host(self, context, report_provider=True):
+        """Register the service and compute node, then the provider.
 
         Safe to repeat (a restart reuses the rows and the node's uuid).
-        A scheduler that does not answer yet is asked again at each
-        heartbeat; any other refusal (an unknown cell name, a provider
-        name taken by another node) is raised: it needs an operator.
+        The provider report makes the host schedulable, so a service
+        passes ``report_provider=False`` and reports once its RPC server
+        listens (a cast sent before that would be lost).
         """
         if not self.cell_name:
             raise exception.ConfigurationError(
                 reason='a compute host needs [DEFAULT] cell_name, the name '
                        'of its cell (cellboot-manage cell_v2 list_cells)')
-        self.service = self._register_service(context)
+        self.service = registration.register_service(context, self.host)
         self.service.report_up(context)
-        self.node = self._register_node(context)
-        self._report_provider(context)
+        self.node = registration.register_node(
+            context, self.host, self.driver.get_available_resource())
+        if report_provider:
+            self.report_provider(context)
 
-    def _register_service(self, context):
-        try:
-            return service_obj.Service.get_by_host_and_binary(
-                context, self.host, BINARY)
-        except exception.ServiceNotFound:
-            pass
-        try:
-            return service_obj.Service.create(context, self.host, BINARY)
-        except exception.ServiceExists:
-            # Another agent with our name registered it just now.
-            return service_obj.Service.get_by_host_and_binary(
-                context, self.host, BINARY)
+    def report_provider(self, context):
+        """Report the node to the scheduler as a resource provider.
 
-    def _register_node(self, context):
-        resources = self.driver.get_available_resource()
-        nodename = resources['hypervisor_hostname']
-        values = {'vcpus': resources['vcpus'],
-                  'memory_mb': resources['memory_mb'],
-                  'local_gb': resources['local_gb'],
-                  'cpu_allocation_ratio': CONF.compute.cpu_allocation_ratio,
-                  'ram_allocation_ratio': CONF.compute.ram_allocation_ratio,
-                  'disk_allocation_ratio':
-                      CONF.compute.disk_allocation_ratio}
-        try:
-            node = compute_node.ComputeNode.get_by_host_and_node(
-                context, self.host, nodename)
-        except exception.ComputeNodeNotFound:
-            try:
-                node = compute_node.ComputeNode.create(
-                    context, self.host, nodename, **values)
-                LOG.info('Registered compute node %s (%s) of host %s',
-                         nodename, node.uuid, self.host)
-                return node
-            except exception.ComputeNodeExists:
-                node = compute_node.ComputeNode.get_by_host_and_node(
-                    context, self.host, nodename)
-        changed = {name: value for name, value in values.items()
-                   if getattr(node, name) != value}
-        if changed:
-            LOG.info('Compute node %s of host %s changed: %s', nodename,
-                     self.host, changed)
-            node.update(context, **changed)
-        return node
-
-    def inventories(self):
-        """The node's capacity as the scheduler's inventories."""
-        node = self.node
-        inventories = {
-            'VCPU': {'total': node.vcpus,
-                     'allocation_ratio': node.cpu_allocation_ratio},
-            'MEMORY_MB': {'total': node.memory_mb,
-                          'allocation_ratio': node.ram_allocation_ratio},
-        }
-        if node.local_gb:
-            inventories['DISK_GB'] = {
-                'total': node.local_gb,
-                'allocation_ratio': node.disk_allocation_ratio}
-        return inventories
-
-    def _report_provider(self, context):
+        A scheduler that does not answer yet is asked again at each
+        heartbeat; any other refusal (an unknown cell name, a provider
+        name taken by another node) is raised: it needs an operator.
+        """
         try:
             self.scheduler.update_provider(
                 context, uuid=self.node.uuid, name=self.host,
-                cell_name=self.cell_name, inventories=self.inventories(),
+                cell_name=self.cell_name,
+                inventories=registration.inventories(self.node),
                 availability_zone=CONF.compute.availability_zone)
         except exception.RPCTimeout as exc:
             LOG.warning('Cannot report host %s to the scheduler yet, it is '
@@ -192,32 +141,20 @@ class ComputeManager:
         """One heartbeat (and the provider report, if still owed)."""
         self.service.report_up(context)
         if not self._provider_reported:
-            self._report_provider(context)
+            self.report_provider(context)
 
     def start_heartbeat(self, interval=None):
         """Heartbeat every ``interval`` s (``[compute] report_interval``)."""
-        interval = interval or CONF.compute.report_interval
-        self._stopping.clear()
-        self._heartbeat = threading.Thread(
-            target=self._heartbeat_loop, args=(interval,),
-            name=f'heartbeat-{self.host}', daemon=True)
+        self.stop()
+        self._heartbeat = registration.Heartbeat(
+            self.report_state, interval or CONF.compute.report_interval,
+            f'Heartbeat of host {self.host}')
         self._heartbeat.start()
-
-    def _heartbeat_loop(self, interval):
-        context = cb_context.get_admin_context()
-        while not self._stopping.wait(interval):
-            try:
-                self.report_state(context)
-            except Exception:
-                # A database that is down now may be back at the next
-                # beat; the scheduler sees the host as down meanwhile.
-                LOG.exception('Heartbeat of host %s failed', self.host)
 
     def stop(self):
         """Stop heartbeating (the RPC server is stopped by its owner)."""
-        self._stopping.set()
         if self._heartbeat is not None:
-            self._heartbeat.join()
+            self._heartbeat.stop()
             self._heartbeat = None
 
     # -- builds ------------------------------------------------------------
@@ -302,7 +239,7 @@ class ComputeManager:
             self._release_claim(context, current.uuid)
             self._event_finish(context, current, False, details=str(exc))
             return
-        self.scheduler.record_build_result(context, self.node.uuid, True)
+        self._record_build_result(context, True)
         self._event_finish(context, current, True)
         self._action_finish(context, current)
         LOG.info('Instance %s is active on host %s', current.uuid,
@@ -314,19 +251,42 @@ class ComputeManager:
                  current.uuid, self.host, failure)
         self.driver.destroy(context, current)
         self._release_claim(context, current.uuid)
-        self.scheduler.record_build_result(context, self.node.uuid, False)
+        self._record_build_result(context, False)
         self._event_finish(context, current, False, details=str(failure),
                            trace=trace)
-        self.cell_conductor.build_instances(
-            context, instance=current.to_dict(), request_spec=request_spec,
-            host_list=list(host_list or []),
-            retry=next_retry(retry, self.host, self.node.hypervisor_hostname,
-                             str(failure)))
+        try:
+            self.cell_conductor.build_instances(
+                context, instance=current.to_dict(),
+                request_spec=request_spec, host_list=list(host_list or []),
+                retry=next_retry(retry, self.host,
+                                 self.node.hypervisor_hostname,
+                                 str(failure)))
+        except Exception as exc:
+            # Nobody else will pick the build up: settle it here.
+            LOG.exception('Could not hand instance %s back to the '
+                          'conductors of cell %s', current.uuid,
+                          self.cell_name)
+            self._set_error(context, current, exception.BuildAbortedFailure(
+                uuid=current.uuid, host=self.host,
+                reason=f'{failure.kwargs.get("reason") or failure}; and it '
+                       f'could not be rescheduled: the conductors of cell '
+                       f'{self.cell_name} are unreachable ({exc})'))
 
     def _abort(self, context, current, failure):
         LOG.warning('Build of instance %s on host %s aborted: %s',
                     current.uuid, self.host, failure)
         self.driver.destroy(context, current)
+        self._release_claim(context, current.uuid)
+        self._record_build_result(context, False)
+        self._event_finish(context, current, False, details=str(failure))
+        self._set_error(context, current, failure)
+
+    def _set_error(self, context, current, failure):
+        """ERROR with a fault saying why; the create action ends in Error.
+
+        The caller has released the claim. An instance deleted or settled
+        meanwhile is left as it is (the fault is harmless history).
+        """
         instance_fault.InstanceFault.create(
             context, current.uuid, FAULT_CODE, str(failure),
             details=type(failure).__name__, host=self.host)
@@ -336,11 +296,21 @@ class ComputeManager:
         except (exception.InstanceNotFound, exception.UnexpectedVMState):
             LOG.info('Instance %s changed meanwhile; leaving it as it is',
                      current.uuid)
-        self._release_claim(context, current.uuid)
-        self.scheduler.record_build_result(context, self.node.uuid, False)
-        self._event_finish(context, current, False, details=str(failure))
         self._action_finish(context, current,
                             message=instance_action.RESULT_ERROR)
+
+    def _record_build_result(self, context, succeeded):
+        """Tell the scheduler (BuildFailureWeigher) how the build went.
+
+        Failures always; a success only when it clears failures, which
+        spares every ordinary build a call to the scheduler.
+        """
+        with self._lock:
+            report = not succeeded or self._failures_to_clear
+            self._failures_to_clear = not succeeded
+        if report:
+            self.scheduler.record_build_result(context, self.node.uuid,
+                                               succeeded)
 
     def _release_claim(self, context, instance_uuid):
         """Give back what the instance holds on this host (idempotent)."""
@@ -359,8 +329,9 @@ class ComputeManager:
             # The conductor starts the action; a build cast by hand (or
             # a lost write) did not, and the host's step must be on
             # record anyway.
-            fates.start_create_action(context, current.uuid,
-                                      current.project_id, current.user_id)
+            instance_action.InstanceAction.start(
+                context, current.uuid, ACTION_CREATE, context.request_id,
+                user_id=current.user_id, project_id=current.project_id)
             instance_action.InstanceActionEvent.event_start(
                 context, current.uuid, context.request_id, EVENT_BUILD,
                 host=self.host)

@@ -16,6 +16,7 @@ from oslo_utils import uuidutils
 from cellboot.compute import manager as compute_manager
 from cellboot.compute.virt import fake
 from cellboot import context as cb_context
+from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -41,6 +42,16 @@ class RecordingConductor:
         self.casts.append({'instance': instance,
                            'request_spec': request_spec,
                            'host_list': host_list, 'retry': retry})
+
+
+class UnreachableConductor:
+    """A cell conductor client whose bus is down."""
+
+    def build_instances(self, ctxt, instance, request_spec, host_list,
+                        retry):
+        raise exception.RPCTimeout(method='build_instances',
+                                   topic='cellboot-conductor.cell1',
+                                   timeout=60, url='rabbit://down/')
 
 
 class HookedDriver(fake.FakeDriver):

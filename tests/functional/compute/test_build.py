@@ -89,6 +89,29 @@ class _BuildTests:
         [host] = self.scheduler_api.host_states(self.ctx)
         self.assertEqual(0, host['failed_builds'])
 
+    def test_later_successes_leave_the_failure_count_alone(self):
+        # Only failures make a success worth a call to the scheduler.
+        manager = self._host()
+        self._build(manager, self.create_building_instance(self.ctxt,
+                                                           manager))
+        self.scheduler_api.record_build_result(self.ctx, manager.node.uuid,
+                                               False)
+        self._build(manager, self.create_building_instance(self.ctxt,
+                                                           manager))
+        [host] = self.scheduler_api.host_states(self.ctx)
+        self.assertEqual(1, host['failed_builds'])
+
+    def test_success_after_a_failure_clears_the_failure_count(self):
+        manager = self._host()
+        self.flags(fail_hosts=['host1'], group='fake_driver')
+        self._build(manager, self.create_building_instance(self.ctxt,
+                                                           manager))
+        self.flags(fail_hosts=[], group='fake_driver')
+        self._build(manager, self.create_building_instance(self.ctxt,
+                                                           manager))
+        [host] = self.scheduler_api.host_states(self.ctx)
+        self.assertEqual(0, host['failed_builds'])
+
     # -- the instance went away --------------------------------------------
 
     def test_instance_deleted_before_the_build_is_not_spawned(self):
@@ -249,6 +272,19 @@ class _BuildTests:
             ('RuntimeError: hypervisor went away' in
              self.conductor.casts[0]['retry']['last_failure'],
              'Traceback' in event.traceback))
+
+    def test_unreachable_conductor_leaves_error_with_a_fault(self):
+        self._fail('reschedule')
+        manager = self._host()
+        manager.cell_conductor = compute_base.UnreachableConductor()
+        instance = self.create_building_instance(self.ctxt, manager)
+        self._build(manager, instance, host_list=ALTERNATES)
+        fault = instance_fault.InstanceFault.get_latest_for_instances(
+            self.ctx, [instance.uuid])[instance.uuid]
+        self.assertEqual(
+            (vm_states.ERROR, {}, True),
+            (self.reload(instance).vm_state, self.held(instance.uuid),
+             'could not be rescheduled' in fault.message))
 
     # -- aborted builds ----------------------------------------------------
 

@@ -119,12 +119,12 @@ class _ComputeServiceTestCase(base.MySQLMixin, base.DatabaseTestCase):
             connection = {self.dbs.api_url}
             """)
 
-    def _compute_config(self):
-        return self._write('compute.conf', f"""\
+    def _compute_config(self, cell_name=None, name='compute.conf'):
+        return self._write(name, f"""\
             [DEFAULT]
             state_path = {self.compute_state}
             transport_url = {self.url}
-            cell_name = {self.cell.name}
+            cell_name = {cell_name or self.cell.name}
 
             [database]
             connection = {self.dbs.cell_urls[0]}
@@ -162,7 +162,11 @@ class _ComputeServiceTestCase(base.MySQLMixin, base.DatabaseTestCase):
                     raise
 
     def _wait_for_provider(self):
-        """The host's node uuid, once its provider is in the API DB."""
+        """The host's node uuid, once its provider is in the API DB.
+
+        The host reports its provider only once it listens, so from then
+        on a build cast to it is not lost.
+        """
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             self.scheduler.check_running(self)
@@ -246,7 +250,20 @@ class ComputeServiceTest(_ComputeServiceTestCase):
         stderr = self.compute.stderr
         self.assertEqual((0, False, True),
                          (code, 'Traceback' in stderr,
-                          'Caught SIGTERM, stopping' in stderr), stderr)
+                          'Caught SIGTERM' in stderr), stderr)
+
+    def test_unknown_cell_name_stops_it_with_one_error_line(self):
+        # The scheduler, not the host, knows the cells: the host learns
+        # of its mistake from the provider report and must exit.
+        config = self._compute_config(cell_name='no-such-cell',
+                                      name='wrong-cell.conf')
+        wrong = self._start('cellboot.cmd.compute', 'wrong-cell', config,
+                            '--host', 'compute9')
+        code = wrong.process.wait(START_TIMEOUT)
+        lines = [line for line in wrong.stderr.splitlines() if line.strip()]
+        self.assertEqual(
+            (1, False, 'ERROR: Cell no-such-cell does not exist.'),
+            (code, 'Traceback' in wrong.stderr, lines[-1]), wrong.stderr)
 
 
 class ComputeRescheduleServiceTest(_ComputeServiceTestCase):
