@@ -20,7 +20,8 @@ user and project.
 
 Values a flow needs but that cannot be persisted (the context object,
 the scheduler client, RPC clients) are injected as transient values on
-every run, resumed runs included.
+every run, resumed runs included; a resumed run also gets ``resumed``
+(True), for atoms that must undo what a crashed run of theirs left.
 """
 
 import contextlib
@@ -158,5 +159,6 @@ def resume(persistence, flow_uuid, transient_for, extra_listeners=()):
              flow_detail.name, flow_uuid, context.request_id,
              flow_detail.state)
     engine = engines.load_from_detail(flow_detail, backend=backend)
-    return _run(engine, transient_for(context),
-                f'{flow_detail.name} {flow_uuid}', extra_listeners)
+    transient = dict(transient_for(context), resumed=True)
+    return _run(engine, transient, f'{flow_detail.name} {flow_uuid}',
+                extra_listeners)

@@ -25,7 +25,8 @@ class Schedule(task.Task):
     One ``select_destinations`` call for the whole request: the
     scheduler claims each chosen host atomically and returns, per
     instance, ``[chosen, alternates...]`` (Selection dicts) from the
-    chosen host's cell.
+    chosen host's cell. Run again after a conductor died (``resumed``),
+    it first gives back whatever the dead run had claimed.
 
     Reversion strategy: when scheduling failed (NoValidHost), every
     instance is buried in cell0 with the scheduler's reason. When a later
@@ -36,7 +37,13 @@ class Schedule(task.Task):
 
     default_provides = 'selections'
 
-    def execute(self, context, scheduler, request_spec, instance_uuids):
+    def execute(self, context, scheduler, request_spec, instance_uuids,
+                resumed=False):
+        if resumed:
+            # A conductor died while this step ran: what it claimed
+            # then may sit on other hosts than what is claimed now.
+            for uuid in instance_uuids:
+                scheduler.release_resources(context, uuid)
         spec = dict(request_spec, num_instances=len(instance_uuids))
         hosts = scheduler.select_destinations(
             context, spec, list(instance_uuids), return_alternates=True)

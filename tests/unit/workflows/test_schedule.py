@@ -47,6 +47,17 @@ class _ScheduleTests:
         self.assertEqual({self.cells[0].uuid}, {h['cell_uuid']
                                                 for h in hosts})
 
+    def test_a_resumed_execute_gives_back_what_a_dead_run_claimed(self):
+        store, (uuid,) = self.request(1)
+        for node in self.nodes:
+            self.scheduler.claim_resources(self.ctx, uuid, node,
+                                           {'VCPU': 1})
+        chosen = self.task.execute(self.ctx, self.scheduler,
+                                   store['request_spec'], [uuid],
+                                   resumed=True)[uuid][0]
+        self.assertEqual({chosen['compute_node_uuid']:
+                          chosen['allocation_request']}, self.held(uuid))
+
     def test_execute_raises_no_valid_host_when_nothing_fits(self):
         store, _uuids = self.request(1, flavor=HUGE)
         self.assertRaises(exception.NoValidHost, self._execute, store)
