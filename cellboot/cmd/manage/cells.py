@@ -44,12 +44,13 @@ ARCHIVED = 'archived'
 
 
 def default_transport_url():
-    """``[DEFAULT] transport_url``, or None while nothing registers it.
+    """``[DEFAULT] transport_url``, or None if nothing registers it.
 
-    The option belongs to oslo.messaging, which registers it when a
-    transport is first made; a command that never makes one may run
-    before that, and then the operator must give ``--transport-url``.
+    The option is oslo.messaging's; ``cellboot.rpc`` registers it (with
+    the embedded default, ``fake://``) and is imported only here, by the
+    commands that map a cell, to spare the others oslo.messaging's import.
     """
+    from cellboot import rpc  # noqa: F401 (registers the option)
     try:
         return CONF.transport_url
     except cfg.NoSuchOptError:
@@ -81,12 +82,15 @@ def cell0_url_from_api_url(api_url):
 def validate_transport_url(url):
     """Raise InvalidTransportURL unless oslo.messaging can use ``url``.
 
-    Checked by hand, against the installed drivers, rather than through
-    oslo.messaging, whose import prints deprecation warnings that a
-    command's stderr must not carry.
+    oslo.messaging only notices an unknown driver when it makes a
+    transport, long after the mapping is written; its drivers are the
+    entry points checked here. A URL without ``scheme://`` is not echoed,
+    as nothing tells where its password is.
     """
-    if not url:
-        raise exception.InvalidTransportURL(url=url, reason='it is empty')
+    if not url or '://' not in url:
+        raise exception.InvalidTransportURL(
+            url='<hidden>' if url else url,
+            reason='it must look like rabbit://user:password@host:5672/')
     driver = parse.urlsplit(url).scheme.partition('+')[0]
     drivers = sorted(ep.name for ep in metadata.entry_points(
         group='oslo.messaging.drivers'))

@@ -16,9 +16,6 @@ import sqlalchemy as sa
 from cellboot.db import facade
 from cellboot import exception
 
-# ``//user:password@`` or ``,user:password@`` (multi-host transport URLs).
-_CREDENTIALS = re.compile(r'(?P<head>(?://|,)[^:/@,]*):[^@/,]*@')
-
 
 def say(message=''):
     """Print a result line on stdout."""
@@ -46,15 +43,14 @@ def mask_database_url(url):
 
 
 def mask_transport_url(url):
-    """A transport URL safe to print, every host's password masked.
+    """A transport URL safe to print, every broker host's password masked.
 
-    oslo.messaging URLs may list several hosts
-    (``rabbit://u:p@h1:5672,u:p@h2:5672/``), which a database URL parser
-    does not understand, so each ``user:password@`` is masked in turn.
+    ``cellboot.rpc`` (and with it oslo.messaging) is imported here rather
+    than at the top: most commands print no transport URL and need not pay
+    for that import.
     """
-    if not url:
-        return url
-    return _CREDENTIALS.sub(r'\g<head>:***@', url)
+    from cellboot import rpc
+    return rpc.mask_url(url)
 
 
 def table(headers, rows):
