@@ -67,10 +67,12 @@ class _BadDatabaseInputTests:
         self.assertOneLineError(result, 1, 'Invalid transport URL', 'rabbit')
         self.assertNothingWritten()
 
-    def test_create_cell_without_any_transport_url(self):
+    def test_create_cell_with_a_transport_url_without_scheme(self):
         result = self.create_cell('--name', 'cell2', '--database_connection',
-                                  self.cell0_url)
-        self.assertOneLineError(result, 1, '--transport-url')
+                                  self.cell0_url, '--transport-url',
+                                  'guest:guest@127.0.0.1:5672')
+        self.assertOneLineError(result, 1, 'Invalid transport URL')
+        self.assertNotIn('guest:guest', result.stderr)
         self.assertNothingWritten()
 
     def test_map_cell0_with_an_unreachable_database(self):

@@ -75,6 +75,17 @@ class _CreateCellTests:
         cell = CellMapping.get_by_name(self.context, 'cell1')
         self.assertEqual(self.cell1_url, cell.database_connection)
 
+    def test_create_cell_defaults_to_the_configured_transport_url(self):
+        config = self.write_config(name='rabbit.conf', extra=f"""
+            [DEFAULT]
+            transport_url = {base.RABBIT_URL}
+            """)
+        result = self.manage('cell_v2', 'create_cell', '--name', 'cell1',
+                             config_file=config)
+        self.assertSucceeded(result)
+        self.assertEqual(base.RABBIT_URL, CellMapping.get_by_name(
+            self.context, 'cell1').transport_url)
+
     def test_create_cell_disabled(self):
         self.manage('cell_v2', 'create_cell', '--name', 'cell1',
                     '--transport-url', base.RABBIT_URL, '--disabled')

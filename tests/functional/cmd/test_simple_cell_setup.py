@@ -55,9 +55,10 @@ class _SimpleCellSetupTests:
             mapping.host for mapping in
             host_mapping.HostMapping.get_all(self.context)])
 
-    def test_without_a_transport_url_nothing_is_mapped(self):
-        result = self.manage('cell_v2', 'simple_cell_setup')
-        self.assertOneLineError(result, 1, '--transport-url')
+    def test_a_bad_transport_url_maps_nothing(self):
+        result = self.manage('cell_v2', 'simple_cell_setup',
+                             '--transport-url', 'carrier-pigeon://coop/')
+        self.assertOneLineError(result, 1, 'Invalid transport URL')
         self.assertEqual({}, self.cells())
 
 
