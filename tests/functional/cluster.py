@@ -75,6 +75,36 @@ QUIET_TIMEOUT = 60
 POLL_SECONDS = 0.05
 
 
+def persist_request(ctx, count=1, flavor=None, **spec_values):
+    """Persist a request of ``ctx``'s user the way the API does.
+
+    Build requests, request specs and instance mappings (no cell yet),
+    one of each per instance. Returns ``(build_requests,
+    request_specs)``, the arguments of ``schedule_and_build_instances``.
+    Shared with the multi-process tests, which boot the same way.
+    """
+    flavor = dict(flavor or FLAVOR)
+    spec = dict(spec_values, flavor=flavor, num_instances=count,
+                project_id=ctx.project_id, user_id=ctx.user_id)
+    reservation_id = 'r-' + uuidutils.generate_uuid()[:8]
+    build_requests = []
+    for index in range(count):
+        uuid = uuidutils.generate_uuid()
+        instance = {'uuid': uuid, 'display_name': f'server-{index}',
+                    'reservation_id': reservation_id, 'flavor': flavor,
+                    'image_ref': 'cirros', 'metadata': {}}
+        build_request.BuildRequest.create(
+            ctx, uuid, ctx.project_id, instance, user_id=ctx.user_id)
+        request_spec.RequestSpec.create(ctx, uuid, spec)
+        instance_mapping.InstanceMapping.create(
+            ctx, uuid, ctx.project_id, user_id=ctx.user_id)
+        build_requests.append({'instance_uuid': uuid,
+                               'project_id': ctx.project_id,
+                               'user_id': ctx.user_id,
+                               'instance': instance})
+    return build_requests, [spec] * count
+
+
 class _InFlight:
     """Counts the RPC requests being handled, and records who got what."""
 
@@ -275,29 +305,7 @@ class Cluster(fixtures.Fixture):
         Returns ``(build_requests, request_specs)``, the arguments of
         ``schedule_and_build_instances``.
         """
-        flavor = dict(flavor or FLAVOR)
-        spec = dict(spec_values, flavor=flavor, num_instances=count,
-                    project_id=self.ctx.project_id,
-                    user_id=self.ctx.user_id)
-        reservation_id = 'r-' + uuidutils.generate_uuid()[:8]
-        build_requests = []
-        for index in range(count):
-            uuid = uuidutils.generate_uuid()
-            instance = {'uuid': uuid, 'display_name': f'server-{index}',
-                        'reservation_id': reservation_id, 'flavor': flavor,
-                        'image_ref': 'cirros', 'metadata': {}}
-            build_request.BuildRequest.create(
-                self.ctx, uuid, self.ctx.project_id, instance,
-                user_id=self.ctx.user_id)
-            request_spec.RequestSpec.create(self.ctx, uuid, spec)
-            instance_mapping.InstanceMapping.create(
-                self.ctx, uuid, self.ctx.project_id,
-                user_id=self.ctx.user_id)
-            build_requests.append({'instance_uuid': uuid,
-                                   'project_id': self.ctx.project_id,
-                                   'user_id': self.ctx.user_id,
-                                   'instance': instance})
-        return build_requests, [spec] * count
+        return persist_request(self.ctx, count, flavor, **spec_values)
 
     def boot(self, count=1, flavor=None, **spec_values):
         """Request ``count`` servers and cast the request; their uuids."""

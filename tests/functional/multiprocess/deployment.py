@@ -35,12 +35,11 @@ from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot import exception
-from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping
-from cellboot.objects import request_spec
 from cellboot import rpc
 from cellboot.workflows import lookup
+from tests.functional import cluster
 from tests.functional.cmd import base as cmd_base
 from tests.functional.multiprocess import processes
 from tests.functional.multiprocess import rabbit
@@ -192,36 +191,18 @@ class Deployment(fixtures.Fixture):
 
     # -- booting as the API does ----------------------------------------------
 
-    def boot(self, count=1, hints=None, name='vm'):
+    def boot(self, count=1, hints=None):
         """Persist a request as the API does, cast it; its instance uuids.
 
         The build requests, request specs and instance mappings (no cell
-        yet) are written first, then the super conductor is cast to with
-        the same payload.
+        yet) are written first (``cluster.persist_request``), then the
+        super conductor is cast to with the same payload over RabbitMQ.
         """
         ctxt = cb_context.RequestContext(
             user_id='demo', project_id='demo-project',
             request_id=f'req-{uuid.uuid4()}')
-        spec = {'flavor': dict(FLAVOR), 'num_instances': count,
-                'scheduler_hints': dict(hints or {}),
-                'project_id': ctxt.project_id, 'user_id': ctxt.user_id}
-        build_requests, specs = [], []
-        for number in range(count):
-            instance_uuid = str(uuid.uuid4())
-            instance = {'display_name': f'{name}-{number}',
-                        'flavor': dict(FLAVOR), 'image_ref': 'cirros',
-                        'metadata': {}}
-            build_request.BuildRequest.create(
-                ctxt, instance_uuid, ctxt.project_id, instance,
-                user_id=ctxt.user_id)
-            request_spec.RequestSpec.create(ctxt, instance_uuid, spec)
-            instance_mapping.InstanceMapping.create(
-                ctxt, instance_uuid, ctxt.project_id, user_id=ctxt.user_id)
-            build_requests.append({
-                'instance_uuid': instance_uuid,
-                'project_id': ctxt.project_id, 'user_id': ctxt.user_id,
-                'instance': instance})
-            specs.append(spec)
+        build_requests, specs = cluster.persist_request(
+            ctxt, count, FLAVOR, scheduler_hints=dict(hints or {}))
         transport = rpc.get_transport(self.transport_url)
         conductor_rpcapi.ConductorAPI(transport).schedule_and_build_instances(
             ctxt, build_requests, specs)
