@@ -1,0 +1,303 @@
+"""A whole cellboot deployment in one process, on SQLite and ``fake://``.
+
+The composition of everything ``cellboot all-in-one`` runs: the API,
+flow, cell0 and cell databases as SQLite files under one state
+directory, created and synced when missing and reused when present
+(``cellboot.db.migration`` and ``cellboot-manage``'s cell functions, the
+same code an operator runs); the scheduler behind its RPC service; the
+super conductor; one conductor and ``hosts_per_cell`` fake compute hosts
+per cell; a default flavor; and the REST API on a port.
+
+Every service talks over the one ``fake://`` bus the way separate
+processes talk over RabbitMQ. One process has one configuration, so what
+a real cell service reads from its own ``[database] connection`` is
+given explicitly: each cell conductor gets its cell's database and each
+compute host targets the contexts it works with at its own cell
+(``CellComputeManager``).
+"""
+
+import os
+import threading
+
+from oslo_log import log as logging
+
+from cellboot.cmd import compute as compute_cmd
+from cellboot.cmd.manage import cells
+from cellboot.cmd.manage import discovery
+from cellboot.compute import manager as compute_manager
+from cellboot.compute import rpcapi as compute_rpcapi
+from cellboot.conductor import manager as conductor_manager
+from cellboot.conductor import rpcapi as conductor_rpcapi
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot.db.api import connection as api_connection
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db import flow_db
+from cellboot.db import migration
+from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import flavor as flavor_obj
+from cellboot import rpc
+from cellboot.rpc import topics
+from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import rpc_endpoint
+from cellboot.scheduler import rpcapi as scheduler_rpcapi
+from cellboot import service
+
+LOG = logging.getLogger(__name__)
+
+TRANSPORT_URL = 'fake://'
+
+# The flavor a fresh deployment offers, so the demo needs no set-up.
+DEFAULT_FLAVOR = {'name': 'small', 'flavorid': 'small', 'vcpus': 1,
+                  'memory_mb': 512, 'root_gb': 1}
+
+# Hosts heartbeat, but nothing in one process can die on its own: a
+# laptop that sleeps must not find its hosts "down" when it wakes up.
+SERVICE_DOWN_TIME = 24 * 3600
+
+
+def host_name(cell_name, index):
+    """The name of the ``index``-th (from 1) compute host of a cell."""
+    return f'{cell_name}-host{index}'
+
+
+def cell_name(index):
+    """The name of the ``index``-th (from 1) cell."""
+    return f'cell{index}'
+
+
+def _sqlite_url(state_dir, name):
+    return 'sqlite:///' + os.path.join(state_dir, name + '.sqlite')
+
+
+class CellComputeManager(compute_manager.ComputeManager):
+    """A compute manager bound to one cell of a multi-cell process.
+
+    A real compute host reads its cell's database from its own
+    ``[database] connection``; here every context it is given (a build
+    cast over the bus, a heartbeat's admin context) is targeted at its
+    cell first.
+    """
+
+    def __init__(self, cell_mapping, *args, **kwargs):
+        super().__init__(*args, cell_name=cell_mapping.name, **kwargs)
+        self.cell_mapping = cell_mapping
+
+    def _targeted(self, context):
+        return cb_context.targeted_copy(context, self.cell_mapping)
+
+    def report_state(self, context):
+        super().report_state(self._targeted(context))
+
+    def build_and_run_instance(self, context, *args, **kwargs):
+        super().build_and_run_instance(self._targeted(context), *args,
+                                       **kwargs)
+
+
+class Deployment:
+    """Everything of a deployment, started in dependency order.
+
+    ``progress`` is called with one line per step, so a command can show
+    what it is doing while it starts. ``app`` replaces the REST API's
+    WSGI application (tests); ``port`` 0 picks a free port.
+    """
+
+    def __init__(self, state_dir, cells=2, hosts_per_cell=4, port=8774,
+                 fail_hosts=(), progress=None, api_host='127.0.0.1',
+                 app=None):
+        if cells < 1:
+            raise exception.ConfigurationError(
+                reason='--cells must be at least 1')
+        if hosts_per_cell < 1:
+            raise exception.ConfigurationError(
+                reason='--hosts-per-cell must be at least 1')
+        self.state_dir = os.path.abspath(state_dir)
+        self.cell_count = cells
+        self.hosts_per_cell = hosts_per_cell
+        self.port = port
+        self.api_host = api_host
+        self.fail_hosts = list(fail_hosts)
+        self.app = app
+        self._progress = progress or (lambda line: None)
+        self.ctx = cb_context.get_admin_context()
+        self.cells = []
+        self.computes = {}
+        self.scheduler = None
+        self.api_server = None
+        self._services = []
+        self._api_thread = None
+
+    # -- starting ----------------------------------------------------------
+
+    def start(self):
+        """Create or reuse the databases, then start every service."""
+        try:
+            self._configure()
+            self._prepare_databases()
+            self._map_cells()
+            self._ensure_flavor()
+            self.transport = rpc.get_transport(TRANSPORT_URL)
+            self._start_scheduler()
+            for cell in self.cells:
+                self._start_cell(cell)
+            self._discover_hosts()
+            self._start_super_conductor()
+            self._start_api()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _configure(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        self.api_url = _sqlite_url(self.state_dir, 'api')
+        self.flow_url = _sqlite_url(self.state_dir, 'flows')
+        CONF.set_override('state_path', self.state_dir)
+        CONF.set_override('transport_url', TRANSPORT_URL)
+        CONF.set_override('connection', self.api_url, group='api_database')
+        CONF.set_override('connection', self.flow_url,
+                          group='flow_persistence')
+        CONF.set_override('connection', _sqlite_url(self.state_dir, 'cell1'),
+                          group='database')
+        CONF.set_override('service_down_time', SERVICE_DOWN_TIME,
+                          group='scheduler')
+        CONF.set_override('fail_hosts', self.fail_hosts,
+                          group='fake_driver')
+        api_connection.reset()
+        cell_connection.reset()
+        self._progress(f'State directory {self.state_dir}')
+
+    def _prepare_databases(self):
+        migration.db_sync('api', self.api_url)
+        migration.sync_flow_database(self.flow_url)
+        self._progress('API and flow databases synced')
+
+    def _map_cells(self):
+        cell0, created = cells.map_cell0(
+            self.ctx, _sqlite_url(self.state_dir, 'cell0'))
+        migration.sync_cell_database(cell0.database_connection)
+        self._progress(f'cell0 {"mapped" if created else "reused"}')
+        for index in range(1, self.cell_count + 1):
+            self.cells.append(self._cell(cell_name(index)))
+
+    def _cell(self, name):
+        try:
+            cell = cell_mapping_obj.CellMapping.get_by_name(self.ctx, name)
+        except exception.CellMappingNotFound:
+            url = _sqlite_url(self.state_dir, name)
+            migration.sync_cell_database(url)
+            cell = cells.create_cell(self.ctx, name, url, TRANSPORT_URL)
+            self._progress(f'{name} created ({cell.uuid})')
+            return cell
+        migration.sync_cell_database(cell.database_connection)
+        self._progress(f'{name} reused ({cell.uuid})')
+        return cell
+
+    def _ensure_flavor(self):
+        try:
+            flavor_obj.Flavor.get_by_flavor_id(self.ctx,
+                                               DEFAULT_FLAVOR['flavorid'])
+        except exception.FlavorNotFound:
+            try:
+                flavor_obj.Flavor.create(
+                    self.ctx, DEFAULT_FLAVOR['name'], DEFAULT_FLAVOR['vcpus'],
+                    DEFAULT_FLAVOR['memory_mb'],
+                    root_gb=DEFAULT_FLAVOR['root_gb'],
+                    flavorid=DEFAULT_FLAVOR['flavorid'])
+            except exception.FlavorExists:
+                pass
+
+    def _serve(self, host, topic, endpoint):
+        server = service.RPCService(host, topic, [endpoint], self.transport)
+        server.start()
+        self._services.append(server)
+        return server
+
+    def _start_scheduler(self):
+        self.scheduler = scheduler_api.SchedulerAPI()
+        self.scheduler.start(self.ctx)
+        self._serve('scheduler', topics.SCHEDULER,
+                    rpc_endpoint.SchedulerEndpoint(self.scheduler))
+        self._progress('Scheduler started')
+
+    def _start_cell(self, cell):
+        scheduler = scheduler_rpcapi.SchedulerRPCAPI(self.transport)
+        conductor = conductor_manager.CellConductorManager(
+            cell_name=cell.name, database_connection=cell.database_connection,
+            scheduler=scheduler,
+            compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name,
+                                                     self.transport))
+        self._serve(f'conductor-{cell.name}', topics.cell_conductor(cell.name),
+                    conductor)
+        for index in range(1, self.hosts_per_cell + 1):
+            self._start_compute(cell, host_name(cell.name, index), scheduler)
+        self._progress(f'{cell.name}: conductor and {self.hosts_per_cell} '
+                       f'compute hosts started')
+
+    def _start_compute(self, cell, host, scheduler):
+        manager = CellComputeManager(
+            cell, host, scheduler,
+            conductor_rpcapi.CellConductorAPI(cell.name, self.transport))
+        rpc_service = service.RPCService(
+            host, topics.compute(cell.name),
+            [compute_manager.ComputeEndpoint(manager)], self.transport)
+        compute = compute_cmd.ComputeHost(
+            manager, rpc_service, cb_context.targeted_copy(self.ctx, cell))
+        compute.start()
+        self._services.append(compute)
+        self.computes[host] = compute
+
+    def _discover_hosts(self):
+        for report in discovery.discover_hosts(self.ctx):
+            if report.failure is not None:
+                raise exception.ConfigurationError(
+                    reason=f'host discovery failed in cell '
+                           f'{report.cell.name}: {report.failure}')
+        # The hosts reported their providers; load them now rather than
+        # at the next refresh, so the first boot sees every host.
+        self.scheduler.refresh(self.ctx)
+        self._progress(f'{len(self.computes)} hosts mapped to their cells')
+
+    def _start_super_conductor(self):
+        self.super_conductor = conductor_manager.SuperConductorManager(
+            scheduler=self.scheduler)
+        self._serve('conductor', topics.CONDUCTOR, self.super_conductor)
+        resumed = self.super_conductor.resume_unfinished()
+        self._progress('Super conductor started' + (
+            f', {resumed} unfinished flows resumed' if resumed else ''))
+
+    def _start_api(self):
+        from cellboot.allinone import wsgi
+        self.api_server = wsgi.make_server(self.api_host, self.port,
+                                           app=self.app)
+        self.port = self.api_server.server_port
+        self._api_thread = threading.Thread(
+            target=self.api_server.serve_forever, name='cellboot-api',
+            daemon=True)
+        self._api_thread.start()
+        self._progress(f'API listening on {self.url}')
+
+    @property
+    def url(self):
+        return f'http://{self.api_host}:{self.port}/v2.1'
+
+    # -- stopping ----------------------------------------------------------
+
+    def stop(self):
+        """Stop the API, then every service in reverse order."""
+        if self.api_server is not None:
+            self.api_server.shutdown()
+            self.api_server.server_close()
+            self.api_server = None
+        for server in reversed(self._services):
+            server.stop()
+        for server in reversed(self._services):
+            server.wait()
+        self._services = []
+        if self.scheduler is not None:
+            self.scheduler.stop()
+            self.scheduler = None
+        rpc.cleanup()
+        api_connection.reset()
+        cell_connection.reset()
+        flow_db.reset()
