@@ -1,0 +1,128 @@
+"""``cellboot all-in-one``: arguments, start-up lines, demo or serve.
+
+::
+
+    cellboot all-in-one [--cells 2] [--hosts-per-cell 4] [--state-dir D]
+                        [--port 8774] [--demo N] [--fail-host HOST]
+
+Without ``--demo`` the deployment serves until SIGINT or SIGTERM (the
+service runner's signal handling); with it, the demo runs and its exit
+code is the command's.
+"""
+
+import argparse
+import logging as std_logging
+import os
+
+from cellboot.allinone import demo
+from cellboot.allinone import deployment
+from cellboot.cli import client as cli_client
+from cellboot.cli import exit_codes
+from cellboot.cmd.manage import output
+from cellboot.cmd import service_runner
+from cellboot.conf import CONF
+
+PROG = 'cellboot all-in-one'
+
+
+class _Service:
+    """A deployment as the service runner runs services."""
+
+    def __init__(self, deployment):
+        self.deployment = deployment
+
+    def start(self):
+        self.deployment.start()
+        output.say(f'Ready: cellboot --url {self.deployment.url} server '
+                   f'list   (Ctrl-C stops)')
+
+    def stop(self):
+        self.deployment.stop()
+
+    def wait(self):
+        pass
+
+
+def _check_fail_hosts(dep, fail_hosts):
+    hosts = [deployment.host_name(deployment.cell_name(c), h)
+             for c in range(1, dep.cell_count + 1)
+             for h in range(1, dep.hosts_per_cell + 1)]
+    unknown = [host for host in fail_hosts if host not in hosts]
+    if unknown:
+        raise cli_client.CLIError(
+            f'--fail-host {unknown[0]} is not a host of this deployment; '
+            f'its hosts are {hosts[0]} ... {hosts[-1]}', exit_codes.USAGE)
+
+
+def _quiet_logs(debug):
+    """Warnings only, unless --debug: the progress lines are the story."""
+    if not debug:
+        std_logging.getLogger().setLevel(std_logging.WARNING)
+
+
+def run(args):
+    service_runner.load_configuration(PROG, args)
+    _quiet_logs(args.debug)
+    state_dir = args.state_dir or os.path.join(CONF.state_path,
+                                               'all-in-one')
+    dep = deployment.Deployment(
+        state_dir, cells=args.cells, hosts_per_cell=args.hosts_per_cell,
+        port=args.port, fail_hosts=args.fail_hosts,
+        progress=lambda line: output.say(f'* {line}'))
+    _check_fail_hosts(dep, args.fail_hosts)
+    if args.demo is None:
+        return service_runner.run([_Service(dep)])
+    dep.start()
+    try:
+        return demo.run_and_report(dep.url, args.demo,
+                                   deployment.DEFAULT_FLAVOR['flavorid'])
+    finally:
+        dep.stop()
+
+
+def _count(minimum):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f'must be a whole number of at least {minimum}, not '
+                f'{text!r}')
+        return value
+    return parse
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        'all-in-one', help='run a whole deployment in this process',
+        description='Run cell0 and N cells of fake compute hosts, the '
+                    'scheduler, the conductors and the API in one process, '
+                    'on SQLite files and fake://. Creates what is missing '
+                    'in --state-dir and reuses what is there.')
+    parser.add_argument('--cells', type=_count(1), default=2, metavar='N',
+                        help='cells besides cell0 (default 2)')
+    parser.add_argument('--hosts-per-cell', type=_count(1), default=4,
+                        metavar='M', help='fake compute hosts per cell '
+                                          '(default 4)')
+    parser.add_argument('--state-dir', metavar='DIR',
+                        help='where the SQLite files live (default '
+                             '[DEFAULT] state_path/all-in-one)')
+    parser.add_argument('--port', type=_count(0), default=8774,
+                        help='API port (default 8774; 0 picks a free one)')
+    parser.add_argument('--demo', type=_count(1), metavar='N',
+                        help='boot N servers through the API, show where '
+                             'they landed, exit 0 if all are ACTIVE')
+    parser.add_argument('--fail-host', action='append', dest='fail_hosts',
+                        default=[], metavar='HOST',
+                        help='every build on HOST fails and is rescheduled '
+                             '(repeatable; hosts are named cell1-host1 ...)')
+    parser.add_argument('--config-file', action='append',
+                        dest='config_files', default=[], metavar='PATH',
+                        help='configuration file(s) to read (optional)')
+    parser.add_argument('--config-dir', action='append', dest='config_dirs',
+                        default=[], metavar='DIR', help=argparse.SUPPRESS)
+    parser.add_argument('--debug', action='store_true',
+                        help='log at DEBUG level')
+    parser.set_defaults(runner=run)

@@ -1,0 +1,135 @@
+"""``cellboot all-in-one --demo N``: boot N servers, show where they went.
+
+Everything goes through the REST API as a user would (``cellboot.cli``'s
+client): N boot requests, then the server list polled until every server
+is ACTIVE or ERROR with a progress line, the hypervisors to name each
+host's cell, and the admin flow search to count reschedules (each
+reschedule runs one ``reschedule`` flow in its cell). The result is a
+table and a summary line::
+
+    Summary: 20 ACTIVE, 0 ERROR, 2 reschedules, 3.1 s
+"""
+
+import sys
+import time
+
+from cellboot.cli import client as cli_client
+from cellboot.cli import exit_codes
+from cellboot.cli import servers as cli_servers
+from cellboot.cli import views
+from cellboot.cmd.manage import output
+
+ADMIN_TOKEN = 'admin:admin'
+DEMO_TOKEN = 'demo:demo'
+RESCHEDULE_KIND = 'reschedule'
+
+
+class Result:
+    """What a demo run did: the servers, reschedules, seconds."""
+
+    def __init__(self, servers, reschedules, seconds):
+        self.servers = servers
+        self.reschedules = reschedules
+        self.seconds = seconds
+
+    def count(self, status):
+        return sum(1 for server in self.servers
+                   if server.get('status') == status)
+
+    @property
+    def all_active(self):
+        return self.count('ACTIVE') == len(self.servers)
+
+    def summary(self):
+        return (f'Summary: {self.count("ACTIVE")} ACTIVE, '
+                f'{self.count("ERROR")} ERROR, {self.reschedules} '
+                f'reschedules, {self.seconds:.1f} s')
+
+
+class _Progress:
+    """One line per change of the status counts (redrawn on a TTY)."""
+
+    def __init__(self, total, stream=None):
+        self.total = total
+        self.stream = stream or sys.stdout
+        self._last = None
+
+    def __call__(self, servers, elapsed):
+        counts = {status: sum(1 for s in servers if s.get('status') ==
+                              status)
+                  for status in ('BUILD', 'ACTIVE', 'ERROR')}
+        text = (f'  {elapsed:5.1f} s  ' + '  '.join(
+            f'{status} {count}' for status, count in counts.items()) +
+            f'  of {self.total}')
+        if self.stream.isatty():
+            self.stream.write('\r' + text + '\033[K')
+            if counts['ACTIVE'] + counts['ERROR'] == self.total:
+                self.stream.write('\n')
+        elif counts != self._last:
+            self.stream.write(text + '\n')
+        self.stream.flush()
+        self._last = counts
+
+
+def _host_cells(admin):
+    """``{host: cell name}`` from the hypervisors (admin)."""
+    found = {}
+    for hypervisor in admin.get('/os-hypervisors/detail').get(
+            'hypervisors', []):
+        name = (hypervisor.get('service', {}).get('host') or
+                hypervisor.get('hypervisor_hostname') or
+                hypervisor.get('host'))
+        found[name] = views.cell(hypervisor)
+    return found
+
+
+def _reschedules(admin, server_ids):
+    count = 0
+    for server_id in server_ids:
+        flows = admin.get('/os-flows', instance_uuid=server_id).get(
+            'flows', [])
+        count += sum(1 for flow in flows
+                     if flow.get('kind') == RESCHEDULE_KIND)
+    return count
+
+
+def run(url, count, flavor, progress_stream=None):
+    """Boot ``count`` servers through the API at ``url``; a Result."""
+    user = cli_client.Client(url, DEMO_TOKEN)
+    admin = cli_client.Client(url, ADMIN_TOKEN)
+    started = time.monotonic()
+    ids = []
+    width = len(str(count))
+    for index in range(1, count + 1):
+        answer = user.post('/servers', {'server': {
+            'name': f'demo-{index:0{width}d}', 'flavorRef': flavor,
+            'imageRef': cli_servers.DEFAULT_IMAGE}})
+        ids.append(answer['server']['id'])
+    output.say(f'{count} boot requests accepted; building:')
+    # Status as the user sees it; host and cell as the admin does.
+    cli_servers.wait_for(user, ids, progress=_Progress(count,
+                                                       progress_stream))
+    seconds = time.monotonic() - started
+    finished = [admin.get(f'/servers/{server_id}')['server']
+                for server_id in ids]
+    return Result(finished, _reschedules(admin, ids), seconds), \
+        _host_cells(admin)
+
+
+def report(result, host_cells):
+    """Print the table of where each server landed and the summary."""
+    rows = []
+    for server in sorted(result.servers, key=lambda s: s.get('name') or ''):
+        host = views.host(server)
+        rows.append([server.get('name'), server.get('status'),
+                     views.cell(server) or host_cells.get(host), host,
+                     views.fault_message(server) or ''])
+    output.table(['Name', 'Status', 'Cell', 'Host', 'Fault'], rows)
+    output.say(result.summary())
+
+
+def run_and_report(url, count, flavor):
+    """The demo; its exit code (0 when every server is ACTIVE)."""
+    result, host_cells = run(url, count, flavor)
+    report(result, host_cells)
+    return exit_codes.OK if result.all_active else exit_codes.NOT_ACTIVE

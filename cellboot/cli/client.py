@@ -1,0 +1,100 @@
+"""The REST API as the CLI sees it: JSON in, JSON out, one error type.
+
+Every failure — the API's nova-shaped error bodies, a refused
+connection, an answer that is not JSON — becomes a ``CLIError`` with a
+one-line message and the exit code a script can test (see
+``cellboot.cli.exit_codes``).
+"""
+
+import requests
+
+from cellboot.cli import exit_codes
+
+DEFAULT_URL = 'http://127.0.0.1:8774/v2.1'
+DEFAULT_TOKEN = 'admin:admin'
+
+# Seconds to wait for one answer; a healthy API answers in milliseconds.
+TIMEOUT = 30
+
+
+class CLIError(Exception):
+    """A failure to show the user in one line, and the exit code."""
+
+    def __init__(self, message, code=exit_codes.ERROR):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def _error_message(response):
+    """The message of a nova-shaped error body, else the HTTP reason."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and len(body) == 1:
+        detail = next(iter(body.values()))
+        if isinstance(detail, dict) and detail.get('message'):
+            return str(detail['message'])
+    return f'HTTP {response.status_code} {response.reason}'
+
+
+def _exit_code(status):
+    if status in (401, 403):
+        return exit_codes.AUTH
+    if status == 404:
+        return exit_codes.NOT_FOUND
+    if status < 500:
+        return exit_codes.BAD_REQUEST
+    return exit_codes.ERROR
+
+
+class Client:
+    """Requests to one API endpoint with one token."""
+
+    def __init__(self, url=DEFAULT_URL, token=DEFAULT_TOKEN,
+                 timeout=TIMEOUT):
+        self.url = url.rstrip('/')
+        self.token = token
+        self.timeout = timeout
+        self._session = requests.Session()
+
+    def request(self, method, path, body=None, params=None):
+        """The decoded JSON answer (None when it has no body)."""
+        try:
+            response = self._session.request(
+                method, self.url + path, json=body, params=params,
+                headers={'X-Auth-Token': self.token,
+                         'Accept': 'application/json'},
+                timeout=self.timeout)
+        except requests.ConnectionError:
+            raise CLIError(f'cannot reach the cellboot API at {self.url}: '
+                           f'is it running? (set --url or CELLBOOT_URL)',
+                           exit_codes.UNREACHABLE)
+        except requests.Timeout:
+            raise CLIError(f'the cellboot API at {self.url} did not answer '
+                           f'within {self.timeout} s',
+                           exit_codes.UNREACHABLE)
+        except requests.RequestException as exc:
+            raise CLIError(f'cannot use the API URL {self.url}: {exc}',
+                           exit_codes.USAGE)
+        if response.status_code >= 400:
+            raise CLIError(_error_message(response),
+                           _exit_code(response.status_code))
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise CLIError(f'{self.url}{path} answered something that is '
+                           f'not JSON: is --url a cellboot API (ending in '
+                           f'/v2.1)?')
+
+    def get(self, path, **params):
+        return self.request('GET', path, params=params or None)
+
+    def post(self, path, body):
+        return self.request('POST', path, body=body)
+
+    def delete(self, path):
+        return self.request('DELETE', path)

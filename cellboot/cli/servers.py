@@ -1,0 +1,172 @@
+"""``cellboot server create | list | show | delete``.
+
+Each command is one or two API calls and a table. ``create --wait``
+polls the new servers until each is ACTIVE or ERROR, showing a progress
+line, and fails (exit code 7) when one is not ACTIVE.
+"""
+
+import argparse
+import sys
+import time
+
+from cellboot.cli import client as cli_client
+from cellboot.cli import exit_codes
+from cellboot.cli import flows
+from cellboot.cli import views
+from cellboot.cmd.manage import output
+
+# The image every fake build accepts; the API only records it.
+DEFAULT_IMAGE = 'cirros'
+
+# How often --wait asks, and for how long at most (seconds).
+POLL_SECONDS = 0.5
+WAIT_TIMEOUT = 300
+
+_LIST_HEADERS = ['ID', 'Name', 'Status', 'Host']
+
+
+def _created_servers(client, answer, count):
+    """The servers a create made: the one answered, or its reservation."""
+    first = answer.get('server') or {}
+    if count == 1 and first.get('id'):
+        return [first['id']]
+    reservation = answer.get('reservation_id') or views.reservation_id(first)
+    servers = client.get('/servers/detail').get('servers', [])
+    ids = [server['id'] for server in servers
+           if reservation and views.reservation_id(server) == reservation]
+    if not ids and first.get('id'):
+        ids = [first['id']]
+    return ids
+
+
+def create(client, args):
+    body = {'server': {'name': args.name, 'flavorRef': args.flavor,
+                       'imageRef': args.image}}
+    if args.count != 1:
+        body['server'].update(min_count=args.count, max_count=args.count)
+    answer = client.post('/servers', body) or {}
+    ids = _created_servers(client, answer, args.count)
+    if not args.wait:
+        for server_id in ids:
+            output.say(server_id)
+        if answer.get('reservation_id') and len(ids) != args.count:
+            output.say(f'reservation {answer["reservation_id"]}')
+        return exit_codes.OK
+    servers = wait_for(client, ids, progress=_progress_line)
+    _table(servers)
+    return (exit_codes.OK if all(server['status'] == 'ACTIVE'
+                                 for server in servers)
+            else exit_codes.NOT_ACTIVE)
+
+
+def _progress_line(servers, elapsed):
+    counts = {}
+    for server in servers:
+        counts[server.get('status', '?')] = counts.get(
+            server.get('status', '?'), 0) + 1
+    states = ', '.join(f'{count} {status}'
+                       for status, count in sorted(counts.items()))
+    end = '\n' if all(views.is_final(server) for server in servers) else ''
+    if sys.stdout.isatty():
+        sys.stdout.write(f'\r{elapsed:5.1f} s  {states}\033[K{end}')
+        sys.stdout.flush()
+
+
+def wait_for(client, ids, progress=None, timeout=WAIT_TIMEOUT):
+    """Poll the servers until each is final; their last documents.
+
+    A server deleted meanwhile shows as DELETED. Raises CLIError
+    (exit code 7) when ``timeout`` seconds pass first.
+    """
+    started = time.monotonic()
+    while True:
+        servers = []
+        for server_id in ids:
+            try:
+                servers.append(client.get(f'/servers/{server_id}')['server'])
+            except cli_client.CLIError as exc:
+                if exc.code != exit_codes.NOT_FOUND:
+                    raise
+                servers.append({'id': server_id, 'status': 'DELETED'})
+        elapsed = time.monotonic() - started
+        if progress is not None:
+            progress(servers, elapsed)
+        if all(views.is_final(server) for server in servers):
+            return servers
+        if elapsed > timeout:
+            raise cli_client.CLIError(
+                f'{sum(not views.is_final(s) for s in servers)} servers '
+                f'still building after {timeout} s', exit_codes.NOT_ACTIVE)
+        time.sleep(POLL_SECONDS)
+
+
+def _table(servers):
+    output.table(_LIST_HEADERS, [
+        [server.get('id'), server.get('name'), server.get('status'),
+         views.host(server)] for server in servers])
+
+
+def list_servers(client, args):
+    _table(client.get('/servers/detail').get('servers', []))
+    return exit_codes.OK
+
+
+def show(client, args):
+    server = client.get(f'/servers/{args.id}')['server']
+    rows = [['id', server.get('id')], ['name', server.get('name')],
+            ['status', server.get('status')],
+            ['flavor', views.flavor_id(server)],
+            ['host', views.host(server)], ['cell', views.cell(server)],
+            ['created', server.get('created')]]
+    if views.fault_message(server):
+        rows.append(['fault', views.fault_message(server)])
+    output.table(['Field', 'Value'], [row for row in rows
+                                      if row[1] is not None])
+    flows.print_trail(client, server['id'])
+    return exit_codes.OK
+
+
+def delete(client, args):
+    client.delete(f'/servers/{args.id}')
+    output.say(f'Server {args.id} deleted.')
+    return exit_codes.OK
+
+
+def register(subparsers):
+    """Add ``server`` and its commands to the top-level parser."""
+    parser = subparsers.add_parser('server', help='create, list, show and '
+                                                  'delete servers')
+    commands = parser.add_subparsers(dest='command', metavar='COMMAND',
+                                     required=True)
+    sub = commands.add_parser('create', help='boot one or more servers')
+    sub.add_argument('name', metavar='NAME')
+    sub.add_argument('--flavor', required=True, metavar='F',
+                     help='flavor id (`small` in the all-in-one)')
+    sub.add_argument('--count', type=_positive, default=1, metavar='N',
+                     help='how many servers (a multi-create; default 1)')
+    sub.add_argument('--image', default=DEFAULT_IMAGE,
+                     help=f'image reference (default {DEFAULT_IMAGE})')
+    sub.add_argument('--wait', action='store_true',
+                     help='wait until every server is ACTIVE or ERROR; '
+                          'exit 7 unless all are ACTIVE')
+    sub.set_defaults(func=create)
+    commands.add_parser('list', help='your project\'s servers').set_defaults(
+        func=list_servers)
+    sub = commands.add_parser('show', help='a server, its fault and the '
+                                           'atoms of its flows')
+    sub.add_argument('id', metavar='ID')
+    sub.set_defaults(func=show)
+    sub = commands.add_parser('delete', help='delete a server at any stage')
+    sub.add_argument('id', metavar='ID')
+    sub.set_defaults(func=delete)
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'must be a whole number of at '
+                                         f'least 1, not {text!r}')
+    return value
