@@ -99,13 +99,12 @@ class Deployment:
     """Everything of a deployment, started in dependency order.
 
     ``progress`` is called with one line per step, so a command can show
-    what it is doing while it starts. ``app`` replaces the REST API's
-    WSGI application (tests); ``port`` 0 picks a free port.
+    what it is doing while it starts. ``port`` 0 picks a free
+    port (read it back from ``port`` once started).
     """
 
     def __init__(self, state_dir, cells=2, hosts_per_cell=4, port=8774,
-                 fail_hosts=(), progress=None, api_host='127.0.0.1',
-                 app=None):
+                 fail_hosts=(), progress=None, api_host='127.0.0.1'):
         if cells < 1:
             raise exception.ConfigurationError(
                 reason='--cells must be at least 1')
@@ -118,7 +117,6 @@ class Deployment:
         self.port = port
         self.api_host = api_host
         self.fail_hosts = list(fail_hosts)
-        self.app = app
         self._progress = progress or (lambda line: None)
         self.ctx = cb_context.get_admin_context()
         self.cells = []
@@ -126,7 +124,6 @@ class Deployment:
         self.scheduler = None
         self.api_server = None
         self._services = []
-        self._api_thread = None
 
     # -- starting ----------------------------------------------------------
 
@@ -267,14 +264,24 @@ class Deployment:
             f', {resumed} unfinished flows resumed' if resumed else ''))
 
     def _start_api(self):
-        from cellboot.allinone import wsgi
-        self.api_server = wsgi.make_server(self.api_host, self.port,
-                                           app=self.app)
-        self.port = self.api_server.server_port
-        self._api_thread = threading.Thread(
-            target=self.api_server.serve_forever, name='cellboot-api',
-            daemon=True)
-        self._api_thread.start()
+        # Imported here: the API pulls in webob and jsonschema, which
+        # the rest of the composition does not need.
+        from cellboot.api import server as api_server
+        from cellboot.api import wsgi as api_wsgi
+        application = api_wsgi.make_app(
+            self.scheduler,
+            conductor=conductor_rpcapi.ConductorAPI(self.transport))
+        try:
+            self.api_server = api_server.WSGIService(
+                application, self.api_host, self.port,
+                threads=CONF.api.wsgi_threads)
+        except OSError as exc:
+            raise exception.ConfigurationError(
+                reason=f'cannot listen on {self.api_host}:{self.port}: '
+                       f'{exc.strerror or exc} (choose another --port, or '
+                       f'--port 0 for any free one)')
+        self.port = self.api_server.port
+        self.api_server.start()
         self._progress(f'API listening on {self.url}')
 
     @property
@@ -284,16 +291,24 @@ class Deployment:
     # -- stopping ----------------------------------------------------------
 
     def stop(self):
-        """Stop the API, then every service in reverse order."""
+        """Stop the API and every service, newest first; wait for all.
+
+        Each RPC server takes up to a second to notice it was stopped
+        (the fake driver's poll), so they are waited for in parallel.
+        """
+        stopping = list(reversed(self._services))
         if self.api_server is not None:
-            self.api_server.shutdown()
-            self.api_server.server_close()
+            stopping.insert(0, self.api_server)
             self.api_server = None
-        for server in reversed(self._services):
-            server.stop()
-        for server in reversed(self._services):
-            server.wait()
         self._services = []
+        for server in stopping:
+            server.stop()
+        waiters = [threading.Thread(target=server.wait, daemon=True)
+                   for server in stopping]
+        for waiter in waiters:
+            waiter.start()
+        for waiter in waiters:
+            waiter.join()
         if self.scheduler is not None:
             self.scheduler.stop()
             self.scheduler = None
