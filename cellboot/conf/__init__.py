@@ -7,6 +7,7 @@ because oslo.messaging registers its own options there.
 
 from oslo_config import cfg
 
+from cellboot.conf import api
 from cellboot.conf import api_database
 from cellboot.conf import compute
 from cellboot.conf import conductor
@@ -20,7 +21,7 @@ from cellboot.conf import scheduler
 CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
-           filter_scheduler, conductor, compute, fake_driver)
+           filter_scheduler, conductor, compute, fake_driver, api)
 
 for _module in MODULES:
     _module.register_opts(CONF)

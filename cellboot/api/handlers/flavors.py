@@ -1,0 +1,33 @@
+"""``/flavors``: anyone lists and shows them; admins create them."""
+
+from cellboot.api import auth
+from cellboot.api import errors
+from cellboot.api import schemas
+from cellboot.api import views
+from cellboot import exception
+from cellboot.objects import flavor as flavor_obj
+
+
+def index(api, request, context):
+    return errors.json_response(200, {'flavors': [
+        views.flavor(request, item)
+        for item in flavor_obj.Flavor.get_all(context)]})
+
+
+def show(api, request, context, flavor_id):
+    try:
+        item = flavor_obj.Flavor.get_by_flavor_id(context, flavor_id)
+    except exception.FlavorNotFound:
+        raise errors.NotFound(f'Flavor {flavor_id} could not be found.')
+    return errors.json_response(200, {'flavor': views.flavor(request, item)})
+
+
+def create(api, request, context):
+    auth.require_admin(context)
+    body = schemas.validate(schemas.FLAVOR_CREATE,
+                            schemas.parse_json(request))['flavor']
+    item = flavor_obj.Flavor.create(
+        context, body['name'], body['vcpus'], body['ram'],
+        root_gb=body.get('disk', 0), flavorid=body.get('id'),
+        description=body.get('description'))
+    return errors.json_response(200, {'flavor': views.flavor(request, item)})

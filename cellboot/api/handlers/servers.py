@@ -1,0 +1,133 @@
+"""``/servers``: boot, list, show and delete servers."""
+
+from oslo_log import log as logging
+
+from cellboot.api import boot_requests
+from cellboot.api import errors
+from cellboot.api import schemas
+from cellboot.api import server_records
+from cellboot.api import views
+from cellboot.conf import CONF
+from cellboot import exception
+from cellboot.objects import flavor as flavor_obj
+from cellboot.objects import server_group
+
+LOG = logging.getLogger(__name__)
+
+
+def _flavor(context, ref):
+    """The flavor a request names by id (or by name); 400 if unknown."""
+    try:
+        return flavor_obj.Flavor.get_by_flavor_id(context, ref)
+    except exception.FlavorNotFound:
+        pass
+    try:
+        return flavor_obj.Flavor.get_by_name(context, ref)
+    except exception.FlavorNotFound:
+        raise errors.BadRequest(f'Flavor {ref} could not be found.')
+
+
+def _group(context, hints):
+    """The server group of the ``group`` hint; 400 if not the caller's."""
+    uuid = hints.get('group')
+    if uuid is None:
+        return None
+    try:
+        group = server_group.ServerGroup.get_by_uuid(context, uuid)
+    except exception.ServerGroupNotFound:
+        group = None
+    if group is None or (group.project_id != context.project_id
+                         and not context.is_admin):
+        raise errors.BadRequest(f'Server group {uuid} could not be found.')
+    return group
+
+
+def _counts(server):
+    min_count = server.get('min_count', 1)
+    max_count = server.get('max_count', min_count)
+    if min_count > max_count:
+        raise errors.BadRequest(
+            f'min_count ({min_count}) must not be greater than max_count '
+            f'({max_count}).')
+    if max_count > CONF.api.max_count:
+        raise errors.BadRequest(
+            f'max_count ({max_count}) is over the limit of '
+            f'{CONF.api.max_count} servers per request ([api] max_count).')
+    return max_count
+
+
+def create(api, request, context):
+    body = schemas.validate(schemas.SERVER_CREATE,
+                            schemas.parse_json(request))
+    server = body['server']
+    hints = dict(body.get('os:scheduler_hints') or {})
+    count = _counts(server)
+    flavor = _flavor(context, server['flavorRef'])
+    group = _group(context, hints)
+    flavor_values = {'flavorid': flavor.flavorid, 'name': flavor.name,
+                     'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
+                     'root_gb': flavor.root_gb}
+    reservation_id = boot_requests.new_reservation_id()
+    instance = {'display_name': server['name'],
+                'reservation_id': reservation_id, 'flavor': flavor_values,
+                'image_ref': server.get('imageRef') or None,
+                'availability_zone': server.get('availability_zone'),
+                'metadata': server.get('metadata') or {}}
+    spec = {'flavor': flavor_values, 'num_instances': count,
+            'availability_zone': server.get('availability_zone'),
+            'scheduler_hints': hints, 'project_id': context.project_id,
+            'user_id': context.user_id}
+    build_requests, specs = boot_requests.persist(context, count, instance,
+                                                  spec, group=group)
+    try:
+        api.conductor.schedule_and_build_instances(context, build_requests,
+                                                   specs)
+    except Exception:
+        # Accepted all the same: the rows are the source of truth and
+        # the sweeper starts builds nobody is working on.
+        LOG.exception('Could not cast the boot of %s (reservation %s) to '
+                      'the super conductor; it stays accepted',
+                      [br['instance_uuid'] for br in build_requests],
+                      reservation_id)
+    uuids = [br['instance_uuid'] for br in build_requests]
+    body = {'server': {'id': uuids[0], 'reservation_id': reservation_id,
+                       'links': views.server_summary(
+                           request, (uuids[0],))['links']}}
+    if count > 1:
+        body['reservation_id'] = reservation_id
+        body['servers'] = [{'id': uuid} for uuid in uuids]
+    return errors.json_response(202, body)
+
+
+def _listed(context, request):
+    records = server_records.list_servers(context, context.project_id,
+                                          CONF.api.list_cell_timeout)
+    reservation_id = request.GET.get('reservation_id')
+    if reservation_id:
+        records = [r for r in records
+                   if views.server_detail(request, context, r).get(
+                       'reservation_id') == reservation_id]
+    return records
+
+
+def index(api, request, context):
+    return errors.json_response(200, {'servers': [
+        views.server_summary(request, record)
+        for record in _listed(context, request)]})
+
+
+def detail(api, request, context):
+    return errors.json_response(200, {'servers': [
+        views.server_detail(request, context, record)
+        for record in _listed(context, request)]})
+
+
+def show(api, request, context, server_id):
+    record = server_records.get(context, server_id)
+    return errors.json_response(
+        200, {'server': views.server_detail(request, context, record)})
+
+
+def delete(api, request, context, server_id):
+    server_records.delete(context, server_id, api.scheduler)
+    return errors.json_response(204)

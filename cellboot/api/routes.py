@@ -1,0 +1,57 @@
+"""Every path of the API, once: what routes a request and what is documented.
+
+Paths are relative to ``/v2.1`` (``/openapi.json`` and ``/`` are served
+at the root too). ``openapi.document()`` is built from this list.
+"""
+
+from cellboot.api import openapi
+from cellboot.api.handlers import admin
+from cellboot.api.handlers import flavors
+from cellboot.api.handlers import server_groups
+from cellboot.api.handlers import servers
+from cellboot.api.router import Route
+from cellboot.api import schemas
+
+PREFIX = '/v2.1'
+
+ROUTES = (
+    Route('GET', '/', openapi.versions, 'API version document',
+          authenticated=False),
+    Route('GET', '/openapi.json', openapi.serve, 'This OpenAPI document',
+          authenticated=False),
+    Route('POST', '/servers', servers.create,
+          'Boot one server, or min_count..max_count servers',
+          body_schema=schemas.SERVER_CREATE, status=202),
+    Route('GET', '/servers', servers.index,
+          "The project's servers (id, name, links)",
+          query=('reservation_id',)),
+    Route('GET', '/servers/detail', servers.detail,
+          "The project's servers in full; UNKNOWN for an unreachable cell",
+          query=('reservation_id',)),
+    Route('GET', '/servers/{server_id}', servers.show,
+          'One server: status, fault when ERROR, host for admins'),
+    Route('DELETE', '/servers/{server_id}', servers.delete,
+          'Delete a server at any stage of its build', status=204),
+    Route('GET', '/flavors', flavors.index, 'Every flavor'),
+    Route('GET', '/flavors/{flavor_id}', flavors.show, 'One flavor'),
+    Route('POST', '/flavors', flavors.create, 'Create a flavor', admin=True,
+          body_schema=schemas.FLAVOR_CREATE),
+    Route('POST', '/os-server-groups', server_groups.create,
+          'Create an affinity or anti-affinity group',
+          body_schema=schemas.SERVER_GROUP_CREATE),
+    Route('GET', '/os-server-groups', server_groups.index,
+          "The project's server groups"),
+    Route('GET', '/os-server-groups/{group_id}', server_groups.show,
+          'One server group and its members'),
+    Route('DELETE', '/os-server-groups/{group_id}', server_groups.delete,
+          'Delete a server group', status=204),
+    Route('GET', '/os-hypervisors/detail', admin.hypervisors,
+          'Compute hosts with their cell, usage and capacity', admin=True),
+    Route('GET', '/os-cells', admin.cells, 'Cell mappings', admin=True),
+    Route('GET', '/os-flows', admin.flows,
+          "Persisted flows, filtered by instance and state", admin=True,
+          query=('instance_uuid', 'state')),
+    Route('GET', '/os-flows/{flow_id}', admin.flow,
+          "One flow with each atom's state, timing, result or failure",
+          admin=True),
+)

@@ -1,0 +1,186 @@
+"""Where a server is now: its build request, its cell, or nowhere.
+
+The instance mapping is the starting point of every lookup: with no cell
+the server is still a build request; with a cell, the instance row is in
+that cell's database. The boot flow moves a server from one to the other
+(mapping set, then build request deleted), so a lookup that finds the
+build request gone reads the mapping again.
+
+Deleting follows the same path. A server that is only a build request is
+deleted with its mapping in one transaction; the boot flow notices
+either row missing (``map-instance`` / ``delete-build-request``) and
+cleans up whatever it made (``workflows.fates.clean_up_deleted``). A
+server in a cell (cell0 included) is soft-deleted there, its claims
+released through the scheduler, and its mapping marked queued for
+delete; a compute host still building it finds it gone and stops.
+"""
+
+import collections
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
+
+from cellboot import context as cb_context
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models as api_models
+from cellboot import exception
+from cellboot.objects import build_request
+from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_fault
+from cellboot.objects import instance_mapping
+
+_REQUESTS = api_models.BuildRequest.__table__
+_MAPPINGS = api_models.InstanceMapping.__table__
+
+# What a cell that did not answer yields per server.
+UNREACHABLE = 'unreachable'
+
+# A server read from its cell: the instance and its latest fault.
+InCell = collections.namedtuple('InCell', 'instance fault cell')
+
+# Errors of a cell database that is down or broken.
+CELL_ERRORS = (db_exc.DBError, sa.exc.SQLAlchemyError)
+
+
+class ServerNotFound(exception.NotFound):
+    msg_fmt = 'Server %(uuid)s could not be found.'
+
+
+class CellUnreachable(exception.CellbootException):
+    msg_fmt = 'The cell of server %(uuid)s does not answer: %(reason)s'
+    code = 503
+
+
+@api_db.writer
+def _delete_pending(context, instance_uuid):
+    """Delete the build request and the mapping, both or neither."""
+    deleted = context.session.execute(sa.delete(_REQUESTS).where(
+        _REQUESTS.c.instance_uuid == instance_uuid)).rowcount
+    if deleted:
+        context.session.execute(sa.delete(_MAPPINGS).where(
+            _MAPPINGS.c.instance_uuid == instance_uuid))
+    return bool(deleted)
+
+
+def get_mapping(context, uuid):
+    """The mapping of a server the context may see; 404 otherwise.
+
+    Another project's server is reported as missing, not forbidden, so
+    that its existence is not revealed.
+    """
+    try:
+        mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
+            context, uuid)
+    except exception.InstanceMappingNotFound:
+        raise ServerNotFound(uuid=uuid)
+    if not context.is_admin and mapping.project_id != context.project_id:
+        raise ServerNotFound(uuid=uuid)
+    return mapping
+
+
+def _read_in_cell(context, uuid, cell):
+    try:
+        with cb_context.target_cell(context, cell) as cctxt:
+            instance = instance_obj.Instance.get_by_uuid(cctxt, uuid)
+            fault = instance_fault.InstanceFault.get_latest_for_instances(
+                cctxt, [uuid]).get(uuid)
+    except exception.InstanceNotFound:
+        raise ServerNotFound(uuid=uuid)
+    except CELL_ERRORS as exc:
+        raise CellUnreachable(uuid=uuid, reason=type(exc).__name__)
+    return InCell(instance, fault, cell)
+
+
+def get(context, uuid):
+    """A ``BuildRequest`` or an ``InCell``; ServerNotFound if neither."""
+    mapping = get_mapping(context, uuid)
+    if mapping.cell_mapping is None:
+        try:
+            return build_request.BuildRequest.get_by_instance_uuid(
+                context, uuid)
+        except exception.BuildRequestNotFound:
+            # The flow moved it to a cell meanwhile, or its owner
+            # deleted it: the mapping says which.
+            mapping = get_mapping(context, uuid)
+            if mapping.cell_mapping is None:
+                raise ServerNotFound(uuid=uuid)
+    return _read_in_cell(context, uuid, mapping.cell_mapping)
+
+
+def delete(context, uuid, scheduler):
+    """Delete a server wherever it is; ServerNotFound if it is not."""
+    mapping = get_mapping(context, uuid)
+    if mapping.cell_mapping is None:
+        if _delete_pending(context, uuid):
+            return
+        # The boot flow created it in a cell just now.
+        mapping = get_mapping(context, uuid)
+        if mapping.cell_mapping is None:
+            raise ServerNotFound(uuid=uuid)
+    try:
+        with cb_context.target_cell(context, mapping.cell_mapping) as cctxt:
+            instance_obj.Instance.get_by_uuid(cctxt, uuid).destroy(cctxt)
+    except exception.InstanceNotFound:
+        raise ServerNotFound(uuid=uuid)
+    except CELL_ERRORS as exc:
+        raise CellUnreachable(uuid=uuid, reason=type(exc).__name__)
+    scheduler.release_resources(context, uuid)
+    mapping.set_queued_for_delete(context)
+    # A build request the flow had not removed yet must not outlive the
+    # instance (the flow's delete-build-request then finds it gone and
+    # cleans up, which is what a deleted server needs).
+    try:
+        build_request.BuildRequest.get_by_instance_uuid(
+            context, uuid).destroy(context)
+    except exception.BuildRequestNotFound:
+        pass
+
+
+def _cell_servers(cctxt, project_id, uuids):
+    instances = [inst for inst in
+                 instance_obj.Instance.get_all_by_project(cctxt, project_id)
+                 if inst.uuid in uuids]
+    faults = instance_fault.InstanceFault.get_latest_for_instances(
+        cctxt, [inst.uuid for inst in instances
+                if inst.vm_state == instance_obj.vm_states.ERROR])
+    return [(inst, faults.get(inst.uuid)) for inst in instances]
+
+
+def list_servers(context, project_id, timeout):
+    """Every server of a project, oldest first.
+
+    Returns a list of ``BuildRequest``, ``InCell`` and, for servers of a
+    cell that did not answer within ``timeout`` seconds, ``(uuid,
+    UNREACHABLE)`` tuples. Cells are read in parallel.
+    """
+    pending = {br.instance_uuid: br for br in
+               build_request.BuildRequest.get_by_project(context,
+                                                         project_id)}
+    mappings = instance_mapping.InstanceMapping.get_by_project(context,
+                                                               project_id)
+    by_cell = collections.defaultdict(set)
+    cells = {}
+    for mapping in mappings:
+        if mapping.cell_mapping is not None and not mapping.queued_for_delete:
+            by_cell[mapping.cell_mapping.uuid].add(mapping.instance_uuid)
+            cells[mapping.cell_mapping.uuid] = mapping.cell_mapping
+    results = cb_context.scatter_gather_cells(
+        context, cells.values(), timeout,
+        lambda cctxt: _cell_servers(cctxt, project_id,
+                                    by_cell[cctxt.cell_uuid]))
+    found = {}
+    for cell_uuid, result in results.items():
+        if cb_context.is_cell_failure(result):
+            for uuid in by_cell[cell_uuid]:
+                found[uuid] = (uuid, UNREACHABLE)
+            continue
+        for instance, fault in result:
+            found[instance.uuid] = InCell(instance, fault, cells[cell_uuid])
+    ordered = []
+    for mapping in mappings:
+        uuid = mapping.instance_uuid
+        if uuid in found:
+            ordered.append(found[uuid])
+        elif uuid in pending:
+            ordered.append(pending[uuid])
+    return ordered

@@ -1,0 +1,140 @@
+"""How servers, flavors, groups, hosts and cells look in JSON.
+
+One function per representation, so that a listing and a single GET of
+the same thing cannot drift apart. Fields follow Nova's names; the
+extended attributes (host, cell) are shown to administrators only.
+"""
+
+from cellboot.api import server_records
+from cellboot.objects import build_request as build_request_obj
+
+# Status of a server per vm_state, as Nova reports it.
+STATUS = {'building': 'BUILD', 'active': 'ACTIVE', 'error': 'ERROR',
+          'deleted': 'DELETED'}
+UNKNOWN = 'UNKNOWN'
+
+
+def _time(value):
+    if value is None:
+        return None
+    return value.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def _link(request, *parts):
+    base = request.application_url + '/v2.1'
+    return [{'rel': 'self', 'href': '/'.join((base,) + parts)}]
+
+
+def server_summary(request, record):
+    uuid, name = _identity(record)
+    return {'id': uuid, 'name': name, 'links': _link(request, 'servers',
+                                                     uuid)}
+
+
+def _identity(record):
+    if isinstance(record, build_request_obj.BuildRequest):
+        return record.instance_uuid, record.instance.get('display_name')
+    if isinstance(record, server_records.InCell):
+        return record.instance.uuid, record.instance.display_name
+    return record[0], None
+
+
+def _common(request, uuid, name, project_id, user_id, flavor, image,
+            metadata, zone, reservation_id, created):
+    return {
+        'id': uuid, 'name': name, 'tenant_id': project_id,
+        'user_id': user_id,
+        'flavor': {'id': (flavor or {}).get('flavorid'),
+                   'original_name': (flavor or {}).get('name')},
+        'image': {'id': image} if image else '',
+        'metadata': metadata or {},
+        'OS-EXT-AZ:availability_zone': zone or '',
+        'reservation_id': reservation_id,
+        'created': _time(created),
+        'links': _link(request, 'servers', uuid),
+    }
+
+
+def server_detail(request, context, record):
+    """The full view of a BuildRequest, an InCell, or an unreachable one."""
+    if isinstance(record, build_request_obj.BuildRequest):
+        inst = record.instance
+        view = _common(request, record.instance_uuid,
+                       inst.get('display_name'), record.project_id,
+                       record.user_id, inst.get('flavor'),
+                       inst.get('image_ref'), inst.get('metadata'),
+                       inst.get('availability_zone'),
+                       inst.get('reservation_id'), record.created_at)
+        view.update(status='BUILD', updated=None)
+        if context.is_admin:
+            view.update({'OS-EXT-SRV-ATTR:host': None,
+                         'cellboot:cell': None})
+        return view
+    if not isinstance(record, server_records.InCell):
+        uuid = record[0]
+        return {'id': uuid, 'status': UNKNOWN,
+                'links': _link(request, 'servers', uuid)}
+    inst = record.instance
+    view = _common(request, inst.uuid, inst.display_name, inst.project_id,
+                   inst.user_id, inst.flavor, inst.image_ref, inst.metadata,
+                   inst.availability_zone, inst.reservation_id,
+                   inst.created_at)
+    view.update(status=STATUS.get(inst.vm_state, UNKNOWN),
+                updated=_time(inst.updated_at),
+                launched_at=_time(inst.launched_at))
+    if record.fault is not None and inst.vm_state == 'error':
+        fault = {'code': record.fault.code, 'message': record.fault.message,
+                 'created': _time(record.fault.created_at)}
+        if context.is_admin:
+            fault['details'] = record.fault.details
+        view['fault'] = fault
+    if context.is_admin:
+        view.update({'OS-EXT-SRV-ATTR:host': inst.host,
+                     'OS-EXT-SRV-ATTR:hypervisor_hostname': inst.node,
+                     'cellboot:cell': record.cell.name})
+    return view
+
+
+def flavor(request, item):
+    return {'id': item.flavorid, 'name': item.name, 'vcpus': item.vcpus,
+            'ram': item.memory_mb, 'disk': item.root_gb,
+            'description': item.description,
+            'os-flavor-access:is_public': bool(item.is_public),
+            'links': _link(request, 'flavors', item.flavorid)}
+
+
+def server_group(item):
+    return {'id': item.uuid, 'name': item.name, 'policy': item.policy,
+            'members': list(item.members or ()),
+            'project_id': item.project_id, 'user_id': item.user_id}
+
+
+def hypervisor(host, cell_names):
+    resources = host['resources']
+
+    def used(rc):
+        return int(resources.get(rc, {}).get('used', 0))
+
+    def capacity(rc):
+        return int(resources.get(rc, {}).get('capacity', 0))
+
+    return {
+        'id': host['uuid'],
+        'hypervisor_hostname': host['nodename'],
+        'service': {'host': host['service_host']},
+        'cell': cell_names.get(host['cell_uuid'], host['cell_uuid']),
+        'cell_uuid': host['cell_uuid'],
+        'availability_zone': host['availability_zone'],
+        'status': 'enabled' if host['enabled'] else 'disabled',
+        'state': 'up' if host.get('up', True) else 'down',
+        'vcpus': capacity('VCPU'), 'vcpus_used': used('VCPU'),
+        'memory_mb': capacity('MEMORY_MB'),
+        'memory_mb_used': used('MEMORY_MB'),
+        'local_gb': capacity('DISK_GB'), 'local_gb_used': used('DISK_GB'),
+        'failed_builds': host['failed_builds'],
+    }
+
+
+def cell(item):
+    return {'uuid': item.uuid, 'name': item.name,
+            'disabled': bool(item.disabled), 'is_cell0': item.is_cell0}

@@ -1,0 +1,66 @@
+"""``cellboot-api``: the REST API on the built-in threaded WSGI server.
+
+The API is an API-level service: it reads and writes the API database,
+reaches each cell's database through the cell mappings, casts boots to
+the super conductor over ``[DEFAULT] transport_url``, and uses the
+scheduler library in-process to release the claims of deleted servers
+and to report host states (reloaded every ``[scheduler]
+host_state_refresh_interval`` seconds).
+
+Usage::
+
+    cellboot-api --config-file /etc/cellboot/cellboot.conf [--port 8774]
+"""
+
+import sys
+
+from cellboot.api import server as api_server
+from cellboot.api import wsgi
+from cellboot.cmd import service_runner
+from cellboot.cmd.scheduler import HostStates
+from cellboot.conf import CONF
+from cellboot import exception
+from cellboot.scheduler import api as scheduler_api
+
+PROG = 'cellboot-api'
+
+DESCRIPTION = """\
+Serve the REST API (DESIGN.md section 7, docs/api.md) under /v2.1 on
+[api] listen:[api] listen_port (default 127.0.0.1:8774). Needs
+[api_database] connection and [DEFAULT] transport_url. Runs until SIGTERM
+or SIGINT, then exits 0.
+
+  cellboot-api --config-file /etc/cellboot/cellboot.conf"""
+
+
+def _add_arguments(parser):
+    parser.add_argument('--host', metavar='ADDRESS',
+                        help='address to listen on (overrides [api] listen)')
+    parser.add_argument('--port', type=int, metavar='PORT',
+                        help='TCP port (overrides [api] listen_port)')
+
+
+def build(context, args):
+    """The host states, then the HTTP server (API built first: a missing
+    keystonemiddleware is a clean error before anything listens)."""
+    scheduler = scheduler_api.SchedulerAPI()
+    application = wsgi.make_app(scheduler)
+    host = args.host or CONF.api.listen
+    port = CONF.api.listen_port if args.port is None else args.port
+    try:
+        http = api_server.WSGIService(application, host, port,
+                                      threads=CONF.api.wsgi_threads)
+    except OSError as exc:
+        raise exception.ConfigurationError(
+            reason=f'cannot listen on {host}:{port}: {exc.strerror or exc} '
+                   f'(set [api] listen / listen_port, or --host / --port)')
+    return [HostStates(scheduler, context), http]
+
+
+def main(argv=None):
+    return service_runner.main(PROG, DESCRIPTION, build, argv=argv,
+                               add_arguments=_add_arguments)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

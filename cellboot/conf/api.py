@@ -1,0 +1,69 @@
+"""The ``[api]`` group: how ``cellboot-api`` listens and who it trusts."""
+
+from oslo_config import cfg
+
+NOAUTH2 = 'noauth2'
+KEYSTONE = 'keystone'
+
+api_group = cfg.OptGroup(
+    'api',
+    title='REST API',
+    help='The cellboot-api WSGI application and its built-in server.')
+
+api_opts = [
+    cfg.StrOpt('auth_strategy',
+               default=NOAUTH2,
+               choices=[(NOAUTH2, 'Trust "X-Auth-Token: USER:PROJECT"; '
+                                  'user "admin" is an admin. For the '
+                                  'embedded mode and tests only.'),
+                        (KEYSTONE, 'Validate tokens with keystonemiddleware '
+                                   '(install cellboot[keystone]; configure '
+                                   'it in [keystone_authtoken]).')],
+               help='How requests are authenticated. noauth2 needs no '
+                    'identity service, which is why it is the default of '
+                    'the embedded mode; never expose it to untrusted '
+                    'clients.'),
+    cfg.HostAddressOpt('listen',
+                       default='127.0.0.1',
+                       help='Address the built-in server of cellboot-api '
+                            'listens on. Loopback by default, so that a '
+                            'noauth2 API is not reachable from elsewhere '
+                            'by accident.'),
+    cfg.PortOpt('listen_port',
+                default=8774,
+                help='TCP port of the built-in server (8774, the port of '
+                     'the compute API it imitates).'),
+    cfg.IntOpt('max_request_body_size',
+               default=114688,
+               min=1024,
+               help='Largest request body accepted, in bytes; a bigger one '
+                    'is answered 413 before it is read (112 KiB, as '
+                    'oslo.middleware sizes its limit).'),
+    cfg.FloatOpt('list_cell_timeout',
+                 default=10.0,
+                 min=0.1,
+                 help='Seconds a server listing waits for each cell. A cell '
+                      'that has not answered by then has its servers '
+                      'listed with status UNKNOWN rather than failing the '
+                      'whole listing.'),
+    cfg.IntOpt('max_count',
+               default=1000,
+               min=1,
+               help='Most servers one POST /servers may ask for '
+                    '(max_count); bounds the size of one API-database '
+                    'transaction.'),
+    cfg.IntOpt('wsgi_threads',
+               default=16,
+               min=1,
+               help='Requests the built-in server handles at the same '
+                    'time (one thread each).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(api_group)
+    conf.register_opts(api_opts, group=api_group)
+
+
+def list_opts():
+    return {api_group: api_opts}
