@@ -18,6 +18,7 @@ transaction of whichever context manager ``pick(context)`` returns.
 """
 
 import functools
+import re
 
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
@@ -27,6 +28,9 @@ from sqlalchemy.engine import url as sa_url
 from cellboot import exception
 
 SQLITE_BUSY_TIMEOUT_MS = 30000
+
+# "scheme://user:password@" in a URL that SQLAlchemy cannot parse.
+_USERINFO_PASSWORD = re.compile(r'(//[^:/@]*:)[^@]*@')
 
 # oslo.db [database]-style options that enginefacade.configure() accepts.
 FACADE_OPTS = frozenset({
@@ -166,7 +170,9 @@ def mask_password(url):
     try:
         parsed = sa_url.make_url(url)
     except Exception:
-        return url
+        # An unparseable URL may still carry a password: mask whatever
+        # stands between "user:" and "@" rather than print it.
+        return _USERINFO_PASSWORD.sub(r'\1***@', url)
     if parsed.password is None:
         return url
     return parsed.render_as_string(hide_password=True)

@@ -1,0 +1,37 @@
+"""URL handling shared by every database: parsing errors and masking."""
+
+from cellboot.db import facade
+from cellboot import exception
+from tests import base
+
+
+class MaskPasswordTest(base.TestCase):
+
+    def test_password_of_a_parseable_url_is_masked(self):
+        self.assertEqual('mysql+pymysql://u:***@db/api',
+                         facade.mask_password('mysql+pymysql://u:s3cret@db/api'))
+
+    def test_password_of_an_unparseable_url_is_masked(self):
+        masked = facade.mask_password('mysql://u:s3cret@db:notaport/api')
+        self.assertNotIn('s3cret', masked)
+        self.assertEqual('mysql://u:***@db:notaport/api', masked)
+
+    def test_url_without_password_is_unchanged(self):
+        self.assertEqual('sqlite:////tmp/x.sqlite',
+                         facade.mask_password('sqlite:////tmp/x.sqlite'))
+
+
+class ParseUrlTest(base.TestCase):
+
+    def test_unknown_dialect_is_invalid(self):
+        self.assertRaises(exception.InvalidDatabaseURL,
+                          facade.parse_url, 'nosuchdb://x/y')
+
+    def test_invalid_url_error_does_not_leak_the_password(self):
+        err = self.assertRaises(exception.InvalidDatabaseURL,
+                                facade.parse_url,
+                                'mysql://u:s3cret@db:notaport/api')
+        self.assertNotIn('s3cret', str(err))
+
+    def test_empty_url_is_invalid(self):
+        self.assertRaises(exception.InvalidDatabaseURL, facade.parse_url, '')
