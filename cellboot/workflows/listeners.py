@@ -7,19 +7,27 @@ Two listeners are attached to every engine (``attached``):
   the failure's type and message. Atom results are never logged: those
   of a multi-create hold hundreds of entries, and the persisted flow
   keeps them for ``flows show``;
-* TaskFlow's ``DurationListener`` — each atom's and the flow's duration
-  (seconds), stored in their details' meta under ``duration``.
+* ``TimingListener`` — each atom's and the flow's duration (seconds),
+  stored in their details' meta under ``duration``, as TaskFlow's
+  ``DurationListener`` does, but written once, when the flow stops, in
+  one transaction: the DurationListener's write per atom cost a sixth of
+  a boot flow's persistence transactions. A conductor that dies mid-way
+  loses the durations of that run (the states and results are kept).
 """
 
+import collections
 import contextlib
 import logging as py_logging
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
+import sqlalchemy as sa
 from taskflow.listeners import base
-from taskflow.listeners import timing
+from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow import states
 from taskflow.types import failure as tf_failure
 
+from cellboot.db import flow_db
 from cellboot.workflows import lookup
 
 LOG = logging.getLogger(__name__)
@@ -29,6 +37,14 @@ _FLOW_INFO_STATES = frozenset({states.RUNNING, states.SUCCESS,
 _FLOW_WARNING_STATES = frozenset({states.FAILURE, states.REVERTED})
 _ATOM_WARNING_STATES = frozenset({states.FAILURE, states.REVERT_FAILURE,
                                   states.REVERTED, states.RETRYING})
+
+_STARTING_STATES = frozenset({states.RUNNING, states.REVERTING})
+_ENDING_STATES = frozenset({states.SUCCESS, states.FAILURE,
+                            states.REVERTED, states.REVERT_FAILURE})
+_FLOW_STOP_STATES = frozenset({states.SUCCESS, states.FAILURE,
+                               states.REVERTED, states.SUSPENDED})
+
+_TABLES = tf_tables.fetch(sa.MetaData())
 
 
 def describe_failure(failure):
@@ -70,12 +86,80 @@ class LoggingListener(base.Listener):
         self._atom_changed('retry', details['retry_name'], state, details)
 
 
+class TimingListener(base.Listener):
+    """Time every atom run (and revert) and the flow; persist at the end.
+
+    An atom that runs more than once (a retried subflow) accumulates its
+    runs' durations.
+    """
+
+    def __init__(self, engine, persistence):
+        super().__init__(engine)
+        self._persistence = persistence
+        self._watches = {}
+        self._durations = collections.defaultdict(float)
+        self._flow_watch = None
+
+    def _flow_receiver(self, state, details):
+        if state == states.RUNNING and self._flow_watch is None:
+            self._flow_watch = timeutils.StopWatch().start()
+        elif state in _FLOW_STOP_STATES and self._flow_watch is not None:
+            self._save(self._flow_watch.elapsed())
+
+    def _atom_changed(self, name, state):
+        if state in _STARTING_STATES:
+            self._watches[name] = timeutils.StopWatch().start()
+        elif state in _ENDING_STATES and name in self._watches:
+            self._durations[name] += self._watches.pop(name).elapsed()
+
+    def _task_receiver(self, state, details):
+        self._atom_changed(details['task_name'], state)
+
+    def _retry_receiver(self, state, details):
+        self._atom_changed(details['retry_name'], state)
+
+    def _save(self, flow_duration):
+        if self._persistence is None:
+            return
+        storage = self._engine.storage
+        try:
+            by_uuid = {storage.get_atom_uuid(name): duration
+                       for name, duration in self._durations.items()}
+            record_durations(self._persistence, storage.flow_uuid, by_uuid,
+                             flow_duration)
+        except Exception as exc:
+            # Durations are for operators; a flow never fails for them.
+            LOG.warning('Could not record the durations of flow %s: %s',
+                        storage.flow_uuid, exc)
+
+
+def record_durations(persistence, flow_uuid, atom_durations, flow_duration):
+    """Write ``duration`` into the meta of atoms and flow, one transaction.
+
+    ``atom_durations``: {atom detail uuid: seconds}.
+    """
+    atoms, flows = _TABLES.atomdetails, _TABLES.flowdetails
+    engine = flow_db.get_backend(persistence).engine
+    with engine.begin() as conn:
+        rows = conn.execute(sa.select(atoms.c.uuid, atoms.c.meta).where(
+            atoms.c.uuid.in_(list(atom_durations)))).all()
+        for uuid, meta in rows:
+            conn.execute(sa.update(atoms).where(atoms.c.uuid == uuid).values(
+                meta=dict(meta or {}, duration=atom_durations[uuid])))
+        meta = conn.execute(sa.select(flows.c.meta).where(
+            flows.c.uuid == flow_uuid)).scalar()
+        conn.execute(sa.update(flows).where(flows.c.uuid == flow_uuid).values(
+            meta=dict(meta or {}, duration=flow_duration)))
+
+
 @contextlib.contextmanager
-def attached(engine, label):
+def attached(engine, label, persistence=None):
     """Attach the logging and timing listeners for one run of ``engine``.
 
     ``label`` names the run in the logs (the flow detail uuid and what
-    it builds).
+    it builds); ``persistence`` is the database URL the flow is
+    persisted in (None: in memory, durations are not kept).
     """
-    with LoggingListener(engine, label), timing.DurationListener(engine):
+    with LoggingListener(engine, label), \
+            TimingListener(engine, persistence):
         yield engine
