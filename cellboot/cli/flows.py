@@ -53,8 +53,9 @@ def _flows_for(client, ident):
             raise
     found = flows_of_server(client, ident)
     if not found:
-        raise cli_client.CLIError(f'no flow and no server flow has the id '
-                                  f'{ident}', exit_codes.NOT_FOUND)
+        raise cli_client.CLIError(f'no flow has the id {ident}, and no '
+                                  f'server with that id has flows',
+                                  exit_codes.NOT_FOUND)
     return found
 
 

@@ -1,0 +1,116 @@
+"""``cellboot server create | list | show | delete`` against the API."""
+
+import re
+
+from cellboot.cli import exit_codes
+from tests.functional.cli import base
+
+_UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   r'[0-9a-f]{12}')
+
+
+def _rows(table):
+    """The data rows of a printed table, as lists of cell texts."""
+    lines = [line for line in table.splitlines() if line.startswith('|')]
+    return [[cell.strip() for cell in line.strip('|').split('|')]
+            for line in lines[1:]]
+
+
+class ServerCommandsTest(base.CLITestCase):
+
+    def test_create_prints_the_new_servers_id(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'small')
+        self.assertEqual(0, result.code, result)
+        self.assertRegex(result.out.strip(), f'^{_UUID.pattern}$')
+
+    def test_create_wait_shows_every_server_of_a_multi_create_active(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'small',
+                          '--count', '3', '--wait')
+        self.assertEqual(0, result.code, result)
+        rows = _rows(result.out)
+        self.assertEqual(3, len(rows), result)
+        self.assertEqual({'ACTIVE'}, {row[2] for row in rows})
+
+    def test_create_with_an_unknown_flavor_is_a_bad_request(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'huge')
+        self.assertOneLineError(result, exit_codes.BAD_REQUEST, 'huge')
+
+    def test_create_without_a_flavor_is_a_usage_error(self):
+        result = self.cli('server', 'create', 'web')
+        self.assertOneLineError(result, exit_codes.USAGE, '--flavor')
+
+    def test_create_with_a_count_of_zero_is_a_usage_error(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'small',
+                          '--count', '0')
+        self.assertOneLineError(result, exit_codes.USAGE, '--count')
+
+    def test_list_shows_only_the_projects_own_servers(self):
+        mine = self.create('mine')
+        self.create('theirs', base.OTHER_TOKEN)
+        rows = _rows(self.cli('server', 'list').out)
+        self.assertEqual([mine], [row[0] for row in rows])
+
+    def test_show_gives_status_and_name(self):
+        server_id = self.create(wait=True)
+        result = self.cli('server', 'show', server_id)
+        self.assertEqual(0, result.code, result)
+        fields = dict(_rows(result.out))
+        self.assertEqual('ACTIVE', fields['status'])
+        self.assertEqual('web', fields['name'])
+
+    def test_show_to_an_admin_has_the_host_and_the_atoms_of_the_flow(self):
+        server_id = self.create(wait=True)
+        result = self.cli('server', 'show', server_id,
+                          token=base.ADMIN_TOKEN)
+        self.assertEqual(0, result.code, result)
+        self.assertIn('| host ', result.out)
+        for atom in ('schedule', 'map-host-to-cell', 'create-in-cell',
+                     'cast-to-compute'):
+            self.assertIn(f'| {atom} ', result.out)
+
+    def test_show_to_a_user_has_no_flow_trail(self):
+        server_id = self.create()
+        result = self.cli('server', 'show', server_id)
+        self.assertEqual(0, result.code, result)
+        self.assertNotIn('schedule', result.out)
+
+    def test_show_of_an_unknown_server_is_not_found(self):
+        result = self.cli('server', 'show', 'no-such-server')
+        self.assertOneLineError(result, exit_codes.NOT_FOUND,
+                                'no-such-server')
+
+    def test_show_of_another_projects_server_is_not_found(self):
+        server_id = self.create(token=base.OTHER_TOKEN)
+        result = self.cli('server', 'show', server_id)
+        self.assertOneLineError(result, exit_codes.NOT_FOUND, server_id)
+
+    def test_delete_removes_the_server(self):
+        server_id = self.create()
+        result = self.cli('server', 'delete', server_id)
+        self.assertEqual(0, result.code, result)
+        self.assertEqual(exit_codes.NOT_FOUND,
+                         self.cli('server', 'show', server_id).code)
+
+    def test_delete_of_an_unknown_server_is_not_found(self):
+        result = self.cli('server', 'delete', 'no-such-server')
+        self.assertOneLineError(result, exit_codes.NOT_FOUND,
+                                'no-such-server')
+
+
+class FailingBuildsTest(base.CLITestCase):
+    """Every host fails its builds: the servers end in ERROR."""
+
+    CELLS = 1
+    FAIL_HOSTS = ('cell1-host1',)
+
+    def test_create_wait_exits_not_active_when_a_server_fails(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'small',
+                          '--wait')
+        self.assertEqual(exit_codes.NOT_ACTIVE, result.code, result)
+        self.assertEqual(['ERROR'], [row[2] for row in _rows(result.out)])
+
+    def test_show_of_a_failed_server_has_its_fault(self):
+        server_id = self.create(wait=True)
+        fields = dict(_rows(self.cli('server', 'show', server_id).out))
+        self.assertEqual('ERROR', fields['status'])
+        self.assertIn('fault', fields)
