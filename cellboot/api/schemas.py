@@ -104,6 +104,18 @@ SERVER_GROUP_CREATE = {
 _FORMATS = jsonschema.FormatChecker(formats=['uuid'])
 
 
+def _is_strict_integer(checker, instance):
+    """An integer written as one: 1.0 is a number, not a count."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+# JSON Schema calls 1.0 an integer; counts and sizes must be real ints.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        'integer', _is_strict_integer))
+
+
 def parse_json(request):
     """The request body as JSON; 400 when it is not."""
     try:
@@ -114,8 +126,7 @@ def parse_json(request):
 
 def validate(schema, body):
     """400 naming the first problem when ``body`` breaks ``schema``."""
-    validator = jsonschema.Draft202012Validator(schema,
-                                                format_checker=_FORMATS)
+    validator = _Validator(schema, format_checker=_FORMATS)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
         where = '/'.join(str(part) for part in error.absolute_path)

@@ -1,0 +1,155 @@
+"""No input reaches the catch-all: generated requests never get a 500.
+
+Hypothesis generates request bodies (arbitrary JSON, and valid server
+bodies with one field replaced by arbitrary JSON), paths from the
+OpenAPI document with arbitrary identifiers, methods and tokens, and
+sends them to the WSGI application (through webob, in process, to stay
+well under a minute). Every answer must be a non-5xx, and the catch-all
+must never have run.
+"""
+
+import json
+import re
+import urllib.parse
+
+from hypothesis import given
+from hypothesis import HealthCheck
+from hypothesis import settings
+from hypothesis import strategies as st
+import webob
+
+from tests import base
+from tests.functional.api import fixtures as api_fixtures
+from tests.functional.api import test_servers
+
+EXAMPLES = 400
+
+# Values at the edges of what the schemas accept, mixed in with the rest.
+EDGE_VALUES = (0, 1, 2, -1, 1.0, 2.0, 1.5, 1e300, 2 ** 31, 2 ** 64, True,
+               None, '', ' ', '1', 'small', 'x' * 256, '\x00', '\u2603',
+               [], {}, [1], {'a': 'b'})
+edges = st.sampled_from(EDGE_VALUES)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | edges
+    | st.text(max_size=300),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=20), children, max_size=5),
+    max_leaves=20)
+
+SERVER_FIELDS = ('name', 'flavorRef', 'imageRef', 'availability_zone',
+                 'min_count', 'max_count', 'metadata')
+
+tokens = st.sampled_from([None, 'alice:project-a', 'admin:admin',
+                          'bob:project-b', '', ':', 'x' * 300 + ':p'])
+
+
+# Valid bodies of each POST path, to be mutated field by field.
+VALID = {
+    '/servers': ('server', {'name': 'vm', 'flavorRef': 'small'},
+                 SERVER_FIELDS),
+    '/flavors': ('flavor', {'name': 'f', 'vcpus': 1, 'ram': 64},
+                 ('name', 'id', 'vcpus', 'ram', 'disk', 'description')),
+    '/os-server-groups': ('server_group', {'name': 'g',
+                                           'policy': 'affinity'},
+                          ('name', 'policy')),
+}
+
+
+@st.composite
+def mutated_bodies(draw, path='/servers'):
+    """A valid body of ``path`` with one to three fields replaced."""
+    key, valid, fields = VALID[path]
+    inner = dict(valid)
+    for field in draw(st.lists(st.sampled_from(fields), min_size=1,
+                               max_size=3)):
+        inner[field] = draw(st.one_of(edges, json_values))
+    body = {key: inner}
+    if path != '/servers':
+        return body
+    if draw(st.booleans()):
+        body['os:scheduler_hints'] = draw(json_values)
+    return body
+
+
+class _NoConductor:
+    def schedule_and_build_instances(self, ctxt, build_requests,
+                                     request_specs):
+        pass
+
+
+class FuzzTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.api = self.useFixture(api_fixtures.APIServer(cells=1,
+                                                          hosts_per_cell=1))
+        self.app = self.api.app
+        self.app.api.conductor = _NoConductor()
+        self.paths = sorted(self.app.api.openapi['paths'])
+
+    def send(self, method, path, body, token):
+        request = webob.Request.blank('/v2.1' + path, method=method)
+        if token is not None:
+            request.headers['X-Auth-Token'] = token
+        if body is not None:
+            request.body = body
+        response = request.get_response(self.app)
+        self.assertLess(response.status_int, 500,
+                        f'{method} {path} {body!r}: {response.text}')
+        self.assertEqual(0, self.app.unexpected)
+
+    def test_generated_server_bodies_never_get_a_500(self):
+        @settings(max_examples=EXAMPLES, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.one_of(mutated_bodies(), json_values), tokens)
+        def check(body, token):
+            self.send('POST', '/servers',
+                      json.dumps(body).encode('utf-8'), token)
+
+        check()
+
+    def test_generated_paths_and_bytes_never_get_a_500(self):
+        @settings(max_examples=EXAMPLES, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.sampled_from(self.paths), st.text(max_size=60),
+               st.sampled_from(['GET', 'POST', 'DELETE', 'PUT']),
+               st.one_of(st.none(), st.binary(max_size=200)), tokens)
+        def check(path, ident, method, body, token):
+            quoted = urllib.parse.quote(ident, safe='') or 'x'
+            concrete = re.sub(r'\{\w+\}', quoted, path)
+            self.send(method, concrete, body, token)
+
+        check()
+
+    def test_generated_flavor_and_group_bodies_never_get_a_500(self):
+        @settings(max_examples=EXAMPLES, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.sampled_from(['/flavors', '/os-server-groups']).flatmap(
+            lambda path: st.tuples(st.just(path), mutated_bodies(path))),
+            tokens)
+        def check(path_and_body, token):
+            path, body = path_and_body
+            self.send('POST', path, json.dumps(body).encode('utf-8'), token)
+
+        check()
+
+    def test_every_edge_value_in_every_field_never_gets_a_500(self):
+        for path, (key, valid, fields) in sorted(VALID.items()):
+            for field in fields:
+                for value in EDGE_VALUES:
+                    body = {key: dict(valid, **{field: value})}
+                    self.send('POST', path, json.dumps(body).encode('utf-8'),
+                              'admin:admin')
+
+    def test_rejected_bodies_write_nothing(self):
+        before = [test_servers.count_rows(t) for t in
+                  ('build_requests', 'request_specs', 'instance_mappings')]
+        self.send('POST', '/servers', b'{"server": {"name": 1}}',
+                  'alice:project-a')
+        self.send('POST', '/servers', json.dumps({'server': {
+            'name': 'vm', 'flavorRef': 'nope', 'max_count': 5}}).encode(),
+            'alice:project-a')
+        after = [test_servers.count_rows(t) for t in
+                 ('build_requests', 'request_specs', 'instance_mappings')]
+        self.assertEqual(before, after)
