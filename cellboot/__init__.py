@@ -1,1 +1,1 @@
-"""cellboot: cell-aware server boots orchestrated by persisted TaskFlow flows."""
+"""cellboot: cell-aware server boots run as persisted TaskFlow flows."""

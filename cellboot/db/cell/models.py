@@ -22,7 +22,8 @@ class Base(orm.DeclarativeBase):
 class Service(Base):
     __tablename__ = 'services'
     __table_args__ = (
-        sa.UniqueConstraint('host', 'binary', name='uniq_services0host0binary'),
+        sa.UniqueConstraint('host', 'binary',
+                            name='uniq_services0host0binary'),
     )
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     host = sa.Column(sa.String(255), nullable=False)

@@ -8,8 +8,9 @@ from tests import base
 class MaskPasswordTest(base.TestCase):
 
     def test_password_of_a_parseable_url_is_masked(self):
-        self.assertEqual('mysql+pymysql://u:***@db/api',
-                         facade.mask_password('mysql+pymysql://u:s3cret@db/api'))
+        self.assertEqual(
+            'mysql+pymysql://u:***@db/api',
+            facade.mask_password('mysql+pymysql://u:s3cret@db/api'))
 
     def test_password_of_an_unparseable_url_is_masked(self):
         masked = facade.mask_password('mysql://u:s3cret@db:notaport/api')
