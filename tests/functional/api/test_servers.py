@@ -1,5 +1,7 @@
 """``/servers`` over HTTP: boot, list, show and delete at every stage."""
 
+import time
+
 import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_connection
@@ -179,6 +181,31 @@ class ServersTest(base.TestCase):
         listed = {s['id'] for s in
                   self.alice.get('/servers/detail').json()['servers']}
         self.assertEqual(10, len(listed))
+        self.assertInvariants()
+
+    def test_delete_while_the_compute_host_is_spawning(self):
+        self.flags(spawn_time=0.5, group='fake_driver')
+        body = self.alice.boot(count=4).json()
+        uuids = [s['id'] for s in body['servers']]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            cells = [self.admin.get(f'/servers/{uuid}').json()['server'][
+                'cellboot:cell'] for uuid in uuids]
+            if None not in cells:
+                break
+            time.sleep(0.02)
+        for uuid in uuids[:2]:
+            server = self.admin.get(f'/servers/{uuid}').json()['server']
+            self.assertEqual('BUILD', server['status'])
+            self.assertIsNotNone(server['cellboot:cell'])
+            self.assertEqual(
+                204, self.alice.delete(f'/servers/{uuid}').status_code)
+        self.cluster.wait_for_quiet()
+        statuses = {s['id']: s['status'] for s in
+                    self.alice.get('/servers/detail').json()['servers']}
+        self.assertEqual({uuids[2]: 'ACTIVE', uuids[3]: 'ACTIVE'}, statuses)
+        for uuid in uuids[:2]:
+            self.assertEqual({}, self.cluster.allocations(uuid))
         self.assertInvariants()
 
     def test_a_failed_cast_still_accepts_the_request(self):
