@@ -15,7 +15,10 @@ DESIGN §3 hold whatever failed:
   ran (its build request, or its mapping, is gone): whatever the flow
   made is removed and nothing more is done for it.
 
-Each is idempotent: a resumed flow may replay the step that called it.
+Each is idempotent (a resumed flow may replay the step that called it),
+and writes an ERROR instance with its fault and action event in one
+transaction of the instance's cell, so that no ERROR goes without a
+fault whatever fails.
 ``settle`` is what the boot flow does once an instance exists in a cell
 (mapping, then build request), shared by the flow and the burials.
 """
@@ -23,6 +26,7 @@ Each is idempotent: a resumed flow may replay the step that called it.
 from oslo_log import log as logging
 
 from cellboot import context as cb_context
+from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -30,6 +34,7 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action as action_obj
 from cellboot.objects import instance_fault as fault_obj
 from cellboot.objects import instance_mapping as mapping_obj
+from cellboot.workflows import batches
 
 LOG = logging.getLogger(__name__)
 
@@ -207,14 +212,18 @@ def bury_in_cell0(context, scheduler, build_request, request_spec, error,
     cell0 = cell0 or get_cell0(context)
     project_id, user_id = owner(build_request)
     LOG.warning('Burying instance %s in cell0: %s', instance_uuid, message)
-    with cb_context.target_cell(context, cell0) as cctxt:
+    with cb_context.target_cell(context, cell0) as cctxt, \
+            batches.transaction(
+                cctxt, cell_connection.pick_context_manager(cctxt)):
         try:
+            instance_obj.Instance.get_by_uuid(cctxt, instance_uuid,
+                                              read_deleted=True)
+        except exception.InstanceNotFound:
             instance_obj.Instance.create(
                 cctxt, instance_uuid, project_id,
                 instance_obj.vm_states.ERROR, user_id=user_id,
                 **instance_values(build_request, request_spec))
-        except exception.InstanceExists:
-            pass  # a replay: the instance is already in cell0
+        # else a replay: the instance is in cell0 already
         if _add_fault_once(cctxt, instance_uuid, fault_code(error),
                            message):
             record_event(cctxt, instance_uuid, SCHEDULE_EVENT,
@@ -236,24 +245,34 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
     """
     message = str(error)
     expected = expected_vm_state or instance_obj.vm_states.BUILDING
-    with cb_context.target_cell(context, cell_mapping) as cctxt:
+    with cb_context.target_cell(context, cell_mapping) as cctxt, \
+            batches.transaction(
+                cctxt, cell_connection.pick_context_manager(cctxt)):
+        outcome = _fail(cctxt, instance_uuid, expected, message,
+                        fault_code(error), event)
+    if outcome == FAILED:
+        LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
+                    cell_mapping.name, message)
+    if outcome is not None:
+        scheduler.release_resources(context, instance_uuid)
+    return outcome
+
+
+def _fail(cctxt, instance_uuid, expected, message, code, event):
+    """ERROR, fault and event in the targeted cell; see fail_in_cell."""
+    try:
+        instance = instance_obj.Instance.get_by_uuid(cctxt, instance_uuid)
+    except exception.InstanceNotFound:
+        return DELETED
+    if instance.vm_state != instance_obj.vm_states.ERROR:
         try:
-            instance = instance_obj.Instance.get_by_uuid(cctxt,
-                                                         instance_uuid)
-            if instance.vm_state != instance_obj.vm_states.ERROR:
-                instance.update(cctxt, expected_vm_state=expected,
-                                vm_state=instance_obj.vm_states.ERROR,
-                                task_state=None)
-        except exception.InstanceNotFound:
-            scheduler.release_resources(context, instance_uuid)
-            return DELETED
+            instance.update(cctxt, expected_vm_state=expected,
+                            vm_state=instance_obj.vm_states.ERROR,
+                            task_state=None)
         except exception.UnexpectedVMState as exc:
             LOG.info('Not failing instance %s: %s', instance_uuid, exc)
             return None
-        LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
-                    cell_mapping.name, message)
-        if _add_fault_once(cctxt, instance_uuid, fault_code(error), message,
-                           host=instance.host):
-            record_event(cctxt, instance_uuid, event, error=message)
-    scheduler.release_resources(context, instance_uuid)
+    if _add_fault_once(cctxt, instance_uuid, code, message,
+                       host=instance.host):
+        record_event(cctxt, instance_uuid, event, error=message)
     return FAILED

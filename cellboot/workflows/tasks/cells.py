@@ -9,9 +9,9 @@ from cellboot import exception
 from cellboot.objects import host_mapping as host_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action as action_obj
+from cellboot.workflows import batches
 from cellboot.workflows import fates
 from cellboot.workflows import tasks
-from cellboot.workflows.tasks import batches
 
 LOG = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
+from cellboot.workflows import batches
 from cellboot.workflows import fates
 from cellboot.workflows import tasks
-from cellboot.workflows.tasks import batches
 
 LOG = logging.getLogger(__name__)
 

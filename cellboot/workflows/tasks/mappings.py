@@ -10,9 +10,9 @@ build is cleaned up (``fates.clean_up_deleted``) and nothing is cast.
 from taskflow import task
 
 from cellboot.db.api import connection as api_connection
+from cellboot.workflows import batches
 from cellboot.workflows import fates
 from cellboot.workflows import tasks
-from cellboot.workflows.tasks import batches
 
 
 class MapInstance(task.Task):

@@ -3,7 +3,7 @@
 from cellboot import context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.objects import service
-from cellboot.workflows.tasks import batches
+from cellboot.workflows import batches
 from tests import base
 
 

@@ -1,4 +1,4 @@
-"""Per-instance steps of a batch, many instances per transaction.
+"""Several object calls in one transaction: per batch, or per step.
 
 A boot atom does a few small writes per instance (create the instance,
 point its mapping, drop its build request). One transaction each costs
@@ -14,7 +14,12 @@ siblings go on; a step is atomic either way. Steps must therefore be
 plain database work: nothing that cannot be rolled back (a cast, a call
 to the scheduler) belongs in them; callers do that afterwards, from the
 results.
+
+``transaction`` is the same for one step: ``fates`` writes an ERROR
+instance, its fault and its action event together with it.
 """
+
+import contextlib
 
 from oslo_log import log as logging
 
@@ -64,7 +69,18 @@ def in_batches(context, manager, uuids, step, on_error=None, mode='writer'):
 
 
 def _in_transaction(context, manager, mode, uuids, step):
+    with transaction(context, manager, mode):
+        return {uuid: step(uuid) for uuid in uuids}
+
+
+@contextlib.contextmanager
+def transaction(context, manager, mode='writer'):
+    """One transaction of ``manager`` that the objects' calls join.
+
+    A writer on SQLite takes the write lock first, as the objects' own
+    writers do (``facade.take_sqlite_write_lock``).
+    """
     with getattr(manager, mode).using(context) as session:
         if mode == 'writer':
             facade.take_sqlite_write_lock(session)
-        return {uuid: step(uuid) for uuid in uuids}
+        yield session
