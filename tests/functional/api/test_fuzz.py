@@ -100,7 +100,7 @@ class FuzzTest(base.TestCase):
         self.assertEqual(0, self.app.unexpected)
 
     def test_generated_server_bodies_never_get_a_500(self):
-        @settings(max_examples=EXAMPLES, deadline=None,
+        @settings(max_examples=EXAMPLES, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(st.one_of(mutated_bodies(), json_values), tokens)
         def check(body, token):
@@ -110,7 +110,7 @@ class FuzzTest(base.TestCase):
         check()
 
     def test_generated_paths_and_bytes_never_get_a_500(self):
-        @settings(max_examples=EXAMPLES, deadline=None,
+        @settings(max_examples=EXAMPLES, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(st.sampled_from(self.paths), st.text(max_size=60),
                st.sampled_from(['GET', 'POST', 'DELETE', 'PUT']),
@@ -123,7 +123,7 @@ class FuzzTest(base.TestCase):
         check()
 
     def test_generated_flavor_and_group_bodies_never_get_a_500(self):
-        @settings(max_examples=EXAMPLES, deadline=None,
+        @settings(max_examples=EXAMPLES, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(st.sampled_from(['/flavors', '/os-server-groups']).flatmap(
             lambda path: st.tuples(st.just(path), mutated_bodies(path))),
