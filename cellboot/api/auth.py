@@ -28,7 +28,7 @@ def _noauth2_context(request):
         raise errors.Unauthorized()
     user_id, sep, project_id = token.partition(':')
     user_id, project_id = user_id.strip(), project_id.strip()
-    if (not sep or not user_id or not project_id
+    if (not sep or not user_id or not project_id or '\x00' in token
             or len(user_id) > MAX_ID_LENGTH
             or len(project_id) > MAX_ID_LENGTH):
         raise errors.Unauthorized(

@@ -116,12 +116,30 @@ _Validator = jsonschema.validators.extend(
         'integer', _is_strict_integer))
 
 
+def has_nul(value):
+    """True when a string in ``value`` holds a NUL character.
+
+    PostgreSQL refuses NUL in text, so such input must be a 400 before it
+    reaches a database, whatever the backend of this deployment.
+    """
+    if isinstance(value, str):
+        return '\x00' in value
+    if isinstance(value, dict):
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(has_nul(item) for item in value)
+    return False
+
+
 def parse_json(request):
-    """The request body as JSON; 400 when it is not."""
+    """The request body as JSON; 400 when it is not, or holds a NUL."""
     try:
-        return jsonutils.loads(request.body.decode('utf-8'))
+        body = jsonutils.loads(request.body.decode('utf-8'))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise errors.BadRequest(f'The request body is not valid JSON: {exc}')
+    if has_nul(body):
+        raise errors.BadRequest('The request body holds a NUL character.')
+    return body
 
 
 def validate(schema, body):

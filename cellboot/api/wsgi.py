@@ -20,6 +20,7 @@ from cellboot.api import errors
 from cellboot.api import openapi
 from cellboot.api import router
 from cellboot.api import routes
+from cellboot.api import schemas
 from cellboot.conf import api as api_conf
 from cellboot.conf import CONF
 from cellboot.conductor import rpcapi as conductor_rpcapi
@@ -78,6 +79,11 @@ class API:
         self._limit_body(request)
         route, params = self.router.match(request.method,
                                           self._path(request))
+        if schemas.has_nul(params):
+            raise errors.NotFound(f'No such resource: {request.path_info}')
+        if schemas.has_nul(dict(request.GET)):
+            raise errors.BadRequest('A query parameter holds a NUL '
+                                    'character.')
         context = None
         if route.authenticated:
             context = auth.context_from_request(request, self.strategy)

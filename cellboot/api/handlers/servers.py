@@ -104,9 +104,8 @@ def _listed(context, request):
                                           CONF.api.list_cell_timeout)
     reservation_id = request.GET.get('reservation_id')
     if reservation_id:
-        records = [r for r in records
-                   if views.server_detail(request, context, r).get(
-                       'reservation_id') == reservation_id]
+        records = [record for record in records
+                   if views.reservation_id(record) == reservation_id]
     return records
 
 

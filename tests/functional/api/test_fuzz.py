@@ -40,6 +40,8 @@ json_values = st.recursive(
 SERVER_FIELDS = ('name', 'flavorRef', 'imageRef', 'availability_zone',
                  'min_count', 'max_count', 'metadata')
 
+QUERY_NAMES = ('instance_uuid', 'state', 'reservation_id', 'other')
+
 tokens = st.sampled_from([None, 'alice:project-a', 'admin:admin',
                           'bob:project-b', '', ':', 'x' * 300 + ':p'])
 
@@ -114,10 +116,14 @@ class FuzzTest(base.TestCase):
                   suppress_health_check=list(HealthCheck))
         @given(st.sampled_from(self.paths), st.text(max_size=60),
                st.sampled_from(['GET', 'POST', 'DELETE', 'PUT']),
-               st.one_of(st.none(), st.binary(max_size=200)), tokens)
-        def check(path, ident, method, body, token):
+               st.one_of(st.none(), st.binary(max_size=200)), tokens,
+               st.dictionaries(st.sampled_from(QUERY_NAMES),
+                               st.text(max_size=40), max_size=2))
+        def check(path, ident, method, body, token, query):
             quoted = urllib.parse.quote(ident, safe='') or 'x'
             concrete = re.sub(r'\{\w+\}', quoted, path)
+            if query:
+                concrete += '?' + urllib.parse.urlencode(query)
             self.send(method, concrete, body, token)
 
         check()
