@@ -72,6 +72,13 @@ class _BackendTests:
                                         f'/servers/{uuid}').status_int)
         self.assertEqual([], build_request.BuildRequest.get_all(self.ctx))
 
+    def test_a_name_beyond_the_basic_plane_is_kept(self):
+        name = 'vm-\U0001F600' * 40
+        uuid = self.boot(name=name, metadata={'\U0001F600': 'x'}).json[
+            'server']['id']
+        self.assertEqual(name, self.call(
+            'GET', f'/servers/{uuid}').json['server']['name'])
+
     def test_a_nul_in_a_name_is_400(self):
         self.assertEqual(400, self.boot(name='a\x00b').status_int)
         self.assertEqual([], build_request.BuildRequest.get_all(self.ctx))
