@@ -36,7 +36,7 @@ PYTHON ?= $(shell \
 
 PIP_QUIET := -q --disable-pip-version-check
 
-.PHONY: venv services test pep8 genconfig clean distclean
+.PHONY: venv services test pep8 genconfig clean distclean demo
 
 venv: $(VENV_STAMP)
 
@@ -69,6 +69,17 @@ test: venv services
 	if [ $$rc -eq 5 ]; then \
 	  echo 'make test: pytest collected no tests' >&2; fi; \
 	exit $$rc
+
+# A whole deployment in one process (SQLite in a temporary directory,
+# fake://): 20 servers booted through the REST API across two cells, one
+# host failing every build so that a reschedule shows. Exits 0 when all
+# 20 are ACTIVE. Port 0: any free port, so a running API is no obstacle.
+DEMO_ARGS := --demo 20 --cells 2 --hosts-per-cell 4 --fail-host cell1-host1
+
+demo: venv
+	@state=$$(mktemp -d); trap 'rm -rf "$$state"' EXIT; \
+	$(VENV)/bin/cellboot all-in-one $(DEMO_ARGS) --state-dir "$$state" \
+	  --port 0
 
 pep8: venv
 	$(VENV_PY) -m flake8 $(PEP8_PATHS)
