@@ -93,6 +93,10 @@ def main(argv=None, extra_commands=()):
     except KeyboardInterrupt:
         output.error('interrupted')
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing left to say to it.
+        sys.stdout = open(os.devnull, 'w')
+        return exit_codes.OK
     except Exception as exc:
         # A bug or an unforeseen refusal: still one line, never a trace.
         output.error(output.describe(exc) or

@@ -30,6 +30,8 @@ def _created_servers(client, answer, count):
     first = answer.get('server') or {}
     if count == 1 and first.get('id'):
         return [first['id']]
+    if answer.get('servers'):
+        return [server['id'] for server in answer['servers']]
     reservation = answer.get('reservation_id') or views.reservation_id(first)
     servers = client.get('/servers/detail').get('servers', [])
     ids = [server['id'] for server in servers
