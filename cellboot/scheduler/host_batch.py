@@ -2,18 +2,18 @@
 
 A full load brings 100,000 providers, 300,000 inventory rows and their
 usages. Python objects for all of them at once (a dict per host, or just
-the SQLAlchemy rows) cost several times the host states themselves, so
-the rows are turned into arrays as soon as they are read
-(``ProviderTable``) and dropped; each host then only carries its
-provider's row number. Hosts given as dicts (tests, provider updates)
-take the same road, so there is one way to turn an inventory into
-capacity (``resource_columns``).
+the database rows) cost several times the host states themselves, so
+``usage.load_all`` streams the rows in chunks and ``ProviderTable`` turns
+each chunk into arrays before the next is read; each host then only
+carries its provider's column. Hosts given as dicts (tests, provider
+updates) take the same road, so there is one way to turn an inventory
+into capacity (``resource_columns``).
 
 Resource records are sequences shaped like the rows of
-``usage.ResourceSnapshot``: ``(provider_id, resource_class, total,
-reserved, allocation_ratio, min_unit, max_unit, step_size)`` for
-inventories and ``(provider_id, resource_class, used)`` for usages; the
-provider id is not read (each record comes with its owner's index).
+``usage.load_all``: ``(provider_id, resource_class, total, reserved,
+allocation_ratio, min_unit, max_unit, step_size)`` for inventories and
+``(provider_id, resource_class, used)`` for usages; the provider id is
+not read here (each record comes with its owner's column).
 """
 
 import functools
@@ -39,47 +39,69 @@ def _inventory_record(rc, inventory):
             inventory.get('step_size', 1))
 
 
-def resource_columns(count, inventories, inventory_owners, usages=(),
-                     usage_owners=()):
-    """``{name: (len(RESOURCE_CLASSES), count) array}`` from records.
+def _empty_columns(count):
+    """``{name: (len(RESOURCE_CLASSES), count) zeros}``: no inventory.
 
-    ``*_owners[i]`` is the column (host or provider) of record ``i``. A
-    class without an inventory keeps capacity and max_unit 0, so no
-    request for it passes. Fields are pulled out with ``np.fromiter``:
-    a list per field would cost 300,000 Python references each at a full
-    load, while the rows themselves are still in memory.
+    A class without an inventory keeps capacity and max_unit 0, so no
+    request for it passes.
     """
     shape = (len(RESOURCE_CLASSES), count)
-    columns = {name: np.zeros(shape) for name in RESOURCE_COLUMNS}
-    rcs, owners, field = _records(inventories, inventory_owners)
-    if len(rcs):
-        columns['capacity'][rcs, owners] = field(
-            lambda row: _capacity(row[2], row[3], row[4]))
-        for name, i in (('min_unit', 5), ('max_unit', 6), ('step_size', 7)):
-            columns[name][rcs, owners] = field(lambda row, i=i: row[i])
-    rcs, owners, field = _records(usages, usage_owners)
-    if len(rcs):
-        columns['used'][rcs, owners] = field(lambda row: row[2])
+    return {name: np.zeros(shape) for name in RESOURCE_COLUMNS}
+
+
+def resource_columns(count, inventories, inventory_owners, usages=(),
+                     usage_owners=()):
+    """``_empty_columns(count)`` filled from records.
+
+    ``*_owners[i]`` is the column (host or provider) of record ``i``.
+    """
+    columns = _empty_columns(count)
+    _fill_inventories(columns, inventories, _array(inventory_owners))
+    _fill_usages(columns, usages, _array(usage_owners))
     return columns
 
 
-def _records(rows, owners):
-    """``(rcs, owners, field)`` for the rows of tracked classes.
+def _array(owners):
+    return np.array(owners, dtype=np.int64).reshape(-1)
 
-    ``field(get)`` returns ``get(row)`` of those rows as a float array.
+
+def _fill_inventories(columns, records, owners):
+    """Write inventory records into ``columns`` at ``owners``.
+
+    ``owners`` is an int array, one column per record; -1 skips the
+    record, as does a class the scheduler does not track. Fields are
+    pulled out of the records one tuple each (``zip``), which numpy turns
+    into arrays without keeping a Python object per value.
     """
-    count = len(rows)
-    rcs = np.fromiter((RC_POSITION.get(row[1], -1) for row in rows),
-                      dtype=np.int64, count=count)
-    owners = np.fromiter(owners, dtype=np.int64, count=count)
-    kept = rcs >= 0
+    if not len(records):
+        return
+    _, rcs, totals, reserved, ratios, min_units, max_units, steps = zip(
+        *records)
+    kept, rows, at = _targets(rcs, owners)
+    columns['capacity'][rows, at] = np.fromiter(
+        map(_capacity, totals, reserved, ratios), dtype=float,
+        count=len(totals))[kept]
+    for name, values in (('min_unit', min_units), ('max_unit', max_units),
+                         ('step_size', steps)):
+        columns[name][rows, at] = np.array(values, dtype=float)[kept]
 
-    def field(get):
-        values = np.fromiter((get(row) for row in rows), dtype=float,
-                             count=count)
-        return values[kept]
 
-    return rcs[kept], owners[kept], field
+def _fill_usages(columns, records, owners):
+    """Write usage records into ``columns``; ``owners`` as above."""
+    if not len(records):
+        return
+    _, rcs, used = zip(*records)
+    kept, rows, at = _targets(rcs, owners)
+    columns['used'][rows, at] = np.array(used, dtype=float)[kept]
+
+
+def _targets(rcs, owners):
+    """``(kept, rows, at)``: the records to write, then for those their
+    resource class row and their owner column."""
+    rows = np.fromiter((RC_POSITION.get(rc, -1) for rc in rcs),
+                       dtype=np.int64, count=len(rcs))
+    kept = (rows >= 0) & (owners >= 0)
+    return kept, rows[kept], owners[kept]
 
 
 def one_host_columns(inventories, usages):
@@ -92,28 +114,68 @@ def one_host_columns(inventories, usages):
 
 
 class ProviderTable:
-    """Every resource provider of a ``usage.ResourceSnapshot``, as arrays.
+    """Every resource provider, as arrays, built from streamed rows.
 
-    ``index`` maps a provider uuid to its column; ``zones`` and
-    ``generations`` are per column, ``columns`` as ``resource_columns``.
-    The snapshot's rows can be dropped once the table is built.
+    The sink of ``usage.load_all``: every ``add_providers`` chunk comes
+    before the first ``add_inventories`` or ``add_usages`` one, so the
+    resource columns are allocated once, at their full size, and each
+    chunk is written straight into them. ``index`` maps a provider uuid
+    to its column; ``zones`` and ``generations`` are per column,
+    ``columns`` as ``resource_columns``.
     """
 
-    def __init__(self, snapshot):
-        column_of_id = {}
+    def __init__(self):
         self.index = {}
         self.zones = []
         self.generations = []
-        for column, row in enumerate(snapshot.providers):
-            column_of_id[row.id] = column
-            self.index[row.uuid] = column
-            self.zones.append(row.availability_zone)
+        self._zone_names = {}  # one string per zone, not one per row
+        self._id_chunks = []
+        self._columns = None
+        self._sorted_ids = self._column_of_sorted = None
+
+    def add_providers(self, rows):
+        for row in rows:
+            self.index[row.uuid] = len(self.zones)
+            zone = row.availability_zone
+            self.zones.append(self._zone_names.setdefault(zone, zone))
             self.generations.append(row.generation)
-        self.columns = resource_columns(
-            len(self.zones), snapshot.inventories,
-            (column_of_id[row.provider_id] for row in snapshot.inventories),
-            snapshot.usages,
-            (column_of_id[row.provider_id] for row in snapshot.usages))
+        self._id_chunks.append(
+            np.fromiter((row.id for row in rows), dtype=np.int64,
+                        count=len(rows)))
+
+    def add_inventories(self, rows):
+        columns = self.columns  # first: ends the providers
+        _fill_inventories(columns, rows, self._owners(rows))
+
+    def add_usages(self, rows):
+        columns = self.columns
+        _fill_usages(columns, rows, self._owners(rows))
+
+    @property
+    def columns(self):
+        """The resource columns; the first access ends the providers.
+
+        Rows name their provider by id; the ids are kept sorted in an
+        array (``_owners`` finds them with ``searchsorted``) rather than
+        in a dict of 100,000 Python ints.
+        """
+        if self._columns is None:
+            ids = np.concatenate(self._id_chunks + [np.zeros(0, np.int64)])
+            self._id_chunks = None
+            self._column_of_sorted = np.argsort(ids, kind='stable')
+            self._sorted_ids = ids[self._column_of_sorted]
+            self._columns = _empty_columns(len(ids))
+        return self._columns
+
+    def _owners(self, rows):
+        """The column of each row's provider; -1 for one not read."""
+        ids = np.fromiter((row[0] for row in rows), dtype=np.int64,
+                          count=len(rows))
+        known = self._sorted_ids
+        if not len(known):
+            return np.full(len(ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(known, ids), len(known) - 1)
+        return np.where(known[at] == ids, self._column_of_sorted[at], -1)
 
 
 class HostBatch:

@@ -122,8 +122,7 @@ class HostStates:
         res = batch.resource_columns()
         res['free'] = res['capacity'] - res['used']
         for name in _RESOURCE_COLUMNS:
-            setattr(self, name,
-                    np.concatenate([getattr(self, name), res[name]], axis=1))
+            setattr(self, name, self._grown(name, res.pop(name), axis=1))
         seen = np.array([np.nan if t is None else t
                          for t in batch.last_seen_up], dtype=float)
         added = {
@@ -138,11 +137,26 @@ class HostStates:
             'failed_builds': np.zeros(len(batch), dtype=np.int32),
         }
         for name, values in added.items():
-            setattr(self, name, np.concatenate([getattr(self, name), values]))
+            setattr(self, name, self._grown(name, values))
         self._by_host = None
         self._memo.clear()
         self._grow_cells(cell_read_at)
         self._sum_cells()
+
+    def _grown(self, name, added, axis=0):
+        """Column ``name`` with ``added`` appended.
+
+        A full load starts from empty columns: taking the new arrays as
+        they are spares a copy of every column (12 MB at 100,000 hosts)
+        at the peak of the load. They must still be C-ordered (each
+        resource class a contiguous row): the provider columns picked
+        per host by fancy indexing come out Fortran-ordered, which makes
+        every filter a strided pass (a third slower per decision).
+        """
+        current = getattr(self, name)
+        if not current.shape[axis]:
+            return np.ascontiguousarray(added)
+        return np.concatenate([current, added], axis=axis)
 
     def _grow_cells(self, cell_read_at):
         known = len(self.cell_read_at)

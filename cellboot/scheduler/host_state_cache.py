@@ -1,8 +1,8 @@
 """The scheduler's host states: loaded from every cell, kept current.
 
 A full load reads, from the API database, every resource provider with
-its inventories and summed usages (``usage.load_all``, turned into
-arrays at once), then, in parallel, each enabled cell's compute nodes
+its inventories and summed usages (``usage.load_all``, streamed in
+chunks into arrays), then, in parallel, each enabled cell's compute nodes
 with their compute services (one query per cell, through a context
 targeted at the cell). A host is
 schedulable when its compute node and its resource provider both exist:
@@ -47,6 +47,13 @@ _NODES = cell_models.ComputeNode.__table__
 _SERVICES = cell_models.Service.__table__
 _EPOCH = datetime.datetime(1970, 1, 1)
 
+_CELL_HOSTS = sa.select(
+    _NODES.c.uuid, _NODES.c.host, _NODES.c.hypervisor_hostname,
+    _SERVICES.c.disabled, _SERVICES.c.last_seen_up,
+).select_from(_NODES.outerjoin(_SERVICES, sa.and_(
+    _SERVICES.c.host == _NODES.c.host,
+    _SERVICES.c.binary == COMPUTE_BINARY)))
+
 
 class _CellHosts:
     """One cell's compute nodes and their services, as compact lists.
@@ -62,7 +69,8 @@ class _CellHosts:
         for uuid, host, nodename, disabled, seen in rows:
             self.uuids.append(uuid)
             self.hosts.append(host)
-            self.nodenames.append(nodename)
+            # One string for both when the node is named like its host.
+            self.nodenames.append(host if nodename == host else nodename)
             # No compute service row: the host never started; not up.
             self.disabled.append(disabled is None or bool(disabled))
             self.last_seen_up.append(_epoch(seen))
@@ -72,12 +80,10 @@ class _CellHosts:
 def _read_cell(context):
     """The targeted cell's compute hosts (``_CellHosts``), one query."""
     read_at = time.time()
-    rows = context.session.execute(sa.select(
-        _NODES.c.uuid, _NODES.c.host, _NODES.c.hypervisor_hostname,
-        _SERVICES.c.disabled, _SERVICES.c.last_seen_up,
-    ).select_from(_NODES.outerjoin(_SERVICES, sa.and_(
-        _SERVICES.c.host == _NODES.c.host,
-        _SERVICES.c.binary == COMPUTE_BINARY))))
+    # Streamed (see usage.load_all): the cells are read in parallel, and
+    # a driver that buffers would hold every cell's rows at once.
+    rows = context.session.execute(_CELL_HOSTS.execution_options(
+        yield_per=usage.LOAD_CHUNK_ROWS))
     return _CellHosts(read_at, rows)
 
 
@@ -150,9 +156,10 @@ class HostStateCache:
         with self._lock:
             self._touched = set()
         try:
-            # Providers first, turned into arrays at once: their rows are
-            # the largest part of a load and are freed before the cells'.
-            table = host_batch.ProviderTable(usage.load_all(context))
+            # Providers first, streamed into arrays chunk by chunk: all
+            # their rows at once would be the largest part of a load.
+            table = host_batch.ProviderTable()
+            usage.load_all(context, table)
             cells = _schedulable_cells(context)
             results = cb_context.scatter_gather_cells(
                 context, cells, CONF.scheduler.cell_load_timeout, _read_cell)

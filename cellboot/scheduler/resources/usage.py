@@ -9,8 +9,6 @@ their write transaction, after they have read the provider's generation
 (see ``contention``).
 """
 
-import typing
-
 import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
@@ -24,25 +22,10 @@ _CELLS = models.CellMapping.__table__
 
 _INVENTORY_COLUMNS = [_INVENTORIES.c[field] for field in inventory.FIELDS]
 
-
-class ResourceSnapshot(typing.NamedTuple):
-    """Every provider, inventory and usage, as rows of plain values.
-
-    Rows are tuple-like (index or attribute access); ``provider_id`` in
-    ``inventories`` and ``usages`` refers to ``id`` in ``providers``, an
-    integer that is cheaper to join on in memory than the uuid.
-
-    * providers: ``(id, uuid, name, cell_uuid, availability_zone,
-      generation)``; ``cell_uuid`` is None for a provider without a cell.
-    * inventories: ``(provider_id, resource_class, total, reserved,
-      allocation_ratio, min_unit, max_unit, step_size)``.
-    * usages: ``(provider_id, resource_class, used)``, summed over
-      consumers; a class with nothing allocated has no row.
-    """
-
-    providers: list
-    inventories: list
-    usages: list
+# Rows per chunk of a full load: large enough that the round trips and
+# the per-chunk numpy calls do not count, small enough that a chunk of
+# rows (a few MB) is nothing next to the host states.
+LOAD_CHUNK_ROWS = 10000
 
 
 def _inventory_dict(row):
@@ -160,37 +143,62 @@ def get_allocations_for_consumer(context, consumer_uuid):
     return result
 
 
-@api_db.reader
-def load_all(context):
-    """One consistent read of everything the host states start from.
+# What a full load reads; see load_all for the shape of the rows.
+_ALL_PROVIDERS = sa.select(
+    _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
+    _CELLS.c.uuid.label('cell_uuid'), _PROVIDERS.c.availability_zone,
+    _PROVIDERS.c.generation,
+).select_from(_PROVIDERS.outerjoin(
+    _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id))
 
-    Three queries without joins between the large tables (100,000
-    providers are 300,000 inventory rows), returning rows rather than
-    objects; see ResourceSnapshot for their shape. On MySQL (REPEATABLE
-    READ) and SQLite (a WAL snapshot) the three queries read one snapshot;
-    on PostgreSQL (READ COMMITTED) they may be a few commits apart, which
-    is good enough for a cache: every claim is checked again in the
+_ALL_INVENTORIES = sa.select(
+    _INVENTORIES.c.resource_provider_id.label('provider_id'),
+    _INVENTORIES.c.resource_class, *_INVENTORY_COLUMNS)
+
+_ALL_USAGES = sa.select(
+    _ALLOCATIONS.c.resource_provider_id.label('provider_id'),
+    _ALLOCATIONS.c.resource_class,
+    # MySQL sums integers to DECIMAL; the cache wants plain ints.
+    sa.cast(sa.func.sum(_ALLOCATIONS.c.used), sa.Integer).label('used'),
+).group_by(_ALLOCATIONS.c.resource_provider_id,
+           _ALLOCATIONS.c.resource_class)
+
+
+@api_db.reader
+def load_all(context, sink, chunk_rows=LOAD_CHUNK_ROWS):
+    """Stream everything the host states start from into ``sink``.
+
+    100,000 providers are 400,000 provider and inventory rows: as Python
+    rows all at once they cost several times the host states built from
+    them (about 190 MB through PyMySQL). So the rows are read through a
+    server-side cursor (PyMySQL's unbuffered cursor, a psycopg2 named
+    cursor; sqlite3 steps through its results anyway) and handed over in
+    lists of at most ``chunk_rows``, each dropped before the next is read:
+
+    * ``sink.add_providers(rows)``: ``(id, uuid, name, cell_uuid,
+      availability_zone, generation)``; ``cell_uuid`` is None for a
+      provider without a cell;
+    * then ``sink.add_inventories(rows)``: ``(provider_id,
+      resource_class, total, reserved, allocation_ratio, min_unit,
+      max_unit, step_size)``;
+    * then ``sink.add_usages(rows)``: ``(provider_id, resource_class,
+      used)``, summed over consumers; a class with nothing allocated has
+      no row.
+
+    Rows are tuple-like (index or attribute access); ``provider_id``
+    refers to a provider's ``id``, cheaper to join on in memory than its
+    uuid. Three queries without joins between the large tables. On MySQL
+    (REPEATABLE READ) and SQLite (a WAL snapshot) they read one snapshot;
+    on PostgreSQL (READ COMMITTED) they may be a few commits apart, so an
+    inventory may name a provider that was not read: sinks skip those.
+    That is good enough for a cache: every claim is checked again in the
     database.
     """
-    providers = sa.select(
-        _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
-        _CELLS.c.uuid.label('cell_uuid'), _PROVIDERS.c.availability_zone,
-        _PROVIDERS.c.generation,
-    ).select_from(_PROVIDERS.outerjoin(
-        _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id))
-    inventories = sa.select(
-        _INVENTORIES.c.resource_provider_id.label('provider_id'),
-        _INVENTORIES.c.resource_class, *_INVENTORY_COLUMNS)
-    usages = sa.select(
-        _ALLOCATIONS.c.resource_provider_id.label('provider_id'),
-        _ALLOCATIONS.c.resource_class,
-        # MySQL sums integers to DECIMAL; the cache wants plain ints.
-        sa.cast(sa.func.sum(_ALLOCATIONS.c.used), sa.Integer).label('used'),
-    ).group_by(_ALLOCATIONS.c.resource_provider_id,
-               _ALLOCATIONS.c.resource_class)
     session = context.session
-    return ResourceSnapshot(
-        providers=session.execute(providers).all(),
-        inventories=session.execute(inventories).all(),
-        usages=session.execute(usages).all(),
-    )
+    for query, add in ((_ALL_PROVIDERS, sink.add_providers),
+                       (_ALL_INVENTORIES, sink.add_inventories),
+                       (_ALL_USAGES, sink.add_usages)):
+        result = session.execute(
+            query.execution_options(yield_per=chunk_rows))
+        for rows in result.partitions():
+            add(rows)

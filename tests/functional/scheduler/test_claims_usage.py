@@ -58,24 +58,29 @@ class _UsageTests:
         self.assertEqual({}, usage.get_allocations_for_consumer(
             self.ctx, uuidutils.generate_uuid()))
 
+    def _load_all(self, chunk_rows=usage.LOAD_CHUNK_ROWS):
+        sink = _Recorder()
+        usage.load_all(self.ctx, sink, chunk_rows)
+        return sink
+
     def test_load_all_returns_providers_with_cell_and_generation(self):
-        snapshot = usage.load_all(self.ctx)
-        providers = {row.uuid: tuple(row)[1:] for row in snapshot.providers}
+        providers = {row.uuid: tuple(row)[1:]
+                     for row in self._load_all().rows('providers')}
         self.assertEqual(
             {self.rp1: (self.rp1, 'host1', self.cell_uuid, 'nova', 3),
              self.rp2: (self.rp2, 'host2', self.cell_uuid, 'nova', 1)},
             providers)
 
     def test_load_all_inventories_and_usages_join_on_provider_id(self):
-        snapshot = usage.load_all(self.ctx)
-        ids = {row.id: row.uuid for row in snapshot.providers}
+        sink = self._load_all()
+        ids = {row.id: row.uuid for row in sink.rows('providers')}
         inventories = {(ids[row.provider_id], row.resource_class):
-                       tuple(row)[2:] for row in snapshot.inventories}
+                       tuple(row)[2:] for row in sink.rows('inventories')}
         self.assertEqual((4, 0, 1.0, 1, 4, 1),
                          inventories[(self.rp2, 'VCPU')])
         self.assertEqual(4, len(inventories))
         usages = {(ids[row.provider_id], row.resource_class): row.used
-                  for row in snapshot.usages}
+                  for row in sink.rows('usages')}
         self.assertEqual({(self.rp1, 'VCPU'): 3,
                           (self.rp1, 'MEMORY_MB'): 2048,
                           (self.rp1, 'DISK_GB'): 20}, usages)
@@ -85,9 +90,49 @@ class _UsageTests:
         rp = uuidutils.generate_uuid()
         providers.update_provider(self.ctx, rp, 'cellless', None,
                                   {'VCPU': {'total': 1}})
-        rows = [row for row in usage.load_all(self.ctx).providers
+        rows = [row for row in self._load_all().rows('providers')
                 if row.uuid == rp]
         self.assertEqual([None], [row.cell_uuid for row in rows])
+
+    def test_load_all_hands_rows_over_in_chunks_of_chunk_rows(self):
+        sink = self._load_all(chunk_rows=2)
+        self.assertEqual([2, 2], [len(chunk) for chunk in
+                                  sink.chunks['inventories']])
+
+    def test_load_all_gives_every_provider_before_any_resource(self):
+        sink = self._load_all(chunk_rows=1)
+        self.assertEqual(['providers'] * 2 + ['inventories'] * 4
+                         + ['usages'] * 3, sink.calls)
+
+    def test_load_all_chunks_make_up_every_row(self):
+        self.assertEqual(
+            sorted(tuple(row) for row in self._load_all().rows('usages')),
+            sorted(tuple(row) for row in
+                   self._load_all(chunk_rows=1).rows('usages')))
+
+
+class _Recorder:
+    """A ``usage.load_all`` sink that keeps every chunk it is given."""
+
+    def __init__(self):
+        self.calls = []
+        self.chunks = {'providers': [], 'inventories': [], 'usages': []}
+
+    def _add(self, kind, rows):
+        self.calls.append(kind)
+        self.chunks[kind].append(list(rows))
+
+    def add_providers(self, rows):
+        self._add('providers', rows)
+
+    def add_inventories(self, rows):
+        self._add('inventories', rows)
+
+    def add_usages(self, rows):
+        self._add('usages', rows)
+
+    def rows(self, kind):
+        return [row for chunk in self.chunks[kind] for row in chunk]
 
 
 class SQLiteUsageTest(_UsageTests, base.SQLiteMixin, rb.ResourcesTestCase):
