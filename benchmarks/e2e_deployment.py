@@ -28,6 +28,7 @@ import threading
 import time
 import uuid as uuid_mod
 
+import oslo_messaging
 import sqlalchemy as sa
 
 from cellboot.cmd.manage import discovery
@@ -149,6 +150,7 @@ class WatchedCompute:
         self._endpoint = endpoint
         self._completions = completions
 
+    @oslo_messaging.expose
     def build_and_run_instance(self, context, instance, host_list,
                                request_spec, retry=None):
         self._endpoint.build_and_run_instance(context, instance, host_list,
@@ -166,6 +168,7 @@ class WatchedCellConductor:
         self._manager = manager
         self._completions = completions
 
+    @oslo_messaging.expose
     def build_instances(self, context, instance, request_spec, host_list,
                         retry):
         self._manager.build_instances(context, instance, request_spec,
@@ -186,6 +189,7 @@ class WatchedSuperConductor:
         self._manager = manager
         self._completions = completions
 
+    @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
                                      request_specs):
         self._manager.schedule_and_build_instances(context, build_requests,

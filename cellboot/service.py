@@ -24,7 +24,10 @@ class RPCService:
     ``start()`` connects and begins dispatching; ``stop()`` stops taking
     new messages; ``wait()`` returns once the requests in flight are done.
     Calls to a topic reach one of its servers; a cast or call with
-    ``server=host`` reaches this one only.
+    ``server=host`` reaches this one only. Only endpoint methods marked
+    with ``oslo_messaging.expose`` can be called from the bus, so an
+    endpoint's helpers (start, stop, resume...) never become remote
+    procedures by being public.
     """
 
     def __init__(self, host, topic, endpoints, transport):
@@ -42,7 +45,7 @@ class RPCService:
         self._server = oslo_messaging.get_rpc_server(
             self.transport, target, self.endpoints,
             serializer=rpc_serializer.RequestContextSerializer(),
-            access_policy=oslo_messaging.DefaultRPCAccessPolicy)
+            access_policy=oslo_messaging.ExplicitRPCAccessPolicy)
         self._server.start()
         LOG.info('Serving %s as %s (%s)', self.topic, self.host,
                  ', '.join(type(e).__name__ for e in self.endpoints))

@@ -363,6 +363,7 @@ class ComputeEndpoint:
     def __init__(self, manager):
         self.manager = manager
 
+    @oslo_messaging.expose
     def build_and_run_instance(self, context, instance, host_list,
                                request_spec, retry=None):
         self.manager.build_and_run_instance(context, instance, host_list,

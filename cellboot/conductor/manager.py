@@ -167,6 +167,7 @@ class SuperConductorManager(_FlowConductor):
         return {'context': context, 'scheduler': self.scheduler,
                 'compute_rpcapi': self.compute_rpcapi}
 
+    @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
                                      request_specs):
         """Run the boot flow for one request (RPC cast, version 1.0).
@@ -261,6 +262,7 @@ class CellConductorManager(_FlowConductor):
                 'compute_rpcapi': lambda _cell: self.compute_rpcapi,
                 'cell_mapping': self.cell_mapping}
 
+    @oslo_messaging.expose
     def build_instances(self, context, instance, request_spec, host_list,
                         retry):
         """Run the reschedule flow for one instance (RPC cast, 1.0)."""

@@ -29,6 +29,7 @@ class SchedulerEndpoint:
     def __init__(self, scheduler):
         self.scheduler = scheduler
 
+    @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
@@ -36,6 +37,7 @@ class SchedulerEndpoint:
             context, request_spec, instance_uuids,
             return_alternates=return_alternates)
 
+    @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     def update_provider(self, context, uuid, name, cell_name, inventories,
                         availability_zone='nova'):
@@ -44,17 +46,20 @@ class SchedulerEndpoint:
             context, uuid, name, cell.uuid, inventories,
             availability_zone=availability_zone)
 
+    @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     def claim_resources(self, context, consumer_uuid, provider_uuid,
                         resources):
         return self.scheduler.claim_resources(context, consumer_uuid,
                                               provider_uuid, resources)
 
+    @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     def release_resources(self, context, consumer_uuid, provider_uuid=None):
         return self.scheduler.release_resources(context, consumer_uuid,
                                                 provider_uuid)
 
+    @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     def record_build_result(self, context, provider_uuid, succeeded):
         return self.scheduler.record_build_result(context, provider_uuid,

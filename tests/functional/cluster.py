@@ -155,6 +155,8 @@ class _Endpoint:
                 return method(ctxt, **kwargs)
             finally:
                 self._in_flight.exit()
+        # Served under ExplicitRPCAccessPolicy: keep the method's mark.
+        handle.exposed = getattr(method, 'exposed', False)
         return handle
 
 

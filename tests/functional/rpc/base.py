@@ -18,6 +18,7 @@ import uuid
 import unittest
 
 import fixtures
+import oslo_messaging
 
 from cellboot import context as cb_context
 from cellboot import rpc
@@ -141,6 +142,7 @@ class Recorder:
 class ConductorEndpoint(Recorder):
     """Stands for the super conductor: what its casts deliver."""
 
+    @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
                                      request_specs):
         self.record('schedule_and_build_instances', context,
@@ -151,6 +153,7 @@ class ConductorEndpoint(Recorder):
 class CellConductorEndpoint(Recorder):
     """Stands for a cell conductor."""
 
+    @oslo_messaging.expose
     def build_instances(self, context, instance, request_spec, host_list,
                         retry):
         self.record('build_instances', context, instance=instance,
@@ -161,6 +164,7 @@ class CellConductorEndpoint(Recorder):
 class ComputeEndpoint(Recorder):
     """Stands for a compute host."""
 
+    @oslo_messaging.expose
     def build_and_run_instance(self, context, instance, host_list,
                                request_spec, retry):
         self.record('build_and_run_instance', context, instance=instance,
