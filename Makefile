@@ -21,7 +21,7 @@ VENV_PY := $(VENV)/bin/python
 # metadata changes (a new dependency, a new console script).
 VENV_STAMP := $(VENV)/.cellboot-installed
 PIP_LOG := $(VENV)/pip-install.log
-PACKAGING := setup.cfg setup.py pyproject.toml requirements.txt
+PACKAGING := setup.cfg setup.py pyproject.toml requirements.txt constraints.txt
 
 GENCONFIG_CONF := etc/cellboot/cellboot-config-generator.conf
 PEP8_PATHS := cellboot tests tools setup.py
@@ -35,6 +35,10 @@ PYTHON ?= $(shell \
 	fi)
 
 PIP_QUIET := -q --disable-pip-version-check
+
+# pytest-xdist workers: the suite spends most of its time waiting on
+# databases and subprocesses, so one worker per core halves it.
+TEST_WORKERS ?= 2
 
 .PHONY: venv services test pep8 genconfig clean distclean demo
 
@@ -52,7 +56,8 @@ $(VENV_STAMP): $(VENV_PY) $(PACKAGING)
 	@echo "pip install -e '.[test]' into $(VENV) (log: $(PIP_LOG))"
 	@{ $(VENV_PY) -m pip install $(PIP_QUIET) --upgrade \
 	     pip setuptools wheel && \
-	   $(VENV_PY) -m pip install $(PIP_QUIET) -e '.[test]'; \
+	   $(VENV_PY) -m pip install $(PIP_QUIET) -c constraints.txt \
+	     -e '.[test]'; \
 	 } >$(PIP_LOG) 2>&1 || { cat $(PIP_LOG) >&2; \
 	   echo 'make: installing cellboot[test] failed (see above)' >&2; \
 	   exit 1; }
@@ -65,7 +70,8 @@ services: venv
 # with a line that says so. --durations names the slowest tests, so that
 # a suite creeping towards CI's time limit shows where the time goes.
 test: venv services
-	@$(VENV_PY) -m pytest -q --durations=10 tests; rc=$$?; \
+	@$(VENV_PY) -m pytest -q -n $(TEST_WORKERS) --durations=10 tests; \
+	rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  echo 'make test: pytest collected no tests' >&2; fi; \
 	exit $$rc
