@@ -25,6 +25,12 @@ reused connection on our engine. It is a plain SQLAlchemy engine rather
 than an enginefacade one because oslo.db would turn SQLAlchemy's errors
 into its own, which TaskFlow does not catch.
 
+TaskFlow's writers do not queue on the facade's per-file ``WriterQueue``
+(its transactions start with a plain ``BEGIN`` and cannot tell reads from
+writes up front) and meet cellboot's writers at SQLite's own lock and busy
+timeout. As they never wait for a queue turn, a writer holding one can
+only wait for them, never the other way round: no deadlock.
+
 Errors are TaskFlow's (``StorageFailure``) or SQLAlchemy's; the
 operator-facing wrappers are in ``cellboot.db.migration``.
 """

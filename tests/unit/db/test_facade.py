@@ -1,4 +1,8 @@
-"""URL handling shared by every database: parsing errors and masking."""
+"""URL handling and SQLite writer queues shared by every database."""
+
+import os
+
+import sqlalchemy as sa
 
 from cellboot.db import facade
 from cellboot import exception
@@ -36,3 +40,20 @@ class ParseUrlTest(base.TestCase):
 
     def test_empty_url_is_invalid(self):
         self.assertRaises(exception.InvalidDatabaseURL, facade.parse_url, '')
+
+
+class QueueSQLiteWritersTest(base.TestCase):
+
+    def test_in_memory_engine_gets_no_writer_queue(self):
+        engine = sa.create_engine('sqlite://')
+        self.addCleanup(engine.dispose)
+        facade.queue_sqlite_writers(engine)
+        self.assertIsNone(getattr(engine, 'cellboot_writer_queue', None))
+
+    def test_file_engine_gets_the_file_writer_queue(self):
+        path = os.path.join(self.state_path, 'q.sqlite')
+        engine = sa.create_engine('sqlite:///' + path)
+        self.addCleanup(engine.dispose)
+        facade.queue_sqlite_writers(engine)
+        self.assertIs(facade.writer_queue(path),
+                      engine.cellboot_writer_queue)
