@@ -3,8 +3,6 @@
 import os
 import signal
 import socket
-import subprocess
-import sys
 import textwrap
 import time
 
@@ -14,6 +12,7 @@ from cellboot.api import wsgi
 from cellboot.db import migration
 from cellboot import exception
 from tests import base
+from tests.functional import commands
 
 # Seconds the command may take to start, or to stop once told.
 TIMEOUT = 60
@@ -50,17 +49,7 @@ class APICommandTest(base.TestCase):
         return path
 
     def _run(self, *args):
-        process = subprocess.Popen(
-            [sys.executable, '-m', 'cellboot.cmd.api', *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(self._kill, process)
-        return process
-
-    @staticmethod
-    def _kill(process):
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        return commands.start_module(self, 'cellboot.cmd.api', *args)
 
     def _get(self, path, **kwargs):
         deadline = time.monotonic() + TIMEOUT

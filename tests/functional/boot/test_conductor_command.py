@@ -2,13 +2,12 @@
 
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 
 from cellboot.db import migration
 from tests import base
+from tests.functional import commands
 
 # Seconds the command may take to start, or to stop once told.
 TIMEOUT = 60
@@ -23,17 +22,7 @@ class ConductorCommandTest(base.TestCase):
         return path
 
     def _start(self, *args):
-        process = subprocess.Popen(
-            [sys.executable, '-m', 'cellboot.cmd.conductor', *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(self._kill, process)
-        return process
-
-    @staticmethod
-    def _kill(process):
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        return commands.start_module(self, 'cellboot.cmd.conductor', *args)
 
     def _cell_config(self, **database):
         url = 'sqlite:///' + os.path.join(self.state_path, 'cell1.sqlite')
