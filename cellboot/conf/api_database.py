@@ -25,8 +25,8 @@ def _api_db_opts():
             opt.default = 'sqlite:///$state_path/cellboot_api.sqlite'
             opt.help = ('SQLAlchemy URL of the API database. The default is '
                         'an SQLite file in the state directory (embedded '
-                        'mode); use mysql+pymysql:// or postgresql:// URLs '
-                        'for real deployments.')
+                        'mode); use mysql+pymysql:// or '
+                        'postgresql+psycopg2:// URLs for real deployments.')
         opts.append(opt)
     return opts
 
