@@ -1,6 +1,9 @@
 # cellboot developer and CI entry points (GNU make).
 #
 #   make test       venv + services + the whole test suite (what CI runs)
+#   make chaos      only the chaos test (kills conductors mid-boot); its
+#                   last line is the run's JSON summary
+#   make devstack-test  only the devstack plugin's test (both modes)
 #   make pep8       flake8 over the code, the tests and the tools
 #   make genconfig  regenerate etc/cellboot/cellboot.conf.sample
 #   make services   prepare MariaDB/PostgreSQL for the opportunistic tests
@@ -40,7 +43,8 @@ PIP_QUIET := -q --disable-pip-version-check
 # databases and subprocesses, so one worker per core halves it.
 TEST_WORKERS ?= 2
 
-.PHONY: venv services test pep8 genconfig clean distclean demo
+.PHONY: venv services test chaos devstack-test pep8 genconfig clean \
+	distclean demo
 
 venv: $(VENV_STAMP)
 
@@ -75,6 +79,22 @@ test: venv services
 	if [ $$rc -eq 5 ]; then \
 	  echo 'make test: pytest collected no tests' >&2; fi; \
 	exit $$rc
+
+# The chaos test writes its JSON summary to CHAOS_RESULT; it is printed
+# last, pass or fail, so that the run's figures are the last line.
+CHAOS_RESULT := $(CURDIR)/.chaos-result.json
+
+chaos: venv services
+	@rm -f $(CHAOS_RESULT); \
+	CELLBOOT_CHAOS_RESULT=$(CHAOS_RESULT) $(VENV_PY) -m pytest -q \
+	  tests/functional/chaos; \
+	rc=$$?; \
+	if [ -s $(CHAOS_RESULT) ]; then cat $(CHAOS_RESULT); \
+	else echo '{"error": "the chaos test wrote no summary"}'; fi; \
+	exit $$rc
+
+devstack-test: venv services
+	$(VENV_PY) -m pytest -q tests/functional/devstack
 
 # A whole deployment in one process (SQLite in a temporary directory,
 # fake://): 20 servers booted through the REST API across two cells, one

@@ -37,14 +37,18 @@ def in_ci():
     return os.environ.get('CI', '').lower() == 'true'
 
 
-def backend_unavailable(backend, reason):
-    """Skip, or fail under CI, because a database server is unreachable."""
-    message = (f'{backend} is not reachable as openstack_citest '
-               f'({reason}); run `make test` (it prepares the services) or '
-               f'start the server')
+def service_unavailable(message):
+    """Skip with ``message``, or fail with it under ``CI=true``."""
     if in_ci():
         raise AssertionError(f'CI=true and {message}')
     raise unittest.SkipTest(message)
+
+
+def backend_unavailable(backend, reason):
+    """Skip, or fail under CI, because a database server is unreachable."""
+    service_unavailable(
+        f'{backend} is not reachable as openstack_citest ({reason}); run '
+        f'`make test` (it prepares the services) or start the server')
 
 
 def server_backend(backend):
@@ -137,6 +141,39 @@ class DatabasesFixture(fixtures.Fixture):
             conf.conf.config(connection=self.cell_urls[0], group='database')
         api_connection.reset()
         cell_connection.reset()
+
+
+# The Redis server of the jobboard tests (override with CELLBOOT_TEST_REDIS).
+REDIS_URL = os.environ.get('CELLBOOT_TEST_REDIS', 'redis://127.0.0.1:6379/0')
+
+
+class Redis(fixtures.Fixture):
+    """A Redis namespace of one test's own on the local server.
+
+    ``url`` is the server, ``namespace`` a unique key prefix to give
+    ``[jobboard] namespace``; every key under it is deleted at clean-up,
+    so that tests sharing the server never see each other's jobs. Skips
+    (fails under CI) when the server does not answer.
+    """
+
+    def _setUp(self):
+        import redis
+        self.url = REDIS_URL
+        self.namespace = f'cbtest-{uuid.uuid4().hex[:12]}'
+        self.client = redis.Redis.from_url(self.url, socket_timeout=5)
+        try:
+            self.client.ping()
+        except redis.RedisError as exc:
+            service_unavailable(
+                f'Redis is not reachable at {self.url} ({exc}); start '
+                f'redis-server or set CELLBOOT_TEST_REDIS')
+        self.addCleanup(self._delete_keys)
+
+    def _delete_keys(self):
+        keys = list(self.client.scan_iter(match=f'{self.namespace}*'))
+        if keys:
+            self.client.delete(*keys)
+        self.client.close()
 
 
 def temp_dir():

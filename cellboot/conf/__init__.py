@@ -16,12 +16,14 @@ from cellboot.conf import default
 from cellboot.conf import fake_driver
 from cellboot.conf import filter_scheduler
 from cellboot.conf import flow_persistence
+from cellboot.conf import jobboard
 from cellboot.conf import scheduler
 
 CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
-           filter_scheduler, conductor, compute, fake_driver, api)
+           filter_scheduler, conductor, jobboard, compute, fake_driver,
+           api)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -40,6 +40,30 @@ conductor_opts = [
                      '(it stopped or crashed while running them): each is '
                      'resumed from its last persisted atom and either '
                      'completes or reverts.'),
+    cfg.IntOpt('orphan_build_request_timeout',
+               default=300,
+               min=1,
+               help='Seconds after which a build request that no flow has '
+                    'taken up is an orphan: the cast that should have '
+                    'started its boot flow was lost (the API died after '
+                    'its commit, or the broker dropped the message). The '
+                    'super conductors\' sweeper then starts its flow, '
+                    'once. It also hands flows left unfinished this long '
+                    'without an owner to a conductor.'),
+    cfg.IntOpt('build_timeout',
+               default=600,
+               min=1,
+               help='Seconds an instance may stay in BUILD on a compute '
+                    'host before the cell conductors\' check sets it ERROR '
+                    'with a fault and gives back its claim (the host died '
+                    'after it got the build). Keep it well above the '
+                    'longest spawn and above [jobboard] claim_expiry.'),
+    cfg.IntOpt('sweep_interval',
+               default=60,
+               min=1,
+               help='Seconds between two runs of the periodic checks of a '
+                    'conductor (orphan build requests in a super '
+                    'conductor, BUILD timeouts in a cell conductor).'),
 ]
 
 

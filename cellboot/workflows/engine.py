@@ -32,11 +32,9 @@ from oslo_utils import reflection
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from taskflow import engines
-from taskflow.engines.action_engine import engine as action_engine
 from taskflow.persistence import models
 from taskflow import states
 from taskflow import storage as tf_storage
-from taskflow.utils import misc
 from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.conf import CONF
@@ -44,6 +42,7 @@ from cellboot import context as cb_context
 from cellboot.db import flow_db
 from cellboot.workflows import listeners
 from cellboot.workflows import lookup
+from cellboot.workflows import taskflow_engine
 
 LOG = logging.getLogger(__name__)
 
@@ -55,42 +54,6 @@ UNFINISHED_STATES = (None, states.PENDING, states.RUNNING,
 
 # Context keys that must never be written to a database.
 _SECRET_CONTEXT_KEYS = ('auth_token', 'auth_token_info')
-
-
-class _Storage(tf_storage.Storage):
-    """TaskFlow's storage, without the engine's automatic progress.
-
-    The engine writes every task's progress (0.0, then 1.0) next to its
-    state changes: two more transactions per task, which say nothing
-    the task's state does not. They were 12 of a boot flow's 29
-    persistence transactions. Progress a task reports itself (with
-    details) is still written.
-    """
-
-    def set_task_progress(self, task_name, progress, details=None):
-        if details is None:
-            return
-        super().set_task_progress(task_name, progress, details=details)
-
-
-class CellbootEngine(action_engine.SerialActionEngine):
-    """TaskFlow's serial engine on ``_Storage``.
-
-    Built here directly rather than by name through ``engines.load``
-    (stevedore), so that it does not depend on installed entry points;
-    it is also registered as the ``cellboot`` entry point of
-    ``taskflow.engines`` for a jobboard conductor to name.
-    """
-
-    @misc.cachedproperty
-    def storage(self):
-        def _scope_fetcher(atom_name):
-            if self._compiled:
-                return self._runtime.fetch_scopes_for(atom_name)
-            return None
-
-        return _Storage(self._flow_detail, backend=self._backend,
-                        scope_fetcher=_scope_fetcher)
 
 
 def persisted_context(context):
@@ -154,14 +117,14 @@ def run(flow_factory, store, transient, persistence=None, book_name=None,
     """
     flow = flow_factory()
     if persistence is None:
-        engine = CellbootEngine(flow, tf_persistence_utils.create_flow_detail(
-            flow), None, {})
+        engine = taskflow_engine.CellbootEngine(
+            flow, tf_persistence_utils.create_flow_detail(flow), None, {})
         engine.storage.inject(store)
         return _run(engine, transient, label or flow.name, extra_listeners)
     backend = flow_db.get_backend(persistence)
     flow_detail = _new_flow_detail(backend, flow, flow_factory,
                                    book_name or flow.name, meta or {}, store)
-    engine = CellbootEngine(flow, flow_detail, backend, {})
+    engine = taskflow_engine.CellbootEngine(flow, flow_detail, backend, {})
     return _run(engine, transient,
                 label or f'{flow.name} {flow_detail.uuid}', extra_listeners,
                 persistence)
@@ -210,8 +173,8 @@ def resume(persistence, flow_uuid, transient_for, extra_listeners=()):
     LOG.info('Resuming flow %s (%s) of request %s, left %s.',
              flow_detail.name, flow_uuid, context.request_id,
              flow_detail.state)
-    engine = CellbootEngine(engines.flow_from_detail(flow_detail),
-                            flow_detail, backend, {})
+    engine = taskflow_engine.CellbootEngine(
+        engines.flow_from_detail(flow_detail), flow_detail, backend, {})
     transient = dict(transient_for(context), resumed=True)
     return _run(engine, transient, f'{flow_detail.name} {flow_uuid}',
                 extra_listeners, persistence)
