@@ -1,0 +1,96 @@
+"""The conductors' periodic checks: nothing stays stuck in BUILD.
+
+A lost message leaves work that no flow will ever finish: a cast from the
+API that never reached a super conductor (the API died after its commit,
+the broker dropped it), a compute host that died after it got a build.
+Each conductor process runs the checks of its kind every ``[conductor]
+sweep_interval`` s, in a daemon thread, the first one an interval after
+start (a conductor that just started resumes its own flows first):
+
+* a super conductor (kind ``boot``): ``OrphanBuildRequests``;
+* a cell conductor (kind ``reschedule``): ``BuildTimeouts``.
+
+Every check has ``sweep_once(context)``, which returns what it did (a
+dict of counts), so that tests call it directly. Checks are idempotent
+and safe with several conductors sweeping at once: what they start is
+started through the same idempotent paths as a cast, and what they
+settle is settled by a conditional update.
+"""
+
+import threading
+
+from oslo_log import log as logging
+
+from cellboot.conductor.build_timeouts import BuildTimeouts
+from cellboot.conductor.orphans import OrphanBuildRequests
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+
+LOG = logging.getLogger(__name__)
+
+__all__ = ['BuildTimeouts', 'OrphanBuildRequests', 'Sweeper', 'start_for']
+
+
+class Sweeper:
+    """Runs ``checks`` every ``interval`` s in a daemon thread.
+
+    A check that fails is logged and tried again at the next sweep: a
+    database that is down now may be back then, and the conductor must
+    not lose its checks to it.
+    """
+
+    def __init__(self, checks, interval, name):
+        self.checks = list(checks)
+        self.interval = interval
+        self.name = name
+        self._stopping = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name=self.name,
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        context = cb_context.get_admin_context()
+        while not self._stopping.wait(self.interval):
+            self.sweep_once(context)
+
+    def sweep_once(self, context):
+        """Run every check once; their results, by check name."""
+        results = {}
+        for check in self.checks:
+            name = type(check).__name__
+            try:
+                results[name] = done = check.sweep_once(context)
+            except Exception:
+                LOG.exception('%s: check %s failed; trying again in %s s',
+                              self.name, name, self.interval)
+                continue
+            if done and any(done.values()):
+                LOG.info('%s: %s %s', self.name, name,
+                         ', '.join(f'{key}={value}'
+                                   for key, value in sorted(done.items())))
+        return results
+
+    def stop(self):
+        """Stop sweeping; returns once a sweep under way has ended."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def checks_for(manager):
+    """The checks of a conductor manager's kind (see the module doc)."""
+    if manager.KIND == 'boot':
+        return [OrphanBuildRequests(manager)]
+    return [BuildTimeouts(manager)]
+
+
+def start_for(manager):
+    """Start ``manager``'s checks; the running Sweeper (has ``stop()``)."""
+    return Sweeper(checks_for(manager), CONF.conductor.sweep_interval,
+                   f'{manager.KIND} conductor sweeper').start()
