@@ -10,11 +10,18 @@ Summaries and details are plain dicts, ready for a command or a REST
 answer::
 
     {'uuid', 'name', 'state', 'kind', 'instance_uuids', 'conductor',
-     'request_id', 'started_at', 'duration', 'created_at', 'updated_at',
-     'location', 'meta'}
+     'owner', 'since', 'resumptions', 'request_id', 'started_at',
+     'duration', 'created_at', 'updated_at', 'location', 'meta'}
     + 'atoms': [{'name', 'type', 'state', 'intention', 'duration',
                  'result': None | str,
                  'failure': None | {'type', 'message'}}]   (details only)
+
+``owner`` is the conductor that runs (or last ran) the flow and
+``since`` (an aware UTC datetime) when it took the flow over: a flow
+that no second conductor ever took over has neither in its meta, and is
+owned by the ``conductor`` that started it, since ``started_at`` (see
+``ownership``). ``resumptions`` lists every take-over of a started
+flow, oldest first: ``{'by', 'at', 'from_state'}``, as written.
 
 An atom's ``result`` is a one-line summary of what it returned (see
 ``summarize_result``), never the whole value: a multi-create's atoms
@@ -23,6 +30,8 @@ return one entry per instance.
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
+import datetime
+
 import sqlalchemy as sa
 from taskflow import engines
 from taskflow import exceptions as tf_exc
@@ -52,8 +61,59 @@ CELL_TIMEOUT = 30
 RESULT_SUMMARY_WIDTH = 80
 
 
+def parse_time(value):
+    """A timestamp as an aware UTC datetime; None if absent or unreadable.
+
+    Flow meta keeps ISO 8601 text, written naive (``utcnow().isoformat()``)
+    or with its zone (``Z``, ``+00:00``); TaskFlow's rows keep naive
+    datetimes. Naive values are UTC, as everything cellboot writes.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, datetime.datetime):
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=datetime.timezone.utc)
+    return value.astimezone(datetime.timezone.utc)
+
+
+def _resumptions(value):
+    """The meta's ``resumptions``, as a list of three-key dicts.
+
+    Tolerates what a foreign or older writer may have left: no list, or
+    entries missing a key.
+    """
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [{'by': entry.get('by'), 'at': entry.get('at'),
+             'from_state': entry.get('from_state')}
+            for entry in value if isinstance(entry, dict)]
+
+
+def ownership(meta, created_at=None):
+    """``(owner, since, resumptions)`` of a flow, from its meta.
+
+    The owner is ``owner``, else ``conductor`` (the one that created the
+    flow and never gave it up). ``since`` is the first readable of
+    ``owned_since``, ``started_at`` and the row's ``created_at``.
+    """
+    meta = meta or {}
+    owner = meta.get('owner') or meta.get('conductor')
+    since = None
+    for value in (meta.get('owned_since'), meta.get('started_at'),
+                  created_at):
+        since = parse_time(value)
+        if since is not None:
+            break
+    return owner, since, _resumptions(meta.get('resumptions'))
+
+
 def _summary(row, location):
     meta = row.meta or {}
+    owner, since, resumptions = ownership(meta, row.created_at)
     return {
         'uuid': row.uuid,
         'name': row.name,
@@ -61,6 +121,9 @@ def _summary(row, location):
         'kind': meta.get('kind'),
         'instance_uuids': list(meta.get('instance_uuids') or ()),
         'conductor': meta.get('conductor'),
+        'owner': owner,
+        'since': since,
+        'resumptions': resumptions,
         'request_id': meta.get('request_id'),
         'started_at': meta.get('started_at'),
         'duration': meta.get('duration'),
@@ -228,8 +291,13 @@ def _databases(context):
     return found
 
 
-def find_flows_everywhere(context, instance_uuid=None, state=None):
+def find_flows_everywhere(context, instance_uuid=None, state=None,
+                          since_before=None):
     """Flow summaries from the flow database and every cell, oldest first.
+
+    ``since_before`` (an aware datetime) keeps the flows owned since
+    before it (``since``, see ``ownership``): with a RUNNING state, the
+    flows that may be stuck.
 
     A database that cannot be read (a cell down, TaskFlow's tables never
     synced) is skipped with a warning, so that one broken cell does not
@@ -243,6 +311,10 @@ def find_flows_everywhere(context, instance_uuid=None, state=None):
         except sa.exc.SQLAlchemyError as exc:
             LOG.warning('Cannot read the flows in the %s: %s', location,
                         exc)
+    if since_before is not None:
+        found = [flow for flow in found
+                 if flow['since'] is not None
+                 and flow['since'] < since_before]
     found.sort(key=lambda flow: (flow['created_at'] is None,
                                  flow['created_at'], flow['uuid']))
     return found

@@ -3,17 +3,28 @@
 Every boot is a persisted TaskFlow flow in the flow database, every
 reschedule one in its cell's database. When a server ends in ERROR, or
 stays BUILD, the operator's first question is which step did what:
-``flows list`` finds the flows (by state, by instance) across the flow
-database and every mapped cell; ``flows show`` prints one flow, or every
-flow of one instance (its boot and its reschedules, oldest first), atom
-by atom: state, duration, what it returned and how it failed.
+``flows list`` finds the flows (by state, by instance, by how long their
+conductor has held them) across the flow database and every mapped cell;
+``flows show`` prints one flow, or every flow of one instance (its boot
+and its reschedules, oldest first), atom by atom: state, duration, what
+it returned and how it failed.
+
+With several conductors, a flow may change hands: a conductor that died
+leaves its flows to another, which resumes them. Both commands say who
+owns each flow and since when, so that an operator can tell a flow under
+way from one that nobody runs any more; ``flows show`` lists each
+resumption.
 
 The reading itself is ``cellboot.workflows.lookup``'s, shared with the
 REST API; this module only chooses what to print and the exit codes.
 """
 
+import argparse
+import datetime
+import json
 import textwrap
 
+from oslo_utils import timeutils
 from taskflow import states
 
 from cellboot.cmd.manage import output
@@ -25,8 +36,8 @@ FLOW_STATES = (states.PENDING, states.RUNNING, states.SUCCESS,
                states.FAILURE, states.REVERTED, states.SUSPENDED,
                states.RESUMING, states.REVERTING, states.SUSPENDING)
 
-_LIST_HEADERS = ['Flow ID', 'Name', 'State', 'Instances', 'Conductor',
-                 'Started', 'Updated', 'Where']
+_LIST_HEADERS = ['Flow ID', 'Name', 'State', 'Instances', 'Owner', 'Since',
+                 'Resumed', 'Updated', 'Where']
 
 _ATOM_HEADERS = ['Atom', 'Type', 'State', 'Duration', 'Result', 'Failure']
 
@@ -65,6 +76,57 @@ def format_duration(seconds):
     return f'{minutes} min {rest} s'
 
 
+def format_age(seconds):
+    """A time span, short: '45s', '3m12s', '2h05m', '3d04h'."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f'{seconds}s'
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f'{minutes}m{seconds:02d}s'
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f'{hours}h{minutes:02d}m'
+    days, hours = divmod(hours, 24)
+    return f'{days}d{hours:02d}h'
+
+
+def format_iso(moment):
+    """An aware datetime as ISO 8601 UTC to the second: '...T08:30:01Z'."""
+    utc = moment.astimezone(datetime.timezone.utc)
+    return utc.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def age_seconds(moment, now):
+    """Whole seconds from ``moment`` to ``now`` (negative: in the future)."""
+    return int((now - moment).total_seconds())
+
+
+def format_since(moment, now):
+    """When a conductor took a flow, and how long ago.
+
+    '2026-11-22T08:30:01Z (3m12s ago)'; a time ahead of this host's
+    clock (another host's clock runs ahead) says so: '(in 4s)'.
+    """
+    if moment is None:
+        return ''
+    age = age_seconds(moment, now)
+    when = f'{format_age(age)} ago' if age >= 0 else f'in {format_age(-age)}'
+    return f'{format_iso(moment)} ({when})'
+
+
+def format_resumption(resumption, by_width=0):
+    """One resumption of a flow: when, by which conductor, from what.
+
+    An ``at`` that cannot be read is printed as it was written.
+    """
+    moment = _lookup().parse_time(resumption['at'])
+    at = format_iso(moment) if moment else str(resumption['at'] or '?')
+    by = str(resumption['by'] or '?')
+    return (f'{at}  by {by.ljust(by_width)}  from '
+            f'{resumption["from_state"] or "?"}')
+
+
 def format_instances(instance_uuids, shown=1):
     """The first ``shown`` instance uuids, and how many more there are."""
     text = ', '.join(instance_uuids[:shown])
@@ -73,27 +135,87 @@ def format_instances(instance_uuids, shown=1):
     return text
 
 
-def _flow_state(text):
-    """``--state`` as TaskFlow spells it; any case accepted."""
-    state = text.upper()
+def flow_state(text):
+    """``--state`` as TaskFlow spells it; any case accepted.
+
+    An argparse type: anything else is a wrong command line (exit 2),
+    like any other malformed option value.
+    """
+    state = text.strip().upper()
     if state not in FLOW_STATES:
-        raise exception.Invalid(
-            reason=f'--state {text} is no flow state; use one of '
-                   f'{", ".join(FLOW_STATES)}')
+        raise argparse.ArgumentTypeError(
+            f'{text!r} is no flow state; use one of '
+            f'{", ".join(FLOW_STATES)} (any case)')
     return state
+
+
+def seconds(text):
+    """``--older-than``: a number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not value >= 0:      # also refuses nan
+        raise argparse.ArgumentTypeError(
+            f'{text!r} is not a number of seconds (0 or more)')
+    return value
+
+
+def list_row(flow, now):
+    """One ``flows list`` table row."""
+    return [flow['uuid'], flow['name'], flow['state'],
+            format_instances(flow['instance_uuids']), flow['owner'],
+            format_since(flow['since'], now), len(flow['resumptions']),
+            format_time(flow['updated_at']), flow['location']]
+
+
+def _iso_or_none(moment):
+    return format_iso(_lookup().parse_time(moment)) if moment else None
+
+
+def list_record(flow, now):
+    """One flow of ``flows list --json``: plain JSON values, UTC times."""
+    since = flow['since']
+    return {
+        'uuid': flow['uuid'],
+        'name': flow['name'],
+        'kind': flow['kind'],
+        'state': flow['state'],
+        'instance_uuids': flow['instance_uuids'],
+        'owner': flow['owner'],
+        'since': format_iso(since) if since else None,
+        'age_seconds': age_seconds(since, now) if since else None,
+        'resumed': len(flow['resumptions']),
+        'resumptions': flow['resumptions'],
+        'conductor': flow['conductor'],
+        'started_at': _iso_or_none(flow['started_at']),
+        'created_at': _iso_or_none(flow['created_at']),
+        'updated_at': _iso_or_none(flow['updated_at']),
+        'request_id': flow['request_id'],
+        'location': flow['location'],
+    }
+
+
+def _now():
+    return timeutils.utcnow(with_timezone=True)
 
 
 def list_flows(context, args):
     """Print the matching flows of every database, oldest first."""
-    state = _flow_state(args.state) if args.state else None
+    now = _now()
+    since_before = None
+    if args.older_than is not None:
+        since_before = now - datetime.timedelta(seconds=args.older_than)
     flows = _lookup().find_flows_everywhere(
-        context, instance_uuid=args.instance, state=state)
-    output.table(_LIST_HEADERS, [
-        [flow['uuid'], flow['name'], flow['state'],
-         format_instances(flow['instance_uuids']), flow['conductor'],
-         format_time(flow['started_at'] or flow['created_at']),
-         format_time(flow['updated_at']), flow['location']]
-        for flow in flows])
+        context, instance_uuid=args.instance, state=args.state,
+        since_before=since_before)
+    if args.json:
+        output.say(json.dumps(
+            {'flows': [list_record(flow, now) for flow in flows]},
+            indent=2, sort_keys=True))
+    else:
+        output.table(_LIST_HEADERS,
+                     [list_row(flow, now) for flow in flows])
     return parsing.EXIT_OK
 
 
@@ -109,7 +231,7 @@ def _details(context, ident):
                 context, instance_uuid=ident)]
 
 
-def _print_flow(flow):
+def _print_flow(flow, now):
     output.say(f'Flow {flow["uuid"]} ({flow["name"]}): {flow["state"]}')
     fields = (
         ('Kind', flow['kind']),
@@ -117,6 +239,8 @@ def _print_flow(flow):
         ('Instances', format_instances(flow['instance_uuids'],
                                        SHOWN_INSTANCES)),
         ('Conductor', flow['conductor']),
+        ('Owner', flow['owner']),
+        ('Since', format_since(flow['since'], now)),
         ('Request', flow['request_id']),
         ('Started', format_time(flow['started_at'] or flow['created_at'])),
         ('Updated', format_time(flow['updated_at'])),
@@ -125,12 +249,27 @@ def _print_flow(flow):
     for label, value in fields:
         if value:
             output.say(f'  {label + ":":<11}{value}')
+    _print_resumptions(flow['resumptions'])
     output.table(_ATOM_HEADERS, [
         [atom['name'], atom['type'], atom['state'],
          format_duration(atom['duration']), atom.get('result') or '',
          (atom['failure'] or {}).get('type', '')]
         for atom in flow['atoms']])
     _print_failures(flow['atoms'])
+
+
+def _print_resumptions(resumptions):
+    """Each time a conductor took the flow over after it had started.
+
+    Printed only for flows that have been resumed: a flow run once, by
+    the conductor that created it, shows nothing here.
+    """
+    if not resumptions:
+        return
+    output.say(f'  Resumptions ({len(resumptions)}):')
+    width = max(len(str(entry['by'] or '?')) for entry in resumptions)
+    for resumption in resumptions:
+        output.say(f'    {format_resumption(resumption, width)}'.rstrip())
 
 
 def _print_failures(atoms):
@@ -160,10 +299,11 @@ def show(context, args):
                      f'and every mapped cell (`cellboot-manage flows list` '
                      f'shows what there is)')
         return parsing.EXIT_ERROR
+    now = _now()
     for number, flow in enumerate(flows):
         if number:
             output.say()
-        _print_flow(flow)
+        _print_flow(flow, now)
     return parsing.EXIT_OK
 
 
@@ -178,23 +318,36 @@ def register(groups):
         commands, 'list', list_flows, 'list flows',
         'List the flows of the flow database and of every mapped cell, '
         'oldest first: id, name, state, the instances it works on (the '
-        'first, and how many more), the conductor that ran it, when it '
-        'started and was last updated, and where it is stored. A cell '
-        'that cannot be read is skipped with a warning.')
+        'first, and how many more), the conductor that owns it (runs it, '
+        'or last ran it) and since when, how many times it was resumed '
+        'by another conductor, when it was last updated, and where it is '
+        'stored. A cell that cannot be read is skipped with a warning.')
     command.add_argument(
-        '--state', metavar='STATE',
-        help=f'only flows in this state ({", ".join(FLOW_STATES)}); '
-             f'RUNNING lists the flows still under way or left by a '
-             f'conductor that died')
+        '--state', metavar='STATE', type=flow_state,
+        help=f'only flows in this state ({", ".join(FLOW_STATES)}; any '
+             f'case); RUNNING lists the flows still under way or left by '
+             f'a conductor that died')
     command.add_argument(
         '--instance', metavar='UUID',
         help='only the flows that work on this instance')
+    command.add_argument(
+        '--older-than', metavar='SECONDS', type=seconds,
+        help='only the flows whose owner has held them for more than '
+             'SECONDS (the Since column); with --state RUNNING, the flows '
+             'that may be stuck')
+    command.add_argument(
+        '--json', action='store_true',
+        help='print {"flows": [...]} as JSON instead of a table, for '
+             'scripts: every column, the instance uuids in full, times '
+             'in ISO 8601 UTC and the owner\'s age in seconds')
     command = parsing.add_command(
         commands, 'show', show, 'show a flow, or an instance\'s flows',
         'Show a flow by its id, or every flow of an instance (its boot '
         'flow and any reschedule flows, oldest first): the flow\'s state, '
-        'instances, conductor and timing, then each atom\'s state, '
-        'duration, result summary and failure (type and message).',
+        'instances, conductor, owner (since when), each resumption by '
+        'another conductor (when, by whom, from which state) and timing, '
+        'then each atom\'s state, duration, result summary and failure '
+        '(type and message).',
         exit_codes=((parsing.EXIT_ERROR, 'no flow has that id and none '
                                          'works on that instance'),))
     command.add_argument(

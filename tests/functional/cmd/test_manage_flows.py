@@ -7,9 +7,18 @@ by the real engine; then it runs ``cellboot-manage`` as an operator
 does, in its own process, against the same databases.
 """
 
+import datetime
+import json
 import os
 import textwrap
 
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+from taskflow.persistence import models
+from taskflow import states
+
+from cellboot.db import flow_db
+from cellboot.db import migration
 from tests import base
 from tests.functional import cluster as cluster_mod
 from tests.functional.cmd import base as cmd_base
@@ -94,8 +103,10 @@ class ManageFlowsTest(base.TestCase):
         self.assertSucceeded(result)
         [row] = table_rows(result.stdout)
         self.assertEqual([flow['uuid'], 'boot', 'SUCCESS', instance_uuid,
-                          flow['conductor'], 'flow database'],
-                         row[:5] + row[7:])
+                          flow['owner'], '0', 'flow database'],
+                         row[:5] + row[6:7] + row[8:])
+        self.assertRegex(row[5], r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ '
+                                 r'\(\d+s ago\)$')
 
     def test_list_by_state_shows_only_the_flows_in_that_state(self):
         self.start_cluster()
@@ -129,13 +140,6 @@ class ManageFlowsTest(base.TestCase):
         self.assertSucceeded(result)
         [row] = table_rows(result.stdout)
         self.assertEqual(f'{uuids[0]} (+2 more)', row[3])
-
-    def test_list_of_an_unknown_state_is_one_error_line(self):
-        self.start_cluster()
-
-        result = self.manage('list', '--state', 'sleeping')
-
-        self.assertOneLineError(result, '--state sleeping', 'REVERTED')
 
     # -- flows show ------------------------------------------------------
 
@@ -202,3 +206,162 @@ class ManageFlowsTest(base.TestCase):
         result = self.manage('show', unknown)
 
         self.assertOneLineError(result, f'no flow has id {unknown}')
+
+
+def _iso(moment):
+    return moment.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+class ManageFlowOwnersTest(cmd_base.ManageTestCase):
+    """Who owns each flow, since when, and its resumptions.
+
+    The flows are written through TaskFlow's persistence API with the
+    meta a conductor writes (``engine.flow_meta``, ``engine.take_over``):
+    no conductor needs to run, let alone die, for the command to read
+    them. Three flows, oldest first:
+
+    * ``taken``: a boot RUNNING in the flow database, created by ctl1 15
+      minutes ago, taken over by ctl2:4242 10 minutes ago (one
+      resumption, from RUNNING): stuck for 10 minutes.
+    * ``fresh``: a boot RUNNING, written before flows had owners (only
+      ``conductor`` and ``started_at``), started 30 s ago.
+    * ``twice``: a reschedule in cell1's database, SUCCESS, resumed
+      twice; its times carry their zone (``Z``, ``+00:00``).
+    """
+
+    def setUp(self):
+        super().setUp()
+        migration.sync_flow_tables(self.flow_url)
+        migration.sync_flow_tables(self.cell1_url)
+        self.map_cell1()
+        self.addCleanup(flow_db.reset)
+        now = timeutils.utcnow()
+        self.created = now - datetime.timedelta(minutes=15)
+        self.taken_at = now - datetime.timedelta(minutes=10)
+        self.fresh_at = now - datetime.timedelta(seconds=30)
+        self.instances = [uuidutils.generate_uuid() for _ in range(3)]
+        self.taken = self.write_flow(
+            self.flow_url, 'boot', states.RUNNING, self.instances[0],
+            conductor='ctl1', started_at=self.created.isoformat(),
+            owner='ctl2:4242', owned_since=self.taken_at.isoformat(),
+            resumptions=[{'by': 'ctl2:4242',
+                          'at': self.taken_at.isoformat(),
+                          'from_state': states.RUNNING}])
+        self.fresh = self.write_flow(
+            self.flow_url, 'boot', states.RUNNING, self.instances[1],
+            conductor='ctl1', started_at=self.fresh_at.isoformat())
+        self.twice = self.write_flow(
+            self.cell1_url, 'reschedule', states.SUCCESS, self.instances[2],
+            conductor='cell1-cond', started_at=_iso(self.created),
+            owner='cell1-cond-b:77', owned_since=_iso(self.taken_at),
+            resumptions=[
+                {'by': 'cell1-cond-a:5', 'at': _iso(self.created),
+                 'from_state': states.RUNNING},
+                {'by': 'cell1-cond-b:77',
+                 'at': self.taken_at.isoformat() + '+00:00',
+                 'from_state': states.REVERTING}])
+
+    def write_flow(self, url, kind, state, instance_uuid, **meta):
+        """Save a logbook with one flow detail, as a conductor would."""
+        book = models.LogBook(kind)
+        flow_detail = models.FlowDetail(kind, uuidutils.generate_uuid())
+        flow_detail.state = state
+        flow_detail.meta = dict(meta, kind=kind,
+                                instance_uuids=[instance_uuid],
+                                request_id='req-' + kind)
+        book.add(flow_detail)
+        flow_db.get_connection(url).save_logbook(book)
+        return flow_detail.uuid
+
+    def manage_flows(self, *args):
+        return self.manage('flows', *args)
+
+    def rows_by_flow(self, result):
+        self.assertSucceeded(result)
+        self.assertEqual('', result.stderr, result)
+        headers = [cell.strip() for cell in
+                   result.stdout.splitlines()[1].strip('|').split('|')]
+        return {row[0]: dict(zip(headers, row))
+                for row in table_rows(result.stdout)}
+
+    # -- flows list ------------------------------------------------------
+
+    def test_list_gives_owner_since_and_resumed_count_with_fallbacks(self):
+        rows = self.rows_by_flow(self.manage_flows('list'))
+
+        self.assertEqual(
+            [(self.taken, 'ctl2:4242', '1', 'flow database'),
+             (self.fresh, 'ctl1', '0', 'flow database'),
+             (self.twice, 'cell1-cond-b:77', '2', 'cell cell1')],
+            [(uuid, row['Owner'], row['Resumed'], row['Where'])
+             for uuid, row in rows.items()])
+        self.assertRegex(rows[self.taken]['Since'],
+                         rf'^{_iso(self.taken_at)} \(10m0\ds ago\)$')
+        self.assertRegex(rows[self.fresh]['Since'],
+                         rf'^{_iso(self.fresh_at)} \(3\ds ago\)$')
+        self.assertRegex(rows[self.twice]['Since'],
+                         rf'^{_iso(self.taken_at)} \(10m0\ds ago\)$')
+
+    def test_list_running_older_than_finds_only_the_stuck_flow(self):
+        rows = self.rows_by_flow(self.manage_flows(
+            'list', '--state', 'Running', '--older-than', '300'))
+
+        self.assertEqual([self.taken], list(rows))
+
+    def test_list_json_gives_every_flow_with_plain_values(self):
+        result = self.manage_flows('list', '--json')
+
+        self.assertSucceeded(result)
+        flows = {flow['uuid']: flow
+                 for flow in json.loads(result.stdout)['flows']}
+        self.assertEqual([self.taken, self.fresh, self.twice], list(flows))
+        fresh = flows[self.fresh]
+        self.assertEqual(
+            ('boot', 'RUNNING', [self.instances[1]], 'ctl1',
+             _iso(self.fresh_at), 0, [], 'flow database'),
+            (fresh['kind'], fresh['state'], fresh['instance_uuids'],
+             fresh['owner'], fresh['since'], fresh['resumed'],
+             fresh['resumptions'], fresh['location']))
+        self.assertTrue(30 <= fresh['age_seconds'] < 40, fresh)
+        self.assertEqual(
+            ('cell1-cond-b:77', 2, states.REVERTING),
+            (flows[self.twice]['owner'], flows[self.twice]['resumed'],
+             flows[self.twice]['resumptions'][1]['from_state']))
+
+    def test_list_of_an_unknown_state_is_a_usage_error_naming_the_states(
+            self):
+        result = self.manage_flows('list', '--state', 'sleeping')
+
+        self.assertOneLineError(result, 2, "--state: 'sleeping' is no flow "
+                                           "state", 'RUNNING', 'REVERTED')
+
+    def test_list_older_than_a_non_number_is_a_usage_error(self):
+        result = self.manage_flows('list', '--older-than', 'an hour')
+
+        self.assertOneLineError(result, 2, '--older-than', "'an hour'")
+
+    # -- flows show ------------------------------------------------------
+
+    def test_show_gives_owner_since_and_each_resumption(self):
+        result = self.manage_flows('show', self.instances[2])
+
+        self.assertSucceeded(result)
+        self.assertIn('  Conductor: cell1-cond\n'
+                      '  Owner:     cell1-cond-b:77\n'
+                      f'  Since:     {_iso(self.taken_at)} (10m0',
+                      result.stdout)
+        self.assertIn(
+            '  Resumptions (2):\n'
+            f'    {_iso(self.created)}  by cell1-cond-a:5   from RUNNING\n'
+            f'    {_iso(self.taken_at)}  by cell1-cond-b:77  from '
+            f'REVERTING\n', result.stdout)
+
+    def test_show_of_a_flow_never_resumed_has_no_resumptions(self):
+        result = self.manage_flows('show', self.fresh)
+
+        self.assertSucceeded(result)
+        self.assertIn('  Conductor: ctl1\n'
+                      '  Owner:     ctl1\n'
+                      f'  Since:     {_iso(self.fresh_at)} (3',
+                      result.stdout)
+        self.assertNotIn('Resumptions', result.stdout)
