@@ -21,9 +21,18 @@
 Each in-cell service gets a state directory of its own: the default API
 database URL is an SQLite file there, so a service that reached for the
 API database would leave that file behind (``api_database_files``).
+
+For the durability tests it can also run several super conductors (each
+its own ``[DEFAULT] host``), share their work through a Redis jobboard
+(``jobboard``: a ``tests.fixtures.Redis``, whose namespace becomes
+``[jobboard] namespace``), add options to every service (``options``,
+e.g. short ``[conductor]`` sweep timeouts) and serve the REST API as a
+``cellboot-api`` process on a free port (``api=True``; ``api_url``).
+``kill`` and ``restart`` crash and bring back one service by name.
 """
 
 import os
+import re
 import textwrap
 import time
 import uuid
@@ -59,6 +68,12 @@ FINISHED_FLOW_STATES = ('SUCCESS', 'REVERTED')
 # default [api_database] connection.
 API_DATABASE_FILE = 'cellboot_api.sqlite'
 
+# What cellboot-api logs once it listens (it is given port 0).
+_API_LISTENING = re.compile(r'cellboot-api listening on (http://\S+)')
+
+# Name of the only super conductor, or prefix of several.
+SUPER_CONDUCTOR = 'conductor'
+
 
 class Deployment(fixtures.Fixture):
     """Services in processes over ``backend`` databases and RabbitMQ.
@@ -66,17 +81,27 @@ class Deployment(fixtures.Fixture):
     ``cells`` maps each cell name to its compute hosts; ``host_options``
     maps a host to configuration text of its own (e.g. a ``[compute]``
     capacity); ``cell_options`` is added to every cell's configuration
-    (e.g. ``[fake_driver] fail_hosts``).
+    (e.g. ``[fake_driver] fail_hosts``); ``options`` to every
+    configuration, API level and cells. ``super_conductors`` is how many
+    super conductor processes run (named ``conductor`` when one, else
+    ``conductor-super1``...); ``jobboard`` a ``tests.fixtures.Redis``
+    to share their work through; ``api`` starts ``cellboot-api``.
     """
 
     def __init__(self, test, backend='mysql', cells=None, host_options=None,
-                 cell_options=''):
+                 cell_options='', options='', super_conductors=1,
+                 jobboard=None, api=False):
         super().__init__()
         self.test = test
         self.backend = backend
         self.cells = cells or {'cell1': ['cell1-host1']}
         self.host_options = host_options or {}
         self.cell_options = cell_options
+        self.options = textwrap.dedent(options)
+        self.super_conductor_count = super_conductors
+        self.jobboard = jobboard
+        self.with_api = api
+        self.api_url = None
 
     def _setUp(self):
         self.dir = self.useFixture(fixtures.TempDir()).path
@@ -90,6 +115,12 @@ class Deployment(fixtures.Fixture):
         self.processes = self.useFixture(
             processes.Processes(self.dir, self.test))
         self._set_up_cells()
+        if self.with_api:
+            self.manage('flavor', 'create', FLAVOR['name'],
+                        '--vcpus', str(FLAVOR['vcpus']),
+                        '--ram', str(FLAVOR['memory_mb']),
+                        '--disk', str(FLAVOR['root_gb']),
+                        '--id', FLAVOR['flavorid'])
         self._start_services()
         self.manage('cell_v2', 'discover_hosts')
 
@@ -120,7 +151,19 @@ class Deployment(fixtures.Fixture):
 
             [conductor]
             scheduler = rpc
-            """
+            """ + self._shared_options()
+
+    def _shared_options(self):
+        """What every service's configuration ends with."""
+        text = ''
+        if self.jobboard is not None:
+            text += textwrap.dedent(f"""
+                [jobboard]
+                backend = redis
+                url = {self.jobboard.url}
+                namespace = {self.jobboard.namespace}
+                """)
+        return text + '\n' + self.options
 
     def cell_state_path(self, cell):
         return os.path.join(self.dir, f'{cell}-state')
@@ -138,7 +181,8 @@ class Deployment(fixtures.Fixture):
 
             [compute]
             report_interval = 1
-            """) + textwrap.dedent(self.cell_options)
+            """) + textwrap.dedent(self.cell_options) + \
+            self._shared_options()
 
     def _point_this_process_at_it(self):
         """This test process reads the deployment's API and flow DBs."""
@@ -174,8 +218,12 @@ class Deployment(fixtures.Fixture):
         scheduler = start('scheduler', processes.command(
             'cellboot.cmd.scheduler', '--config-file', self.api_conf))
         self.processes.wait_ready([scheduler])
-        started = [start('conductor', processes.command(
-            'cellboot.cmd.conductor', '--config-file', self.api_conf))]
+        started = [self._start_super_conductor(index) for index in
+                   range(1, self.super_conductor_count + 1)]
+        if self.with_api:
+            started.append(start('api', processes.command(
+                'cellboot.cmd.api', '--config-file', self.api_conf,
+                '--port', '0')))
         for cell, hosts in self.cells.items():
             cell_conf = self._write(f'{cell}.conf', self._cell_conf(cell))
             started.append(start(f'conductor-{cell}', processes.command(
@@ -188,6 +236,56 @@ class Deployment(fixtures.Fixture):
                     'cellboot.cmd.compute', '--config-file', cell_conf,
                     '--config-file', host_conf, '--host', host)))
         self.processes.wait_ready(started)
+        if self.with_api:
+            self.api_url = self._listening_url(self.service('api')) + '/v2.1'
+
+    def _start_super_conductor(self, index):
+        """One super conductor; several get a [DEFAULT] host each."""
+        argv = processes.command('cellboot.cmd.conductor', '--config-file',
+                                 self.api_conf)
+        name = SUPER_CONDUCTOR
+        if self.super_conductor_count > 1:
+            name = f'{SUPER_CONDUCTOR}-super{index}'
+            argv += ['--config-file', self._write(
+                f'{name}.conf', f'[DEFAULT]\nhost = {name}\n')]
+        return self.processes.start(name, argv)
+
+    @staticmethod
+    def _listening_url(service):
+        found = _API_LISTENING.search(service.log())
+        if found is None:
+            raise AssertionError(f'{service.name} serves but logged no '
+                                 f'address:\n{service.log()[-2000:]}')
+        return found.group(1)
+
+    # -- crashing and restarting services ------------------------------------
+
+    @property
+    def super_conductor_names(self):
+        if self.super_conductor_count == 1:
+            return [SUPER_CONDUCTOR]
+        return [f'{SUPER_CONDUCTOR}-super{index}' for index in
+                range(1, self.super_conductor_count + 1)]
+
+    @staticmethod
+    def cell_conductor_name(cell):
+        return f'conductor-{cell}'
+
+    def service(self, name):
+        """The latest incarnation of the service called ``name``."""
+        return [started for started in self.processes.services
+                if started.name == name][-1]
+
+    def kill(self, name):
+        """SIGKILL service ``name`` (its whole process group)."""
+        self.service(name).kill()
+
+    def restart(self, name, wait=True):
+        """Start service ``name`` again; waits until it serves."""
+        restarted = self.processes.restart(self.service(name))
+        if wait:
+            self.processes.wait_ready([restarted])
+        return restarted
 
     # -- booting as the API does ----------------------------------------------
 

@@ -1,12 +1,15 @@
 """cellboot's daemons as real processes, each in a process group of its own.
 
 ``Processes`` starts a service command (``cellboot-conductor``,
-``cellboot-scheduler``, ``cellboot-compute``) the way an operator's init
-system does: its own session (so its whole process group can be
-signalled), output into a log file, SIGTERM to stop and SIGKILL if it
-does not stop in time. Clean-up always stops every process it started,
-whatever the test did; when the test fails, the logs are attached to it
-(testtools details, and stderr for pytest's report).
+``cellboot-scheduler``, ``cellboot-compute``, ``cellboot-api``) the way
+an operator's init system does: its own session (so its whole process
+group can be signalled), output into a log file, SIGTERM to stop and
+SIGKILL if it does not stop in time. ``kill`` is the crash a chaos test
+inflicts (SIGKILL, no clean-up in the service), ``restart`` starts the
+same command again with a log of its own, as an init system would.
+Clean-up always stops every process it started, whatever the test did;
+when the test fails, the logs are attached to it (testtools details, and
+stderr for pytest's report).
 """
 
 import os
@@ -59,6 +62,9 @@ class ServiceProcess:
                 f'before serving:\n{self.log()[-LOG_TAIL:]}')
         return READY_LINE in self.log()
 
+    def alive(self):
+        return self.process.poll() is None
+
     def signal_group(self, signum):
         try:
             os.killpg(self.process.pid, signum)
@@ -80,6 +86,14 @@ class ServiceProcess:
         except subprocess.TimeoutExpired:
             pass
         self.final_log = self.log()
+
+    def kill(self):
+        """SIGKILL the process group and reap it: a crash, not a stop."""
+        self.signal_group(signal.SIGKILL)
+        try:
+            self.process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def command(module, *args):
@@ -111,6 +125,21 @@ class Processes(fixtures.Fixture):
         self.services.append(service)
         return service
 
+    def restart(self, service):
+        """Start ``service``'s command again (after a kill); the new one.
+
+        Each incarnation logs to a file of its own (``NAME.N.log``), so
+        that waiting for the new one to serve is not fooled by the old
+        one's log; both stay attached to a failed test.
+        """
+        incarnation = sum(1 for started in self.services
+                          if started.name == service.name)
+        restarted = ServiceProcess(
+            service.name, service.argv,
+            os.path.join(self.log_dir, f'{service.name}.{incarnation}.log'))
+        self.services.append(restarted)
+        return restarted
+
     def wait_ready(self, services, timeout=START_TIMEOUT):
         deadline = time.monotonic() + timeout
         waiting = list(services)
@@ -136,8 +165,8 @@ class Processes(fixtures.Fixture):
         self._attached = True
         for service in self.services:
             text = service.log()[-LOG_TAIL:]
-            self.test.addDetail(f'log:{service.name}',
-                                content.text_content(text))
-            sys.stderr.write(f'\n===== {service.name} '
+            label = os.path.basename(service.log_path)
+            self.test.addDetail(f'log:{label}', content.text_content(text))
+            sys.stderr.write(f'\n===== {label} '
                              f'({" ".join(service.argv[2:4])}) =====\n'
                              f'{text}')
