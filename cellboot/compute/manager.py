@@ -10,16 +10,21 @@ Its one RPC method (served by ``ComputeEndpoint``),
 handed to this host, whose resources the scheduler has already claimed
 for the instance:
 
-1. the instance must still be there and building, else the claim on this
-   host is given back and nothing is built (deleted meanwhile);
+1. the host takes the build with a conditional update (building, no
+   task yet → task_state spawning on this host), so that of two copies
+   of one message (a redelivery, a resumed flow replaying its cast) only
+   one builds; the other is dropped and keeps the claim, which is the
+   build's. An instance that is gone, settled otherwise, or meant for
+   another host has its claim on this host given back and is not built;
 2. the driver spawns it (action event ``compute_build_and_run_instance``);
 3. success: ACTIVE with host, node and launched_at, written only if the
-   instance is still building; if it was deleted during the spawn, the
+   instance is still building; if it was deleted or timed out (ERROR,
+   see ``cellboot.conductor.build_timeouts``) during the spawn, the
    server is removed and the claim given back;
 4. a reschedulable failure: the claim is given back, the failure counted
-   against the host, and ``build_instances`` cast to the cell conductor
-   with the remaining alternates and the retry state, for it to try the
-   next one;
+   against the host, task_state reset (for the next host to take the
+   build) and ``build_instances`` cast to the cell conductor with the
+   remaining alternates and the retry state, for it to try the next one;
 5. an aborted build: ERROR with a fault, the claim given back.
 
 The manager holds no API database credentials (services in a cell never
@@ -192,36 +197,40 @@ class ComputeManager:
             self._finish(context, current)
 
     def _instance_to_build(self, context, uuid):
-        """The instance if this host should build it, else None.
+        """The instance if this host takes its build, else None.
 
-        An instance that is gone or settled in another way gets its claim
-        on this host released; an ACTIVE one is a repeated message for a
-        build that succeeded, and keeps its claim.
+        Taken: see ``Instance.claim_build``. Not taken: a build that is
+        this host's already (spawning here, or ACTIVE here) is a repeated
+        message and keeps its claim; an instance that is gone or settled
+        in another way, or meant for another host, gets its claim on
+        this host released (the claim on this host only: another host's
+        is that host's).
         """
+        current = instance_obj.Instance(uuid=uuid)
         try:
-            current = instance_obj.Instance.get_by_uuid(context, uuid)
+            if current.claim_build(context, self.host,
+                                   self.node.hypervisor_hostname):
+                return current
         except exception.InstanceNotFound:
             LOG.info('Instance %s was deleted before host %s built it',
                      uuid, self.host)
             self._release_claim(context, uuid)
             return None
-        if current.vm_state == vm_states.ACTIVE:
-            LOG.info('Instance %s is already active; a repeated build '
-                     'message is dropped', uuid)
+        if current.host == self.host and current.vm_state in (
+                vm_states.BUILDING, vm_states.ACTIVE):
+            LOG.info('Instance %s is already %s on host %s; a repeated '
+                     'build message is dropped', uuid,
+                     current.task_state or current.vm_state, self.host)
             return None
-        if current.vm_state != vm_states.BUILDING:
-            LOG.info('Instance %s is %s, not building; host %s does not '
-                     'build it', uuid, current.vm_state, self.host)
-            self._release_claim(context, uuid)
-            return None
-        if current.host not in (None, self.host):
-            # Released on this host only: the claim is the other host's.
+        if current.vm_state == vm_states.BUILDING:
             LOG.warning('Instance %s is meant for host %s, not %s; a stale '
                         'build message is dropped', uuid, current.host,
                         self.host)
-            self._release_claim(context, uuid)
-            return None
-        return current
+        else:
+            LOG.info('Instance %s is %s, not building; host %s does not '
+                     'build it', uuid, current.vm_state, self.host)
+        self._release_claim(context, uuid)
+        return None
 
     def _finish(self, context, current):
         try:
@@ -254,6 +263,15 @@ class ComputeManager:
         self._record_build_result(context, False)
         self._event_finish(context, current, False, details=str(failure),
                            trace=trace)
+        try:
+            # The next host takes the build from task_state NULL.
+            current.update(context, expected_vm_state=vm_states.BUILDING,
+                           task_state=None)
+        except (exception.InstanceNotFound,
+                exception.UnexpectedVMState) as exc:
+            LOG.info('Instance %s changed while host %s built it (%s); it '
+                     'is not rescheduled', current.uuid, self.host, exc)
+            return
         try:
             self.cell_conductor.build_instances(
                 context, instance=current.to_dict(),

@@ -8,6 +8,14 @@ can be made conditional on the vm_state the caller last saw: the change
 is written only if nobody moved the instance on in the meantime.
 Deleting is a soft delete: the row stays, ``deleted`` set, so that the
 owner can still be told what happened.
+
+Messages can arrive twice (a redelivery, a resumed flow replaying its
+cast), so a compute host takes a build with ``claim_build``: only one
+message moves a building instance to task_state spawning on a host. A
+build that no host finishes is found by ``get_builds_older_than`` and
+ended by ``time_out_build``, conditional again, so that of two
+conductors sweeping at once, or of a sweeper and a late compute host,
+only one acts.
 """
 
 import types
@@ -29,6 +37,11 @@ vm_states = types.SimpleNamespace(
     ACTIVE='active',
     ERROR='error',
     DELETED='deleted',
+)
+
+# What a building instance is doing (NULL: waiting for a host to take it).
+task_states = types.SimpleNamespace(
+    SPAWNING='spawning',
 )
 
 JSON_FIELDS = ('flavor', 'metadata')
@@ -89,17 +102,33 @@ def _count(context, where):
             where)).scalar()
 
 
+def _last_change():
+    """When an instance last changed (a new row has no updated_at)."""
+    return sa.func.coalesce(_INSTANCES.c.updated_at, _INSTANCES.c.created_at)
+
+
+def _build_older_than(cutoff):
+    """Building on a host, and unchanged since before ``cutoff``."""
+    return sa.and_(_INSTANCES.c.deleted == sa.false(),
+                   _INSTANCES.c.vm_state == vm_states.BUILDING,
+                   _INSTANCES.c.host.isnot(None),
+                   _last_change() < cutoff)
+
+
 @cell_db.writer
-def _update(context, uuid, values, expected_vm_states=None):
+def _update(context, uuid, values, expected_vm_states=None, condition=None):
     """Update a live instance; return (updated row, None) or (None, row).
 
     When nothing was updated the second element is the instance as it is
     (None if there is no live instance), so the caller can tell "gone"
     from "in another vm_state" within the same transaction.
+    ``condition`` is one more clause the row must match.
     """
     where = _live(uuid)
     if expected_vm_states is not None:
         where = sa.and_(where, _INSTANCES.c.vm_state.in_(expected_vm_states))
+    if condition is not None:
+        where = sa.and_(where, condition)
     result = context.session.execute(
         sa.update(_INSTANCES).where(where).values(**values))
     rows = _get(context, _INSTANCES.c.uuid == uuid)
@@ -164,6 +193,15 @@ class Instance(base.DomainObject):
             _INSTANCES.c.host == host, _INSTANCES.c.deleted == sa.false()))]
 
     @classmethod
+    def get_builds_older_than(cls, context, cutoff):
+        """Live instances building on a host, unchanged since ``cutoff``.
+
+        ``cutoff`` is a naive UTC datetime. Oldest first.
+        """
+        return [cls._from_row(row)
+                for row in _get_where(context, _build_older_than(cutoff))]
+
+    @classmethod
     def count(cls, context, include_deleted=False):
         where = (sa.true() if include_deleted
                  else _INSTANCES.c.deleted == sa.false())
@@ -190,6 +228,48 @@ class Instance(base.DomainObject):
             raise exception.UnexpectedVMState(
                 uuid=self.uuid, actual=current.vm_state,
                 expected=' or '.join(expected))
+
+    def claim_build(self, context, host, node=None):
+        """Take this build for ``host``; True if this call took it.
+
+        Only a building instance that no host is spawning yet
+        (task_state NULL), meant for ``host`` or for no host, is taken:
+        task_state becomes spawning and host (and ``node``) are set. When
+        it is not taken, the instance's current fields are loaded, for
+        the caller to tell a duplicate message from a stale one; a
+        deleted instance raises InstanceNotFound.
+        """
+        values = {'task_state': task_states.SPAWNING, 'host': host}
+        if node is not None:
+            values['node'] = node
+        condition = sa.and_(
+            _INSTANCES.c.task_state.is_(None),
+            sa.or_(_INSTANCES.c.host.is_(None), _INSTANCES.c.host == host))
+        updated, current = _update(context, self.uuid, values,
+                                   [vm_states.BUILDING], condition)
+        if updated is None and current is None:
+            raise exception.InstanceNotFound(uuid=self.uuid)
+        row = updated if updated is not None else current
+        self.load_row(row, **_from_db(row))
+        return updated is not None
+
+    def time_out_build(self, context, cutoff):
+        """ERROR if still building, unchanged since ``cutoff``; True if so.
+
+        The condition is the one ``get_builds_older_than`` selected on,
+        checked again in the update: a host that finished the build, a
+        reschedule that moved it, or another conductor that timed it out
+        first makes this a no-op (False).
+        """
+        updated, _current = _update(
+            context, self.uuid,
+            {'vm_state': vm_states.ERROR, 'task_state': None},
+            condition=sa.and_(_INSTANCES.c.uuid == self.uuid,
+                              _build_older_than(cutoff)))
+        if updated is None:
+            return False
+        self.load_row(updated, **_from_db(updated))
+        return True
 
     def destroy(self, context):
         """Soft-delete: keep the row, marked deleted, vm_state DELETED."""

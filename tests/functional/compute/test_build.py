@@ -1,5 +1,10 @@
 """build_and_run_instance on a real cell database and a real scheduler."""
 
+import datetime
+import threading
+
+from oslo_utils import timeutils
+
 from cellboot.compute import manager as compute_manager
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -349,4 +354,125 @@ class MySQLBuildTest(_BuildTests, base.MySQLMixin,
 
 class PostgreSQLBuildTest(_BuildTests, base.PostgreSQLMixin,
                           compute_base.ComputeTestCase):
+    pass
+
+
+class _IdempotenceTests:
+    """A build message that arrives twice builds once (CONTRACT 5.).
+
+    On SQLite and one server database: the conditional claim is one
+    UPDATE, which the other backends run the same way.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.ctxt = self.new_context()
+
+    def test_the_host_takes_the_build_as_spawning_on_itself(self):
+        seen = []
+        manager = self.start_manager(
+            on_spawn=lambda inst: seen.append(self.reload(inst)))
+        instance = self.create_building_instance(self.ctxt, manager)
+        self.build(self.ctxt, manager, instance)
+        self.assertEqual(
+            [(instance_obj.task_states.SPAWNING, 'host1')],
+            [(inst.task_state, inst.host) for inst in seen])
+
+    def test_a_duplicate_during_the_spawn_is_dropped_and_keeps_the_claim(
+            self):
+        # The duplicate arrives while the first copy spawns (here: from
+        # inside the spawn, so no timing is involved). It used to spawn
+        # too and, losing the race to ACTIVE, release the claim of the
+        # instance the first copy made ACTIVE.
+        duplicates = []
+
+        def duplicate(inst):
+            if not duplicates:
+                duplicates.append(inst.uuid)
+                self.build(self.ctxt, manager, instance)
+
+        manager = self.start_manager(on_spawn=duplicate)
+        instance = self.create_building_instance(self.ctxt, manager)
+        self.build(self.ctxt, manager, instance)
+        self.assertEqual(
+            ([instance.uuid], [instance.uuid], vm_states.ACTIVE,
+             {manager.node.uuid: compute_base.RESOURCES}),
+            (manager.driver.spawned, manager.driver.list_instances(),
+             self.reload(instance).vm_state, self.held(instance.uuid)))
+
+    def test_concurrent_copies_of_a_build_spawn_once(self):
+        self.flags(spawn_time=0.2, group='fake_driver')
+        manager = self.start_manager()
+        instance = self.create_building_instance(self.ctxt, manager)
+        threads = [threading.Thread(
+            target=self.build, args=(self.new_context(), manager, instance))
+            for _copy in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(
+            ([instance.uuid], vm_states.ACTIVE,
+             {manager.node.uuid: compute_base.RESOURCES}),
+            (manager.driver.spawned, self.reload(instance).vm_state,
+             self.held(instance.uuid)))
+
+    def test_reschedule_resets_the_task_for_the_next_host(self):
+        self.flags(fail_hosts=['host1'], group='fake_driver')
+        manager = self.start_manager()
+        instance = self.create_building_instance(self.ctxt, manager)
+        self.build(self.ctxt, manager, instance, host_list=ALTERNATES)
+        self.assertIsNone(self.reload(instance).task_state)
+
+    def test_the_next_host_takes_a_rescheduled_build(self):
+        self.flags(fail_hosts=['host1'], group='fake_driver')
+        first = self.start_manager()
+        second = self.start_manager('host2')
+        instance = self.create_building_instance(self.ctxt, first)
+        self.build(self.ctxt, first, instance, host_list=ALTERNATES)
+        # What the cell conductor's claim-alternate does.
+        self.scheduler.claim_resources(self.ctxt, instance.uuid,
+                                       second.node.uuid,
+                                       dict(compute_base.RESOURCES))
+        self.reload(instance).update(self.ctxt, host='host2', node='host2')
+        self.build(self.ctxt, second, instance)
+        built = self.reload(instance)
+        self.assertEqual(
+            (vm_states.ACTIVE, 'host2', None,
+             {second.node.uuid: compute_base.RESOURCES}),
+            (built.vm_state, built.host, built.task_state,
+             self.held(instance.uuid)))
+
+    def test_a_timed_out_build_that_finishes_late_stays_error_unclaimed(
+            self):
+        def time_out(inst):
+            self.assertTrue(self.reload(inst).time_out_build(
+                self.ctx, timeutils.utcnow() + datetime.timedelta(
+                    seconds=1)))
+
+        manager = self.start_manager(on_spawn=time_out)
+        instance = self.create_building_instance(self.ctxt, manager)
+        self.build(self.ctxt, manager, instance)
+        self.assertEqual(
+            (vm_states.ERROR, [], {}),
+            (self.reload(instance).vm_state, manager.driver.list_instances(),
+             self.held(instance.uuid)))
+
+    def test_a_late_duplicate_of_a_timed_out_build_releases_this_host(self):
+        manager = self.start_manager()
+        instance = self.create_building_instance(self.ctxt, manager)
+        self.reload(instance).time_out_build(
+            self.ctx, timeutils.utcnow() + datetime.timedelta(seconds=1))
+        self.build(self.ctxt, manager, instance)
+        self.assertEqual(([], {}), (manager.driver.spawned,
+                                    self.held(instance.uuid)))
+
+
+class SQLiteIdempotenceTest(_IdempotenceTests, base.SQLiteMixin,
+                            compute_base.ComputeTestCase):
+    pass
+
+
+class MySQLIdempotenceTest(_IdempotenceTests, base.MySQLMixin,
+                           compute_base.ComputeTestCase):
     pass
