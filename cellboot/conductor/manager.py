@@ -70,8 +70,12 @@ class _FlowConductor:
         """The values a flow needs that are never persisted."""
         raise NotImplementedError
 
-    def run_flow(self, context, store, instance_uuids, what):
-        """Run one flow to its end; never raises (see the module doc)."""
+    def run_flow(self, context, store, instance_uuids, key, what):
+        """Run one flow to its end; never raises (see the module doc).
+
+        ``key`` identifies the request (``engine.flow_uuid``): a flow
+        that exists already is not run again.
+        """
         meta = engine.flow_meta(self.KIND, instance_uuids, context)
         # What is persisted must be JSON (PostgreSQL's JSON columns take
         # no datetime): as it would have arrived over RPC.
@@ -81,7 +85,8 @@ class _FlowConductor:
                 type(self).FLOW_FACTORY, store, self.transient_for(context),
                 persistence=self.persistence(),
                 book_name=f'{self.KIND} {context.request_id}', meta=meta,
-                label=what, extra_listeners=self.flow_listeners)
+                label=what, extra_listeners=self.flow_listeners,
+                uuid_=engine.flow_uuid(self.KIND, key))
         except Exception as exc:
             _log_outcome(what, exc)
             return None
@@ -192,6 +197,7 @@ class SuperConductorManager(_FlowConductor):
             'request_spec': request_specs[0],
         }
         self.run_flow(context, store, uuids,
+                      engine.boot_flow_key(build_requests),
                       f'Boot of {len(uuids)} instance(s) for request '
                       f'{context.request_id}')
 
@@ -277,5 +283,6 @@ class CellConductorManager(_FlowConductor):
             'max_attempts': CONF.scheduler.max_attempts,
         }
         self.run_flow(context, store, [instance['uuid']],
+                      engine.reschedule_flow_key(instance['uuid'], retry),
                       f'Reschedule of instance {instance["uuid"]} in cell '
                       f'{self.cell_name}')

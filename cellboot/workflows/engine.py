@@ -9,8 +9,20 @@ A persisted flow gets a logbook of its own, named after the request, and
 one flow detail whose meta says what it is about::
 
     {'kind': 'boot', 'instance_uuids': [...], 'conductor': HOST,
-     'started_at': ISO 8601, 'request_id': ..., 'context': {...},
+     'owner': HOST:PID, 'started_at': ISO 8601, 'request_id': ...,
+     'context': {...},
      'factory': {'name': 'cellboot.workflows.boot.get_flow', ...}}
+
+A flow's uuid (and its logbook's) is derived from what it is about
+(``flow_uuid``): the reservation of a boot request, the instance and
+attempt of a reschedule. ``create`` saves a flow only if no flow of that
+uuid exists, so that a cast delivered twice, or a cast that arrives
+after a sweeper started its flow, never makes a second flow.
+
+A conductor that takes over a flow another process created or left
+(``take_over``) records itself as its ``owner`` since ``owned_since``
+and, when the flow had already started, appends to its
+``resumptions`` (``{'by', 'at', 'from_state'}``).
 
 ``lookup`` finds flows by instance uuid from that meta; ``resume``
 rebuilds an unfinished flow from its factory and finishes it. The
@@ -25,13 +37,17 @@ every run, resumed runs included; a resumed run also gets ``resumed``
 """
 
 import contextlib
+import os
+import uuid
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import reflection
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 from taskflow import engines
+from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow.persistence import models
 from taskflow import states
 from taskflow import storage as tf_storage
@@ -52,8 +68,52 @@ UNFINISHED_STATES = (None, states.PENDING, states.RUNNING,
                      states.RESUMING, states.REVERTING, states.SUSPENDING,
                      states.SUSPENDED)
 
+# States of a flow detail no engine has run an atom of: running it is a
+# first run, not a resumption.
+NOT_STARTED_STATES = (None, states.PENDING)
+
+# States a flow ends in; a job whose flow is in one is done.
+FINISHED_STATES = (states.SUCCESS, states.REVERTED, states.FAILURE,
+                   states.REVERT_FAILURE)
+
 # Context keys that must never be written to a database.
 _SECRET_CONTEXT_KEYS = ('auth_token', 'auth_token_info')
+
+# The namespace of the uuid5 of every cellboot flow. Never change it: it
+# names the flows already persisted, which a redelivered cast must find.
+FLOW_NAMESPACE = uuid.UUID('9b0c6a52-5d1e-4f43-9c59-1f0e6c1b5a7d')
+
+_TABLES = tf_tables.fetch(sa.MetaData())
+
+
+def owner_name():
+    """This conductor process's name: ``HOST:PID``."""
+    return f'{CONF.host}:{os.getpid()}'
+
+
+def flow_uuid(kind, key):
+    """The uuid of the flow of ``kind`` about ``key`` (see the module doc)."""
+    return str(uuid.uuid5(FLOW_NAMESPACE, f'{kind}:{key}'))
+
+
+def boot_flow_key(build_requests):
+    """What identifies one boot request: its reservation id.
+
+    The API gives every instance of a request the same
+    ``reservation_id``; a request without one (a foreign API) is known
+    by its instances' uuids, sorted.
+    """
+    reservations = {(br.get('instance') or {}).get('reservation_id')
+                    for br in build_requests}
+    if len(reservations) == 1 and None not in reservations \
+            and '' not in reservations:
+        return reservations.pop()
+    return ','.join(sorted(br['instance_uuid'] for br in build_requests))
+
+
+def reschedule_flow_key(instance_uuid, retry):
+    """What identifies one reschedule: the instance and its attempt."""
+    return f'{instance_uuid}:{(retry or {}).get("num_attempts", 0)}'
 
 
 def persisted_context(context):
@@ -71,6 +131,7 @@ def flow_meta(kind, instance_uuids, context):
         'kind': kind,
         'instance_uuids': list(instance_uuids),
         'conductor': CONF.host,
+        'owner': owner_name(),
         'started_at': timeutils.utcnow().isoformat(),
         'request_id': context.request_id,
         'context': persisted_context(context),
@@ -83,16 +144,17 @@ def _factory_details(flow_factory):
             'args': [], 'kwargs': {}}
 
 
-def _new_flow_detail(backend, flow, flow_factory, book_name, meta, store):
-    """Save a logbook holding one flow detail for ``flow``; return it.
+def _new_book(flow, flow_factory, book_name, meta, store, uuid_=None):
+    """A logbook holding one flow detail for ``flow``, not saved yet.
 
-    The store goes in the same transaction, as the detail of TaskFlow's
-    injector atom (where ``Storage.inject`` would have put it with two
-    more transactions).
+    The store goes with it, as the detail of TaskFlow's injector atom
+    (where ``Storage.inject`` would have put it with two more
+    transactions).
     """
-    book = models.LogBook(book_name)
+    uuid_ = uuid_ or uuidutils.generate_uuid()
+    book = models.LogBook(book_name, uuid=uuid_)
     book.meta = {'request_id': meta.get('request_id')}
-    flow_detail = models.FlowDetail(flow.name, uuidutils.generate_uuid())
+    flow_detail = models.FlowDetail(flow.name, uuid_)
     flow_detail.meta = dict(meta, factory=_factory_details(flow_factory))
     injector = models.TaskDetail(tf_storage.Storage.injector_name,
                                  uuidutils.generate_uuid())
@@ -100,17 +162,67 @@ def _new_flow_detail(backend, flow, flow_factory, book_name, meta, store):
     injector.state = states.SUCCESS
     flow_detail.add(injector)
     book.add(flow_detail)
-    backend.get_connection().save_logbook(book)
-    return book.find(flow_detail.uuid)
+    return book
+
+
+def _insert_book(backend, book):
+    """Insert a new logbook, its flow detail and atoms: one transaction.
+
+    Unlike TaskFlow's ``save_logbook`` (which merges into a logbook of
+    the same uuid), an existing logbook makes it fail: IntegrityError.
+    """
+    with backend.engine.begin() as conn:
+        conn.execute(sa.insert(_TABLES.logbooks).values(**book.to_dict()))
+        for flow_detail in book:
+            conn.execute(sa.insert(_TABLES.flowdetails).values(
+                parent_uuid=book.uuid, **flow_detail.to_dict()))
+            for atom in flow_detail:
+                conn.execute(sa.insert(_TABLES.atomdetails).values(
+                    parent_uuid=flow_detail.uuid,
+                    atom_type=models.atom_detail_type(atom),
+                    **atom.to_dict()))
+
+
+def _create(backend, flow, flow_factory, store, uuid_, book_name, meta):
+    book = _new_book(flow, flow_factory, book_name, meta, store, uuid_)
+    (flow_detail,) = book
+    if uuid_ is None:
+        _insert_book(backend, book)
+        return flow_detail, True
+    try:
+        # No check first: the insert is the check, and the normal path
+        # (a new request) pays no extra query.
+        _insert_book(backend, book)
+    except sa.exc.IntegrityError:
+        # This request's flow exists: another conductor (or an earlier
+        # delivery of the same cast) created it.
+        return backend.get_connection().get_flow_details(uuid_), False
+    return flow_detail, True
+
+
+def create(flow_factory, store, persistence, uuid_=None, book_name=None,
+           meta=None):
+    """Save a new flow (logbook and flow detail) unless it exists.
+
+    ``uuid_`` is the flow's (and its logbook's) uuid, from ``flow_uuid``
+    (None: a random one). Returns ``(flow_detail, created)``:
+    ``created`` is False, and the detail the existing one, when a flow
+    of that uuid was already saved.
+    """
+    flow = flow_factory()
+    return _create(flow_db.get_backend(persistence), flow, flow_factory,
+                   store, uuid_, book_name or flow.name, meta or {})
 
 
 def run(flow_factory, store, transient, persistence=None, book_name=None,
-        meta=None, label=None, extra_listeners=()):
+        meta=None, label=None, extra_listeners=(), uuid_=None):
     """Build a flow with ``flow_factory`` and run it to its end.
 
     ``store`` is persisted with the flow, ``transient`` is not. Returns
-    the engine (``engine.storage.fetch(name)`` reads results); raises
-    what made the flow revert, once it has reverted.
+    the engine (``engine.storage.fetch(name)`` reads results), or None
+    when ``uuid_`` names a flow that already exists (it is not run
+    again: see ``create``); raises what made the flow revert, once it
+    has reverted.
     ``extra_listeners`` are callables ``engine -> Listener`` attached
     for the run besides the logging and timing ones (tests use them to
     act between two atoms).
@@ -122,8 +234,13 @@ def run(flow_factory, store, transient, persistence=None, book_name=None,
         engine.storage.inject(store)
         return _run(engine, transient, label or flow.name, extra_listeners)
     backend = flow_db.get_backend(persistence)
-    flow_detail = _new_flow_detail(backend, flow, flow_factory,
-                                   book_name or flow.name, meta or {}, store)
+    flow_detail, created = _create(backend, flow, flow_factory, store,
+                                   uuid_, book_name or flow.name, meta or {})
+    if not created:
+        LOG.info('Flow %s (%s) exists already (state %s, owner %s): not '
+                 'run again.', flow_detail.name, flow_detail.uuid,
+                 flow_detail.state, owner_of(flow_detail.meta))
+        return None
     engine = taskflow_engine.CellbootEngine(flow, flow_detail, backend, {})
     return _run(engine, transient,
                 label or f'{flow.name} {flow_detail.uuid}', extra_listeners,
@@ -154,27 +271,83 @@ def unfinished(persistence, kind, conductor=None):
     return found
 
 
+def owner_of(meta):
+    """Who runs (or last ran) a flow, from its meta."""
+    meta = meta or {}
+    return meta.get('owner') or meta.get('conductor')
+
+
 def stored_context(flow_meta_values):
     """The request context a flow was started for."""
     values = dict(flow_meta_values.get('context') or {})
     return cb_context.RequestContext.from_dict(values)
 
 
+def take_over(persistence, flow_detail, owner=None):
+    """Record ``owner`` as the conductor now running ``flow_detail``.
+
+    Writes ``owner``, ``owned_since`` and, when the flow had started,
+    one more ``resumptions`` entry, in one transaction, into the
+    database and into ``flow_detail.meta`` (which the engine's storage
+    writes back with every flow state change). A flow its own creator
+    runs for the first time is left as it is. Returns whether the flow
+    had started (its run is a resumption).
+    """
+    owner = owner or owner_name()
+    started = flow_detail.state not in NOT_STARTED_STATES
+    if not started and owner_of(flow_detail.meta) == owner:
+        return False
+    now = timeutils.utcnow().isoformat()
+    flows = _TABLES.flowdetails
+    engine = flow_db.get_backend(persistence).engine
+    with engine.begin() as conn:
+        meta = conn.execute(sa.select(flows.c.meta).where(
+            flows.c.uuid == flow_detail.uuid)).scalar()
+        meta = dict(meta or flow_detail.meta or {}, owner=owner,
+                    owned_since=now)
+        if started:
+            meta['resumptions'] = list(meta.get('resumptions') or ()) + [
+                {'by': owner, 'at': now, 'from_state': flow_detail.state}]
+        conn.execute(sa.update(flows).where(
+            flows.c.uuid == flow_detail.uuid).values(meta=meta))
+    flow_detail.meta = meta
+    return started
+
+
+def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
+               label=None):
+    """Run a persisted flow from its last persisted atom to its end.
+
+    The flow is rebuilt from its factory; this conductor takes it over
+    (``take_over``). ``transient_for(context)`` returns the transient
+    values for the flow's stored request context; a flow that had
+    started also gets ``resumed=True``. Returns the engine; raises what
+    made the flow revert, once it has reverted.
+    """
+    backend = flow_db.get_backend(persistence)
+    context = stored_context(flow_detail.meta or {})
+    previous_state = flow_detail.state
+    started = take_over(persistence, flow_detail)
+    if started:
+        LOG.info('Resuming flow %s (%s) of request %s, left %s.',
+                 flow_detail.name, flow_detail.uuid, context.request_id,
+                 previous_state)
+    engine = taskflow_engine.CellbootEngine(
+        engines.flow_from_detail(flow_detail), flow_detail, backend, {})
+    transient = dict(transient_for(context))
+    if started:
+        transient['resumed'] = True
+    return _run(engine, transient,
+                label or f'{flow_detail.name} {flow_detail.uuid}',
+                extra_listeners, persistence)
+
+
 def resume(persistence, flow_uuid, transient_for, extra_listeners=()):
     """Finish an unfinished flow from its last persisted atom.
 
-    ``transient_for(context)`` returns the transient values for the
-    flow's stored request context. Returns the engine; raises what made
-    the flow revert, once it has reverted.
+    See ``run_detail``; the flow is loaded by its uuid.
     """
     backend = flow_db.get_backend(persistence)
     flow_detail = backend.get_connection().get_flow_details(flow_uuid)
-    context = stored_context(flow_detail.meta or {})
-    LOG.info('Resuming flow %s (%s) of request %s, left %s.',
-             flow_detail.name, flow_uuid, context.request_id,
-             flow_detail.state)
-    engine = taskflow_engine.CellbootEngine(
-        engines.flow_from_detail(flow_detail), flow_detail, backend, {})
-    transient = dict(transient_for(context), resumed=True)
-    return _run(engine, transient, f'{flow_detail.name} {flow_uuid}',
-                extra_listeners, persistence)
+    return run_detail(persistence, flow_detail, transient_for,
+                      extra_listeners)

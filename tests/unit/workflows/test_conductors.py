@@ -9,6 +9,7 @@ from cellboot.conductor import manager
 from cellboot.db import flow_db
 from cellboot.db import migration
 from cellboot.objects import instance as instance_obj
+from cellboot.workflows import engine
 from cellboot.workflows import lookup
 from tests import base
 from tests import fixtures as cb_fixtures
@@ -56,6 +57,17 @@ class _ConductorTests:
             self.ctx, build_requests, [store['request_spec']] * count)
         return uuids
 
+    def _cast_twice(self, count, reservation_id=None):
+        store, uuids = self.request(count)
+        build_requests = [store['build_requests'][uuid] for uuid in uuids]
+        if reservation_id:
+            for br in build_requests:
+                br['instance']['reservation_id'] = reservation_id
+        for _ in range(2):
+            self.conductor.schedule_and_build_instances(
+                self.ctx, build_requests, [store['request_spec']] * count)
+        return uuids
+
     def _set_flow_state(self, state):
         engine_ = flow_db.get_backend(self.flow_url).engine
         with engine_.begin() as conn:
@@ -74,6 +86,10 @@ class _ConductorTests:
         self.assertEqual((self.ctx.request_id, self.conductor_host()),
                          (flow['request_id'], flow['conductor']))
         self.assertIsNotNone(flow['started_at'])
+        # Its creator runs it: no take-over is recorded.
+        self.assertEqual((engine.owner_name(), None),
+                         (flow['meta']['owner'],
+                          flow['meta'].get('resumptions')))
 
     def test_the_flow_meta_keeps_no_token(self):
         self.ctx.auth_token = 'secret-token'
@@ -89,6 +105,28 @@ class _ConductorTests:
         self.assertTrue(all(atom['duration'] is not None and
                             atom['state'] == 'SUCCESS' for atom in atoms),
                         atoms)
+
+    def test_a_duplicate_cast_of_a_reservation_makes_one_flow(self):
+        uuids = self._cast_twice(2, reservation_id='r-dup')
+        (flow,) = lookup.find_flows(self.flow_url)
+        self.assertEqual((engine.flow_uuid('boot', 'r-dup'), 'SUCCESS'),
+                         (flow['uuid'], flow['state']))
+        self.assertEqual(2, len(self.compute.casts))
+        self.assertEqual(sorted(uuids), sorted(self.compute.by_instance()))
+
+    def test_a_resumed_flow_records_who_resumed_it_from_what(self):
+        self.conductor.flow_listeners = [
+            lambda engine_: SuspendAfter(engine_, 'schedule')]
+        (uuid,) = self._boot()
+        self.conductor.flow_listeners = ()
+        self.conductor.resume_unfinished()
+        (flow,) = lookup.find_flows(self.flow_url, instance_uuid=uuid)
+        (resumption,) = flow['meta']['resumptions']
+        self.assertEqual(
+            (engine.owner_name(), 'SUSPENDED', engine.owner_name()),
+            (resumption['by'], resumption['from_state'],
+             flow['meta']['owner']))
+        self.assertEqual(resumption['at'], flow['meta']['owned_since'])
 
     def test_without_persistence_a_boot_leaves_no_flow(self):
         self.flags(persist_flows=False, group='conductor')
@@ -182,6 +220,13 @@ class _CellConductorTests:
         self.assertEqual(('h2', [self._alternate(2)], 'SUCCESS'),
                          (sent['host'], sent['host_list'], flow['state']))
 
+    def test_a_duplicate_reschedule_makes_one_flow(self):
+        self._reschedule([self._alternate(1), self._alternate(2)])
+        flow = self._reschedule([self._alternate(1), self._alternate(2)])
+        self.assertEqual(
+            (engine.flow_uuid('reschedule', f'{self.uuid}:1'), 1),
+            (flow['uuid'], len(self.compute.casts)))
+
     def test_a_reschedule_is_persisted_in_the_cell_database(self):
         flow = self._reschedule([self._alternate(1)])
         self.assertEqual(('reschedule', [self.uuid]),
@@ -195,6 +240,31 @@ class _CellConductorTests:
                           self.compute.casts))
         self.assertTrue(self.fault_of(self.cells[0], self.uuid).message.
                         startswith('Exceeded maximum number of retries'))
+
+
+class FlowIdentityTest(base.TestCase):
+    """A request's flow uuid is derived from what the request is."""
+
+    def test_a_boot_is_known_by_its_reservation(self):
+        requests = [{'instance_uuid': 'b', 'instance': {
+            'reservation_id': 'r-1'}}, {'instance_uuid': 'a', 'instance': {
+                'reservation_id': 'r-1'}}]
+        self.assertEqual('r-1', engine.boot_flow_key(requests))
+
+    def test_a_boot_without_reservation_is_known_by_its_instances(self):
+        requests = [{'instance_uuid': 'b', 'instance': {}},
+                    {'instance_uuid': 'a'}]
+        self.assertEqual('a,b', engine.boot_flow_key(requests))
+
+    def test_a_reschedule_is_known_by_instance_and_attempt(self):
+        self.assertEqual('i-1:2', engine.reschedule_flow_key(
+            'i-1', {'num_attempts': 2}))
+
+    def test_the_flow_uuid_depends_on_kind_and_key_only(self):
+        self.assertEqual(engine.flow_uuid('boot', 'r-1'),
+                         engine.flow_uuid('boot', 'r-1'))
+        self.assertNotEqual(engine.flow_uuid('boot', 'r-1'),
+                            engine.flow_uuid('reschedule', 'r-1'))
 
 
 class SQLiteConductorTest(_ConductorTests, base.SQLiteMixin,
