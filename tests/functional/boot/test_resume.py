@@ -1,0 +1,120 @@
+"""A conductor that dies midway: the next one resumes its boot flows.
+
+Embedded mode (no jobboard), SQLite and ``fake://`` in-process. The
+conductor "dies" the way a killed process does for TaskFlow: a
+BaseException (which nothing in the engine catches) leaves the engine
+between two atoms, so the flow stays RUNNING in the flow database with
+the atoms before it SUCCESS, and nothing reverts. A new conductor
+manager of the same host then starts and finishes the flow.
+"""
+
+from taskflow.listeners import base as listener_base
+from taskflow import states
+
+from cellboot.conductor import manager
+from cellboot.workflows import lookup
+from tests import base
+from tests.functional import cluster
+from tests.functional import invariants
+
+
+class Killed(BaseException):
+    """The conductor process is gone (SIGKILL, power loss)."""
+
+
+class KillAfter(listener_base.Listener):
+    """Kills the conductor once ``atom`` reached ``state``."""
+
+    def __init__(self, engine, atom, state=states.SUCCESS):
+        super().__init__(engine, task_listen_for=[state],
+                         flow_listen_for=[], retry_listen_for=[])
+        self.atom = atom
+
+    def _task_receiver(self, state, details):
+        if details['task_name'] == self.atom:
+            raise Killed(f'killed after {self.atom} {state}')
+
+
+class RunRecorder(listener_base.Listener):
+    """Records the names of the atoms an engine runs to their end.
+
+    (A resumed atom left RUNNING is run again without a new RUNNING
+    notification: its SUCCESS is what tells that it ran.)
+    """
+
+    def __init__(self, engine, ran):
+        super().__init__(engine, task_listen_for=[states.SUCCESS],
+                         flow_listen_for=[], retry_listen_for=[])
+        self.ran = ran
+
+    def _task_receiver(self, state, details):
+        self.ran.append(details['task_name'])
+
+
+class ResumeAfterCrashTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.cluster = self.useFixture(cluster.Cluster(cells=1,
+                                                       hosts_per_cell=2))
+
+    def _boot_and_kill(self, atom, state=states.SUCCESS, count=2):
+        """Boot ``count`` servers on a conductor killed at ``atom``."""
+        dying = manager.SuperConductorManager(
+            scheduler=self.cluster.scheduler)
+        dying.flow_listeners = [lambda engine: KillAfter(engine, atom, state)]
+        build_requests, specs = self.cluster.build_request(count)
+        self.assertRaises(Killed, dying.schedule_and_build_instances,
+                          self.cluster.ctx, build_requests, specs)
+        return [br['instance_uuid'] for br in build_requests]
+
+    def _restart(self):
+        """A new conductor manager starts; returns the atoms it ran."""
+        ran = []
+        survivor = manager.SuperConductorManager(
+            scheduler=self.cluster.scheduler)
+        survivor.flow_listeners = [lambda engine: RunRecorder(engine, ran)]
+        self.addCleanup(survivor.stop)
+        self.assertEqual(1, survivor.start(self.cluster.ctx))
+        self.cluster.wait_for_quiet()
+        return ran
+
+    def test_a_killed_flow_is_left_running_with_its_first_atoms_done(self):
+        (uuid,) = self._boot_and_kill('create-in-cell', count=1)
+        (flow,) = self.cluster.flows(uuid)
+        atoms = {atom['name']: atom['state'] for atom in
+                 lookup.get_flow(self.cluster.flow_url, flow['uuid'])['atoms']}
+        self.assertEqual(
+            ('RUNNING', 'SUCCESS', 'SUCCESS', 'PENDING'),
+            (flow['state'], atoms['schedule'], atoms['create-in-cell'],
+             atoms['map-instance']))
+
+    def test_the_next_conductor_finishes_it_without_redoing_atoms(self):
+        uuids = self._boot_and_kill('create-in-cell')
+        ran = self._restart()
+        self.assertEqual(['map-instance', 'delete-build-request',
+                          'cast-to-compute'], ran)
+        self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
+                                      for uuid in uuids})
+        (flow,) = self.cluster.flows(uuids[0])
+        self.assertEqual('SUCCESS', flow['state'])
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_the_flow_meta_records_the_resumption(self):
+        (uuid,) = self._boot_and_kill('schedule', count=1)
+        self._restart()
+        (flow,) = self.cluster.flows(uuid)
+        (resumption,) = flow['meta']['resumptions']
+        self.assertEqual(('RUNNING', flow['meta']['owner']),
+                         (resumption['from_state'], resumption['by']))
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_a_step_killed_while_running_is_replayed_harmlessly(self):
+        # The cast may or may not have left: the replayed cast-to-compute
+        # and the compute host's idempotence make it one build either way.
+        uuids = self._boot_and_kill('cast-to-compute', states.RUNNING)
+        ran = self._restart()
+        self.assertEqual(['cast-to-compute'], ran)
+        self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
+                                      for uuid in uuids})
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
