@@ -229,11 +229,14 @@ _harness_check_unknown() {
 }
 
 _harness_phase() {
+    local started=$EPOCHREALTIME
     echo "harness: plugin.sh $*"
     # devstack sources plugin.sh inside a function, with these arguments.
     # shellcheck source=/dev/null
     source "$_HARNESS_PLUGIN_DIR/plugin.sh" "$@"
     _harness_check_unknown
+    echo "harness: plugin.sh $* took" \
+         "$(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $started }") s"
 }
 
 _harness_settings() {

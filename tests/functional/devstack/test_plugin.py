@@ -82,6 +82,10 @@ class _PluginTests:
         self.assertEqual(0, shown.returncode, shown.stderr)
         self.assertIn('(boot): SUCCESS', shown.stdout)
         self.assertIn(f'Instances: {server_id}', shown.stdout)
+        # cell1's services have no API database: had one of them reached
+        # for it, the default SQLite file would be in their state path.
+        self.assertEqual([], glob.glob(
+            os.path.join(run.state_path, 'cell1', '*api*')))
 
         run.harness('unstack')
         self.assertEqual({}, run.pid_files())
