@@ -170,7 +170,9 @@ def list_row(flow, now):
 
 
 def _iso_or_none(moment):
-    return format_iso(_lookup().parse_time(moment)) if moment else None
+    """``moment`` (datetime or ISO text) as ``format_iso`` text, or None."""
+    parsed = _lookup().parse_time(moment)
+    return format_iso(parsed) if parsed else None
 
 
 def list_record(flow, now):
@@ -186,7 +188,9 @@ def list_record(flow, now):
         'since': format_iso(since) if since else None,
         'age_seconds': age_seconds(since, now) if since else None,
         'resumed': len(flow['resumptions']),
-        'resumptions': flow['resumptions'],
+        'resumptions': [dict(entry, at=_iso_or_none(entry['at'])
+                             or entry['at'])
+                        for entry in flow['resumptions']],
         'conductor': flow['conductor'],
         'started_at': _iso_or_none(flow['started_at']),
         'created_at': _iso_or_none(flow['created_at']),

@@ -110,6 +110,13 @@ class ListRecordTest(base.TestCase):
              record['updated_at'], record['instance_uuids']))
         self.assertNotIn('meta', record)
 
+    def test_a_records_resumption_times_are_utc_as_since_is(self):
+        record = flows.list_record(_summary(resumptions=[
+            {'by': 'a:1', 'at': '2026-11-22T08:30:01.25', 'from_state': 'X'},
+            {'by': 'b:2', 'at': 'garbled', 'from_state': None}]), NOW)
+        self.assertEqual(['2026-11-22T08:30:01Z', 'garbled'],
+                         [entry['at'] for entry in record['resumptions']])
+
     def test_a_flow_without_a_known_time_has_no_age(self):
         record = flows.list_record(_summary(since=None, started_at=None),
                                    NOW)
