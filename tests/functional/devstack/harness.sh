@@ -144,17 +144,24 @@ iniset() {
     [[ -e $file ]] || : >"$file"
     SECTION=$2 OPTION=$3 VALUE=$4 awk '
         function put() { print ENVIRON["OPTION"] " = " ENVIRON["VALUE"]; done = 1 }
+        function blank_lines() { for (; blanks > 0; blanks--) print "" }
+        /^[ \t]*$/ { blanks++; next }
         /^\[.*\][ \t]*$/ {
             if (here && !done) put()
+            blank_lines()
             here = ($0 ~ "^\\[" ENVIRON["SECTION"] "\\][ \t]*$")
             print; next
         }
-        here && !done && $0 ~ "^[ \t]*" ENVIRON["OPTION"] "[ \t]*=" { put(); next }
-        here && done && $0 ~ "^[ \t]*" ENVIRON["OPTION"] "[ \t]*=" { next }
+        { blank_lines() }
+        here && $0 ~ "^[ \t]*" ENVIRON["OPTION"] "[ \t]*=" {
+            if (!done) put()
+            next
+        }
         { print }
         END {
             if (here && !done) put()
-            else if (!done) { print ""; print "[" ENVIRON["SECTION"] "]"; put() }
+            blank_lines()
+            if (!done) { print ""; print "[" ENVIRON["SECTION"] "]"; put() }
         }' "$file" >"$file.harness-new"
     mv "$file.harness-new" "$file"
 }

@@ -197,4 +197,5 @@ class Stack(fixtures.Fixture):
                 text = log.read()[-LOG_TAIL:]
             name = os.path.basename(path)
             self.test.addDetail(f'log:{name}', content.text_content(text))
-            sys.stderr.write(f'\n===== {name} =====\n{text}')
+            if name.endswith('.log'):
+                sys.stderr.write(f'\n===== {name} =====\n{text}')

@@ -79,7 +79,8 @@ class _PluginTests:
         run.harness('stack')
         running = run.pid_files()
         self.assertEqual(SERVICES[self.SETUP], set(running))
-        self.assertTrue(all(stack.alive(pid) for pid in running.values()))
+        self.assertEqual([], sorted(service for service, pid in running.items()
+                                    if not stack.alive(pid)))
 
         server_id = self.boot(run)
         shown = subprocess.run(
