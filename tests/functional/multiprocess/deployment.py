@@ -137,7 +137,7 @@ class Deployment(fixtures.Fixture):
         return path
 
     def _api_conf(self):
-        return f"""\
+        return textwrap.dedent(f"""\
             [DEFAULT]
             state_path = {self.dir}
             transport_url = {self.transport_url}
@@ -151,7 +151,7 @@ class Deployment(fixtures.Fixture):
 
             [conductor]
             scheduler = rpc
-            """ + self._shared_options()
+            """) + self._shared_options()
 
     def _shared_options(self):
         """What every service's configuration ends with."""

@@ -1,0 +1,281 @@
+"""The chaos scenario: boots through the REST API while conductors die.
+
+A whole deployment in processes (``tests.functional.multiprocess``) on
+MariaDB, a RabbitMQ vhost and a Redis namespace of its own: the API, 3
+super conductors sharing a Redis jobboard, the scheduler, and 2 cells of
+a cell conductor and 4 compute hosts each (fake driver, slow spawns, one
+host per cell failing every build so that reschedules happen).
+
+``Chaos.run`` submits ``boots`` servers through ``POST /servers``
+(singles and multi-creates, from several client threads, spread over
+``submit_seconds``) while a killer thread SIGKILLs a randomly chosen
+super conductor ``super_kills`` times and a cell conductor
+``cell_kills`` times, restarting each after a short random pause. The
+random choices come from one seeded RNG, so a failing seed can be
+replayed (``CELLBOOT_CHAOS_SEED``). Then it waits, bounded, for
+quiescence (``observe.look``) and gathers the figures of the run.
+
+The durability options are short so that the mechanisms act within the
+test: claims expire after ``CLAIM_EXPIRY`` s, the sweepers run every
+``SWEEP_INTERVAL`` s, a build request without a flow is an orphan after
+``ORPHAN_TIMEOUT`` s and a build stuck on a host times out after
+``BUILD_TIMEOUT`` s.
+"""
+
+import collections
+import dataclasses
+import queue
+import random
+import threading
+import time
+
+import requests
+
+from tests.functional.chaos import observe
+from tests.functional import invariants
+from tests.functional.multiprocess import deployment as deployment_mod
+
+CLAIM_EXPIRY = 4
+SWEEP_INTERVAL = 3
+ORPHAN_TIMEOUT = 15
+BUILD_TIMEOUT = 45
+SPAWN_TIME = 0.2
+
+CELLS = {cell: [f'{cell}-host{index}' for index in range(1, 5)]
+         for cell in ('cell1', 'cell2')}
+# The first host of each cell fails every build, reschedulably.
+FAILING_HOSTS = [hosts[0] for hosts in CELLS.values()]
+
+OPTIONS = f"""
+    [jobboard]
+    claim_expiry = {CLAIM_EXPIRY}
+
+    [conductor]
+    sweep_interval = {SWEEP_INTERVAL}
+    orphan_build_request_timeout = {ORPHAN_TIMEOUT}
+    build_timeout = {BUILD_TIMEOUT}
+    """
+
+CELL_OPTIONS = f"""
+    [fake_driver]
+    spawn_time = {SPAWN_TIME}
+    fail_hosts = {','.join(FAILING_HOSTS)}
+    fail_mode = reschedule
+    """
+
+# Every server is booted by one user of one project (noauth2 token).
+TOKEN = 'chaos:chaos-project'
+
+# Most requests are singles; the others multi-creates of 2 to 5.
+SINGLE_SHARE = 0.6
+LARGEST_MULTI_CREATE = 5
+
+# Seconds a POST /servers may take before the client gives up.
+HTTP_TIMEOUT = 60
+# Seconds between two looks at the databases while waiting.
+POLL_INTERVAL = 1.0
+
+
+@dataclasses.dataclass
+class Kill:
+    """One planned crash: at ``at`` s, ``service`` is down ``down`` s."""
+
+    at: float
+    service: str
+    down: float
+
+
+def request_sizes(rng, boots):
+    """Sizes of the POST /servers requests that add up to ``boots``."""
+    sizes = []
+    left = boots
+    while left:
+        size = 1
+        if rng.random() >= SINGLE_SHARE:
+            size = rng.randint(2, LARGEST_MULTI_CREATE)
+        size = min(size, left)
+        sizes.append(size)
+        left -= size
+    return sizes
+
+
+def kill_plan(rng, super_conductors, cells, super_kills, cell_kills,
+              window):
+    """When to kill whom, sorted by time, within ``window`` (start, end).
+
+    Targets are drawn at random (a super conductor may die twice in a
+    row); the times are spread evenly with jitter, so that every crash
+    meets flows in flight rather than bunching up.
+    """
+    targets = ([rng.choice(super_conductors) for _ in range(super_kills)] +
+               [deployment_mod.Deployment.cell_conductor_name(
+                   rng.choice(cells)) for _ in range(cell_kills)])
+    rng.shuffle(targets)
+    start, end = window
+    slot = (end - start) / max(len(targets), 1)
+    return [Kill(at=start + slot * (index + rng.uniform(0.1, 0.9)),
+                 service=target, down=rng.uniform(0.5, 3.0))
+            for index, target in enumerate(targets)]
+
+
+class Chaos:
+    """One run of the scenario on a deployment made for it."""
+
+    def __init__(self, test, redis, seed, boots=300, clients=4,
+                 super_conductors=3, super_kills=5, cell_kills=2,
+                 submit_seconds=45, quiesce_timeout=150):
+        self.test = test
+        self.redis = redis
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.boots = boots
+        self.clients = clients
+        self.super_conductors = super_conductors
+        self.super_kills = super_kills
+        self.cell_kills = cell_kills
+        self.submit_seconds = submit_seconds
+        self.quiesce_timeout = quiesce_timeout
+        self.accepted = []          # instance uuids answered 202
+        self.refused = []           # (status, body) of any other answer
+        self.kills = []             # Kill, as done
+        self.deployment = None
+        self.phases = {}            # phase name: seconds it took
+        self._lock = threading.Lock()
+
+    def timed(self, phase, function, *args):
+        """Run ``function(*args)``, noting in ``phases`` how long it took."""
+        started = time.monotonic()
+        try:
+            return function(*args)
+        finally:
+            self.phases[phase] = round(time.monotonic() - started, 1)
+
+    # -- the deployment ------------------------------------------------------
+
+    def deploy(self):
+        self.deployment = self.test.useFixture(deployment_mod.Deployment(
+            self.test, backend='mysql', cells=CELLS,
+            cell_options=CELL_OPTIONS, options=OPTIONS,
+            super_conductors=self.super_conductors, jobboard=self.redis,
+            api=True))
+        return self.deployment
+
+    # -- load ----------------------------------------------------------------
+
+    def _submit(self, timetable, started):
+        session = requests.Session()
+        session.headers['X-Auth-Token'] = TOKEN
+        while True:
+            try:
+                at, size = timetable.get_nowait()
+            except queue.Empty:
+                return
+            pause = started + at - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            server = {'name': f'chaos-{size}', 'flavorRef':
+                      deployment_mod.FLAVOR['flavorid'],
+                      'imageRef': 'cirros'}
+            if size > 1:
+                server.update(min_count=size, max_count=size)
+            try:
+                answer = session.post(
+                    f'{self.deployment.api_url}/servers',
+                    json={'server': server}, timeout=HTTP_TIMEOUT)
+            except requests.RequestException as exc:
+                with self._lock:
+                    self.refused.append((None, str(exc)))
+                continue
+            with self._lock:
+                if answer.status_code != 202:
+                    self.refused.append((answer.status_code, answer.text))
+                    continue
+                body = answer.json()
+                if 'servers' in body:
+                    self.accepted.extend(s['id'] for s in body['servers'])
+                else:
+                    self.accepted.append(body['server']['id'])
+
+    def _kill_all(self, plan, started):
+        for kill in plan:
+            pause = started + kill.at - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            kill.at = round(time.monotonic() - started, 1)
+            self.deployment.kill(kill.service)
+            time.sleep(kill.down)
+            # Waits until it serves again: never two of a kind down.
+            self.deployment.restart(kill.service)
+            self.kills.append(kill)
+
+    def load_and_kill(self):
+        """Submit every boot while the plan of kills runs; both bounded."""
+        sizes = request_sizes(self.rng, self.boots)
+        timetable = queue.Queue()
+        for index, size in enumerate(sizes):
+            timetable.put((self.submit_seconds * index / len(sizes), size))
+        plan = kill_plan(
+            self.rng, self.deployment.super_conductor_names, list(CELLS),
+            self.super_kills, self.cell_kills,
+            (2.0, self.submit_seconds + 10.0))
+        started = time.monotonic()
+        threads = [threading.Thread(target=self._submit,
+                                    args=(timetable, started), daemon=True)
+                   for _ in range(self.clients)]
+        killer_failure = []
+
+        def kill_all_noting_failure():
+            try:
+                self._kill_all(plan, started)
+            except Exception as exc:     # reported by the test
+                killer_failure.append(exc)
+        killer = threading.Thread(target=kill_all_noting_failure,
+                                  daemon=True)
+        for thread in threads + [killer]:
+            thread.start()
+        for thread in threads + [killer]:
+            thread.join()
+        if killer_failure:
+            raise killer_failure[0]
+        return sizes
+
+    # -- the end -------------------------------------------------------------
+
+    def wait_quiet(self):
+        """Wait until nothing is in flight; the last look if it never is."""
+        deadline = time.monotonic() + self.quiesce_timeout
+        while True:
+            seen = observe.look(self.redis.client, self.redis.namespace)
+            if seen.quiet or time.monotonic() > deadline:
+                return seen
+            time.sleep(POLL_INTERVAL)
+
+    def servers(self):
+        """Every server of the project as the REST API shows it."""
+        answer = requests.get(f'{self.deployment.api_url}/servers/detail',
+                              headers={'X-Auth-Token': TOKEN},
+                              timeout=HTTP_TIMEOUT)
+        answer.raise_for_status()
+        return answer.json()['servers']
+
+    def summary(self, violations, duration):
+        all_flows = observe.flows()
+        states = observe.instance_states()
+        return {
+            'boots': len(self.accepted),
+            'kills': len(self.kills),
+            'resumed_flows': len(observe.resumed_flows(all_flows)),
+            'reschedules': len(observe.reschedule_flows(all_flows)),
+            'active': states.get('active', 0),
+            'error': states.get('error', 0),
+            'violations': len(violations),
+            'seed': self.seed,
+            'duration_s': round(duration, 1),
+            'killed': dict(collections.Counter(k.service
+                                               for k in self.kills)),
+            'phases_s': self.phases,
+        }
+
+    @staticmethod
+    def check():
+        return invariants.check_invariants()
