@@ -1,11 +1,235 @@
-"""Orphan build requests: accepted boots whose cast was lost."""
+"""Orphan builds: accepted boots that no conductor is working on.
+
+The API commits a request's rows, then casts it to a super conductor;
+the rows are the source of truth. A cast can be lost (the API died
+after its commit, the broker dropped the message), and a flow can be
+left unfinished by a conductor that is gone. The super conductor's
+sweep finds both:
+
+* build requests older than ``[conductor] orphan_build_request_timeout``
+  whose request (its reservation, see ``engine.boot_flow_key``) has no
+  boot flow: the cast's payload is rebuilt from the API database and
+  handed to the manager's own ``schedule_and_build_instances``, which
+  creates the flow under its deterministic uuid, so a cast arriving late,
+  or another conductor sweeping at the same time, never makes a second
+  one;
+* boot flows unfinished for longer than that timeout that nobody runs:
+  with a jobboard, those no job on the board references; without one,
+  those of this host that no live conductor process of this host owns.
+  Each is given to ``manager.hand_over``, which posts a job for it or
+  resumes it.
+
+With a jobboard the sweep runs under a Redis lock
+(``NAMESPACE.sweeper.boot``), so only one super conductor sweeps at a
+time; the checks stay idempotent without it.
+"""
+
+import collections
+import datetime
+import os
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
+
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot.db import flow_db
+from cellboot import exception
+from cellboot.objects import build_request as build_request_obj
+from cellboot.objects import request_spec as request_spec_obj
+from cellboot.workflows import engine
+
+LOG = logging.getLogger(__name__)
+
+_FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
+
+
+def lock_name():
+    """The Redis key of the super conductors' sweep lock."""
+    return f'{CONF.jobboard.namespace}.sweeper.boot'
 
 
 class OrphanBuildRequests:
-    """The super conductor's check (being built)."""
+    """The super conductor's check; ``manager`` is its manager.
+
+    Uses ``manager.KIND``, ``persistence()``, ``board``,
+    ``schedule_and_build_instances`` and ``hand_over`` (see the
+    conductor manager).
+    """
 
     def __init__(self, manager):
         self.manager = manager
+        self._redis = None
 
     def sweep_once(self, context):
-        return {}
+        """``{'started': requests, 'handed_over': flows}``."""
+        if self.manager.persistence() is None:
+            # Without persisted flows nothing tells an orphan from a
+            # request whose flow is running.
+            return {}
+        lock = self._lock()
+        if lock is not None and not lock.acquire(blocking=False):
+            LOG.debug('Another super conductor is sweeping')
+            return {}
+        try:
+            timeout = CONF.conductor.orphan_build_request_timeout
+            cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+            return {'started': self._start_orphans(context, cutoff),
+                    'handed_over': self._hand_over_unowned(cutoff)}
+        finally:
+            if lock is not None:
+                _release(lock)
+
+    # -- build requests without a flow -------------------------------------
+
+    def _start_orphans(self, context, cutoff):
+        requests = _requests(build_request_obj.BuildRequest.get_all(context))
+        old = {key: brs for key, brs in requests.items()
+               if max(br.created_at for br in brs) < cutoff}
+        if not old:
+            return 0
+        uuids = {engine.flow_uuid(self.manager.KIND, key): key
+                 for key in old}
+        existing = _existing_flows(self.manager.persistence(), uuids)
+        started = 0
+        for flow_uuid, key in uuids.items():
+            if flow_uuid in existing:
+                continue
+            if self._start(context, key, old[key]):
+                started += 1
+        return started
+
+    def _start(self, context, key, build_requests):
+        """Hand one orphan request to the boot path; whether it went."""
+        uuids = [br.instance_uuid for br in build_requests]
+        try:
+            specs = [request_spec_obj.RequestSpec.get_by_instance_uuid(
+                context, uuid).spec for uuid in uuids]
+        except exception.RequestSpecNotFound as exc:
+            LOG.warning('Orphan build request(s) %s of request %s cannot '
+                        'be started: %s', ', '.join(uuids), key, exc)
+            return False
+        first = build_requests[0]
+        rctxt = cb_context.RequestContext(user_id=first.user_id,
+                                          project_id=first.project_id,
+                                          overwrite=False)
+        LOG.info('Build request(s) %s of request %s have no flow after %s '
+                 's (the cast was lost); starting it as request %s',
+                 ', '.join(uuids), key,
+                 CONF.conductor.orphan_build_request_timeout,
+                 rctxt.request_id)
+        self.manager.schedule_and_build_instances(
+            rctxt, [_payload(br) for br in build_requests], specs)
+        return True
+
+    # -- unfinished flows nobody runs --------------------------------------
+
+    def _hand_over_unowned(self, cutoff):
+        """Give ``hand_over`` the old unfinished flows nobody runs.
+
+        ``hand_over`` itself leaves a flow that a job on the board
+        references, or that this process runs; without a jobboard, only
+        this host's flows that no other live process owns are given.
+        """
+        flows = [flow for flow in engine.unfinished(
+            self.manager.persistence(), self.manager.KIND)
+            if _since(flow) < cutoff]
+        if self.manager.board is None:
+            flows = [flow for flow in flows if _orphaned_here(flow)]
+        handed = 0
+        for flow in flows:
+            if self.manager.hand_over(flow['uuid']) is False:
+                continue
+            handed += 1
+            LOG.info('Boot flow %s (owner %s, %s since %s) was unfinished '
+                     'and nobody ran it: handed over', flow['uuid'],
+                     engine.owner_of(flow['meta']), flow['state'],
+                     _since(flow).isoformat())
+        return handed
+
+    # -- the lock ----------------------------------------------------------
+
+    def _lock(self):
+        """The Redis lock of the sweep with a jobboard, else None."""
+        if self.manager.board is None:
+            return None
+        if self._redis is None:
+            import redis
+            self._redis = redis.Redis.from_url(CONF.jobboard.url)
+        return self._redis.lock(lock_name(),
+                                timeout=CONF.conductor.sweep_interval)
+
+
+def _release(lock):
+    import redis
+    try:
+        lock.release()
+    except redis.exceptions.LockError:
+        # It expired during a long sweep: someone else may hold it now.
+        LOG.debug('The sweep lock expired before the sweep ended')
+
+
+def _requests(build_requests):
+    """Build requests by request key (reservation; see the module doc).
+
+    A build request without a reservation id (written by a foreign API)
+    is a request of its own: nothing else says which ones came together.
+    """
+    grouped = collections.defaultdict(list)
+    for br in build_requests:
+        key = engine.boot_flow_key([_payload(br)])
+        grouped[key].append(br)
+    return grouped
+
+
+def _payload(br):
+    """A build request as the API's cast carries it."""
+    return {'instance_uuid': br.instance_uuid, 'project_id': br.project_id,
+            'user_id': br.user_id, 'instance': br.instance}
+
+
+def _existing_flows(persistence, flow_uuids):
+    """Which of ``flow_uuids`` have a flow detail (one query)."""
+    query = sa.select(_FLOWS.c.uuid).where(
+        _FLOWS.c.uuid.in_(list(flow_uuids)))
+    with flow_db.get_backend(persistence).engine.connect() as conn:
+        return {row.uuid for row in conn.execute(query)}
+
+
+def _since(flow):
+    """Since when the flow's current owner has had it (naive UTC)."""
+    meta = flow['meta'] or {}
+    since = meta.get('owned_since') or meta.get('started_at')
+    if since:
+        return timeutils.normalize_time(timeutils.parse_isotime(since))
+    return flow['created_at'] or timeutils.utcnow()
+
+
+def _orphaned_here(flow):
+    """Without a jobboard: a flow of this host no live process owns.
+
+    A flow owned by this process is left to ``hand_over`` (which knows
+    whether it runs it now); one owned by another live process of this
+    host is that process's.
+    """
+    owner = engine.owner_of(flow['meta']) or ''
+    host, _sep, pid = owner.rpartition(':')
+    if not pid.isdigit():
+        host, pid = owner, None
+    if host != CONF.host:
+        return False
+    if pid is None or int(pid) == os.getpid():
+        return True
+    return not _alive(int(pid))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
