@@ -12,22 +12,43 @@
 Both are casts: nobody waits for an answer, so an endpoint never raises.
 A flow that reverted has already recorded the outcome where users and
 operators look (ERROR instances with faults, the flow's state); the
-endpoint only logs it. At start (``start``), a conductor resumes the
-flows that a conductor of the same host left unfinished.
+endpoint only logs it.
+
+Each request's flow has a uuid derived from the request
+(``engine.flow_uuid``) and is saved only once, whoever receives the
+cast and however often. Then:
+
+* without a jobboard (``[jobboard] backend = none``), the endpoint runs
+  the flow itself; at start (``start``) a conductor resumes the flows
+  that a conductor of the same host left unfinished;
+* with one (``redis``), the endpoint posts a job for the flow on its
+  kind's board and returns; the conductor thread of every conductor
+  process of that kind claims jobs and runs their flows
+  (``cellboot.workflows.jobboard``), so that a survivor resumes the
+  flows of a conductor that died.
+
+``start`` also starts the periodic checks (``cellboot.conductor.
+sweepers``); ``hand_over`` is how they give an unfinished flow that
+nobody runs back to a conductor.
 """
+
+import threading
 
 from oslo_log import log as logging
 import oslo_messaging
 from oslo_serialization import jsonutils
 
 from cellboot.conf import CONF
+from cellboot.conductor import sweepers
 from cellboot.conf import conductor as conductor_conf
+from cellboot.conf import jobboard as jobboard_conf
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot import rpc
 from cellboot.workflows import boot
 from cellboot.workflows import engine
+from cellboot.workflows import jobboard
 from cellboot.workflows import reschedule
 
 LOG = logging.getLogger(__name__)
@@ -52,7 +73,11 @@ def _log_outcome(what, exc):
 
 
 class _FlowConductor:
-    """What both conductors share: running and resuming their flows."""
+    """What both conductors share: running, posting and resuming flows.
+
+    ``board`` is the connected jobboard of this conductor's kind once
+    ``start`` ran with ``[jobboard] backend = redis``, else None.
+    """
 
     KIND = None
     FLOW_FACTORY = None
@@ -62,6 +87,31 @@ class _FlowConductor:
     # between two atoms.
     flow_listeners = ()
 
+    def __init__(self):
+        self.board = None
+        self._flow_conductor = None
+        self._sweeper = None
+        # Flows this process runs now (embedded ``hand_over``), and the
+        # threads resuming the flows handed over.
+        self._running = set()
+        self._running_lock = threading.Lock()
+        self._resumers = []
+        self._owner = None
+
+    @property
+    def owner(self):
+        """This conductor's name, as flows and claims record it.
+
+        ``HOST:PID`` (``engine.owner_name``); in-process tests running
+        several conductors give each a name of its own (before
+        ``start``).
+        """
+        return self._owner or engine.owner_name()
+
+    @owner.setter
+    def owner(self, name):
+        self._owner = name
+
     def persistence(self):
         """The database URL flows are persisted in, None if they are not."""
         raise NotImplementedError
@@ -70,26 +120,138 @@ class _FlowConductor:
         """The values a flow needs that are never persisted."""
         raise NotImplementedError
 
-    def run_flow(self, context, store, instance_uuids, key, what):
-        """Run one flow to its end; never raises (see the module doc).
+    def _board_cell(self):
+        """The cell whose board this conductor uses (None: the boot board)."""
+        return None
+
+    # -- starting and stopping ---------------------------------------------
+
+    def _uses_jobboard(self):
+        if CONF.jobboard.backend != jobboard_conf.REDIS:
+            return False
+        if self.persistence() is None:
+            LOG.warning('[jobboard] backend = redis needs persisted flows '
+                        '([conductor] persist_flows): running the %s flows '
+                        'without the jobboard', self.KIND)
+            return False
+        return True
+
+    def _start_flows(self):
+        """Start the jobboard conductor, or resume unfinished flows."""
+        resumed = 0
+        if self._uses_jobboard():
+            self.board = jobboard.connect(self.KIND, self.persistence(),
+                                          cell_name=self._board_cell())
+            self._flow_conductor = jobboard.start_conductor(self, self.board)
+            LOG.info('Conductor %s takes %s jobs from board %s', self.owner,
+                     self.KIND, self.board.name)
+        else:
+            resumed = self.resume_unfinished()
+        self._sweeper = sweepers.start_for(self)
+        return resumed
+
+    def _stop_flows(self):
+        """Stop sweeping and claiming; let the flows under way finish."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+        if self._flow_conductor is not None:
+            self._flow_conductor.stop()
+            self._flow_conductor.wait()
+            self._flow_conductor = None
+        if self.board is not None:
+            self.board.close()
+            self.board = None
+        while self._resumers:
+            self._resumers.pop().join()
+
+    # -- running flows -----------------------------------------------------
+
+    def start_flow(self, context, store, instance_uuids, key, what):
+        """Run, or post, the flow of one request; never raises.
 
         ``key`` identifies the request (``engine.flow_uuid``): a flow
-        that exists already is not run again.
+        that exists already is neither run nor posted again.
         """
-        meta = engine.flow_meta(self.KIND, instance_uuids, context)
+        if self.board is None:
+            return self.run_flow(context, store, instance_uuids, key, what)
+        meta = engine.flow_meta(self.KIND, instance_uuids, context,
+                                owner=self.owner)
+        try:
+            flow_detail, created = engine.create(
+                type(self).FLOW_FACTORY, jsonutils.to_primitive(store),
+                self.persistence(), uuid_=engine.flow_uuid(self.KIND, key),
+                book_name=self._book_name(context), meta=meta)
+        except Exception as exc:
+            _log_outcome(what, exc)
+            return None
+        if not created:
+            LOG.info('%s: flow %s exists already (%s), not posted again',
+                     what, flow_detail.uuid, flow_detail.state)
+            return None
+        try:
+            jobboard.post(self.board, self.KIND, flow_detail.uuid,
+                          self._book_name(context))
+        except Exception as exc:
+            # The flow is saved: the sweeper posts it again later.
+            LOG.error('%s: could not post flow %s on board %s: %s',
+                      what, flow_detail.uuid, self.board.name, exc)
+        return None
+
+    def _book_name(self, context):
+        return f'{self.KIND} {context.request_id}'
+
+    def run_flow(self, context, store, instance_uuids, key, what):
+        """Run one flow to its end; never raises (see the module doc)."""
+        meta = engine.flow_meta(self.KIND, instance_uuids, context,
+                                owner=self.owner)
         # What is persisted must be JSON (PostgreSQL's JSON columns take
         # no datetime): as it would have arrived over RPC.
         store = jsonutils.to_primitive(store)
+        flow_uuid = engine.flow_uuid(self.KIND, key)
+        with self._running_lock:
+            self._running.add(flow_uuid)
         try:
             return engine.run(
                 type(self).FLOW_FACTORY, store, self.transient_for(context),
                 persistence=self.persistence(),
-                book_name=f'{self.KIND} {context.request_id}', meta=meta,
+                book_name=self._book_name(context), meta=meta,
                 label=what, extra_listeners=self.flow_listeners,
-                uuid_=engine.flow_uuid(self.KIND, key))
+                uuid_=flow_uuid)
         except Exception as exc:
             _log_outcome(what, exc)
             return None
+        finally:
+            with self._running_lock:
+                self._running.discard(flow_uuid)
+
+    def run_persisted(self, flow_detail):
+        """Run a saved flow to its end (first run or resumption).
+
+        Never raises; the jobboard conductor reads the outcome from
+        ``flow_detail.state``.
+        """
+        what = f'{self.KIND.capitalize()} flow {flow_detail.uuid}'
+        with self._running_lock:
+            self._running.add(flow_detail.uuid)
+        try:
+            engine.run_detail(self.persistence(), flow_detail,
+                              self.transient_for,
+                              extra_listeners=self.flow_listeners,
+                              owner=self.owner)
+        except Exception as exc:
+            _log_outcome(what, exc)
+        finally:
+            with self._running_lock:
+                self._running.discard(flow_detail.uuid)
+
+    def _resume(self, flow_uuid):
+        try:
+            flow_detail = engine.load_detail(self.persistence(), flow_uuid)
+        except Exception as exc:
+            _log_outcome(f'Loading {self.KIND} flow {flow_uuid}', exc)
+            return
+        self.run_persisted(flow_detail)
 
     def resume_unfinished(self):
         """Finish the flows this host's conductor left; how many there were.
@@ -103,13 +265,42 @@ class _FlowConductor:
         flows = engine.unfinished(persistence, self.KIND,
                                   conductor=CONF.host)
         for flow in flows:
-            what = f'Resumed {self.KIND} flow {flow["uuid"]}'
-            try:
-                engine.resume(persistence, flow['uuid'], self.transient_for,
-                              extra_listeners=self.flow_listeners)
-            except Exception as exc:
-                _log_outcome(what, exc)
+            self._resume(flow['uuid'])
         return len(flows)
+
+    def hand_over(self, flow_uuid):
+        """Make sure that unfinished flow ``flow_uuid`` gets run.
+
+        With a jobboard, a job is posted for it unless one is on the
+        board already; without, it is resumed in a thread of this
+        process unless this process runs it now. Returns False when
+        nothing had to be done.
+        """
+        if self.board is not None:
+            if flow_uuid in jobboard.referenced_flow_uuids(self.board):
+                return False
+            jobboard.post(self.board, self.KIND, flow_uuid)
+            return True
+        with self._running_lock:
+            if flow_uuid in self._running:
+                return False
+            # Counted as running from now: a second hand_over before the
+            # thread starts must not resume it twice.
+            self._running.add(flow_uuid)
+        thread = threading.Thread(target=self._resume_handed_over,
+                                  args=(flow_uuid,), daemon=True,
+                                  name=f'resume {flow_uuid}')
+        self._resumers = [t for t in self._resumers if t.is_alive()]
+        self._resumers.append(thread)
+        thread.start()
+        return True
+
+    def _resume_handed_over(self, flow_uuid):
+        try:
+            self._resume(flow_uuid)
+        finally:
+            with self._running_lock:
+                self._running.discard(flow_uuid)
 
 
 class SuperConductorManager(_FlowConductor):
@@ -127,6 +318,7 @@ class SuperConductorManager(_FlowConductor):
     FLOW_FACTORY = staticmethod(boot.get_flow)
 
     def __init__(self, scheduler=None, compute_rpcapi_for=None):
+        super().__init__()
         self.scheduler = scheduler or self._configured_scheduler()
         self._owns_scheduler = scheduler is None
         self._compute_rpcapi_for = compute_rpcapi_for
@@ -141,13 +333,20 @@ class SuperConductorManager(_FlowConductor):
         return scheduler_api.SchedulerAPI()
 
     def start(self, context=None):
-        """Load the in-process scheduler's host states, resume flows."""
+        """Load the in-process scheduler's host states, then take work.
+
+        Resumes this host's unfinished flows (no jobboard) or starts
+        claiming jobs (jobboard), and starts the periodic checks.
+        Returns how many flows were resumed.
+        """
         context = context or cb_context.get_admin_context()
         if self._owns_scheduler and hasattr(self.scheduler, 'start'):
             self.scheduler.start(context)
-        return self.resume_unfinished()
+        return self._start_flows()
 
     def stop(self):
+        """Stop the checks and the claiming; running flows finish first."""
+        self._stop_flows()
         if self._owns_scheduler and hasattr(self.scheduler, 'stop'):
             self.scheduler.stop()
 
@@ -196,10 +395,10 @@ class SuperConductorManager(_FlowConductor):
                                for br in build_requests},
             'request_spec': request_specs[0],
         }
-        self.run_flow(context, store, uuids,
-                      engine.boot_flow_key(build_requests),
-                      f'Boot of {len(uuids)} instance(s) for request '
-                      f'{context.request_id}')
+        self.start_flow(context, store, uuids,
+                        engine.boot_flow_key(build_requests),
+                        f'Boot of {len(uuids)} instance(s) for request '
+                        f'{context.request_id}')
 
 
 class CellConductorManager(_FlowConductor):
@@ -218,6 +417,7 @@ class CellConductorManager(_FlowConductor):
 
     def __init__(self, cell_name=None, database_connection=None,
                  scheduler=None, compute_rpcapi=None):
+        super().__init__()
         cell_name = cell_name or CONF.cell_name
         database_connection = (database_connection or
                                CONF.database.connection)
@@ -252,11 +452,18 @@ class CellConductorManager(_FlowConductor):
         return self.cell_mapping.name
 
     def start(self, context=None):
-        """Resume the reschedules this host's conductor left."""
-        return self.resume_unfinished()
+        """Take work (resume, or claim jobs) and start the checks.
+
+        Returns how many flows were resumed.
+        """
+        return self._start_flows()
 
     def stop(self):
-        pass
+        """Stop the checks and the claiming; running flows finish first."""
+        self._stop_flows()
+
+    def _board_cell(self):
+        return self.cell_name
 
     def persistence(self):
         if not CONF.conductor.persist_flows:
@@ -282,7 +489,7 @@ class CellConductorManager(_FlowConductor):
             'build_retry': retry,
             'max_attempts': CONF.scheduler.max_attempts,
         }
-        self.run_flow(context, store, [instance['uuid']],
-                      engine.reschedule_flow_key(instance['uuid'], retry),
-                      f'Reschedule of instance {instance["uuid"]} in cell '
-                      f'{self.cell_name}')
+        self.start_flow(context, store, [instance['uuid']],
+                        engine.reschedule_flow_key(instance['uuid'], retry),
+                        f'Reschedule of instance {instance["uuid"]} in cell '
+                        f'{self.cell_name}')

@@ -125,13 +125,16 @@ def persisted_context(context):
     return jsonutils.to_primitive(values)
 
 
-def flow_meta(kind, instance_uuids, context):
-    """The meta of a new flow detail (see the module docstring)."""
+def flow_meta(kind, instance_uuids, context, owner=None):
+    """The meta of a new flow detail (see the module docstring).
+
+    ``owner``: the conductor creating it (default ``owner_name()``).
+    """
     return {
         'kind': kind,
         'instance_uuids': list(instance_uuids),
         'conductor': CONF.host,
-        'owner': owner_name(),
+        'owner': owner or owner_name(),
         'started_at': timeutils.utcnow().isoformat(),
         'request_id': context.request_id,
         'context': persisted_context(context),
@@ -315,19 +318,19 @@ def take_over(persistence, flow_detail, owner=None):
 
 
 def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
-               label=None):
+               label=None, owner=None):
     """Run a persisted flow from its last persisted atom to its end.
 
     The flow is rebuilt from its factory; this conductor takes it over
-    (``take_over``). ``transient_for(context)`` returns the transient
-    values for the flow's stored request context; a flow that had
-    started also gets ``resumed=True``. Returns the engine; raises what
-    made the flow revert, once it has reverted.
+    (``take_over``, as ``owner``). ``transient_for(context)`` returns
+    the transient values for the flow's stored request context; a
+    flow that had started also gets ``resumed=True``. Returns the
+    engine; raises what made the flow revert, once it has reverted.
     """
     backend = flow_db.get_backend(persistence)
     context = stored_context(flow_detail.meta or {})
     previous_state = flow_detail.state
-    started = take_over(persistence, flow_detail)
+    started = take_over(persistence, flow_detail, owner=owner)
     if started:
         LOG.info('Resuming flow %s (%s) of request %s, left %s.',
                  flow_detail.name, flow_detail.uuid, context.request_id,
@@ -342,12 +345,16 @@ def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
                 extra_listeners, persistence)
 
 
+def load_detail(persistence, flow_uuid):
+    """The flow detail ``flow_uuid`` with its atoms (TaskFlow NotFound)."""
+    return flow_db.get_connection(persistence).get_flow_details(flow_uuid)
+
+
 def resume(persistence, flow_uuid, transient_for, extra_listeners=()):
     """Finish an unfinished flow from its last persisted atom.
 
     See ``run_detail``; the flow is loaded by its uuid.
     """
-    backend = flow_db.get_backend(persistence)
-    flow_detail = backend.get_connection().get_flow_details(flow_uuid)
+    flow_detail = load_detail(persistence, flow_uuid)
     return run_detail(persistence, flow_detail, transient_for,
                       extra_listeners)
