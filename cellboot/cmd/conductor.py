@@ -13,13 +13,22 @@ cell's compute hosts, persisted in the cell database (``[database]
 connection``). It needs no API database credentials: the scheduler is
 reached over RPC.
 
-Either kind resumes, when it starts, the flows that a conductor of the
-same ``[DEFAULT] host`` left unfinished.
+With ``--cell NAME --super`` one process is both: the super conductor
+and the conductor of cell NAME (devstack's single-conductor layout; its
+configuration has the API database too).
+
+Without a jobboard, either kind resumes, when it starts, the flows that
+a conductor of the same ``[DEFAULT] host`` left unfinished; with one
+(``[jobboard] backend = redis``) it claims jobs from its kind's board,
+the dead conductors' included. Each conductor logs its name
+(``HOST:PID``, the owner its flows and claims record) when it starts.
 
 Usage::
 
     cellboot-conductor --config-file /etc/cellboot/cellboot.conf
     cellboot-conductor --cell cell1 --config-file /etc/cellboot/cell1.conf
+    cellboot-conductor --cell cell1 --super \
+        --config-file /etc/cellboot/cellboot.conf
 """
 
 import sys
@@ -43,10 +52,13 @@ Run the super conductor (boot flows, topic cellboot-conductor, needs
 [api_database] and [flow_persistence]) or, with --cell NAME, a conductor of
 cell NAME (reschedule flows, topic cellboot-conductor.NAME on the cell's
 transport, needs only [database] connection and [DEFAULT] transport_url).
+With --cell NAME --super, one process serves both.
 Runs until SIGTERM or SIGINT, then finishes the flows in flight and exits 0.
 
   cellboot-conductor --config-file /etc/cellboot/cellboot.conf
-  cellboot-conductor --cell cell1 --config-file /etc/cellboot/cell1.conf"""
+  cellboot-conductor --cell cell1 --config-file /etc/cellboot/cell1.conf
+  cellboot-conductor --cell cell1 --super --config-file /etc/cellboot/all.conf
+"""
 
 
 def add_arguments(parser):
@@ -55,6 +67,10 @@ def add_arguments(parser):
         help='serve as a conductor of cell NAME (as listed by '
              '`cellboot-manage cell_v2 list_cells`); sets [DEFAULT] '
              'cell_name')
+    parser.add_argument(
+        '--super', action='store_true',
+        help='with --cell: also serve as the super conductor, in the same '
+             'process (needs [api_database] and [flow_persistence] too)')
 
 
 class Conductor:
@@ -74,6 +90,12 @@ class Conductor:
         if resumed:
             LOG.info('Resumed %d unfinished flow(s)', resumed)
         self.rpc_service.start()
+        board = self.conductor.board
+        LOG.info('Conductor %s started: %s flows, topic %s, %s',
+                 self.conductor.owner, self.conductor.KIND,
+                 self.rpc_service.topic,
+                 f'jobboard {board.name}' if board is not None
+                 else 'no jobboard')
 
     def stop(self):
         self.rpc_service.stop()
@@ -103,6 +125,9 @@ def build_cell_conductor(context, cell_name):
 
 
 def build(context, args):
+    if args.cell and args.super:
+        return [build_super_conductor(context),
+                build_cell_conductor(context, args.cell)]
     if args.cell:
         return [build_cell_conductor(context, args.cell)]
     return [build_super_conductor(context)]

@@ -113,7 +113,7 @@ class SharedBoardTest(base.TestCase):
         b = self._conductor('conductor-b:2')
         # Every request is cast to both (a redelivered message, say):
         # still one flow, run by one of them.
-        uuids = [self._request(a, b) for _ in range(8)]
+        uuids = [self._request(a, b) for _ in range(6)]
         self.cluster.wait_for_quiet()
         self._wait_for_empty_board(a.board)
         self._assert_all_built_once(uuids)
