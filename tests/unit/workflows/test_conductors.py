@@ -1,5 +1,7 @@
 """The conductors run their flows persisted, findable, and resumable."""
 
+import time
+
 import sqlalchemy as sa
 from taskflow.listeners import base as listener_base
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
@@ -178,7 +180,7 @@ class _ConductorTests:
         return CONF.host
 
 
-class _CellConductorTests:
+class _CellConductorSetUp:
     """A cell conductor of cell1 (h1 failed the build, h2 and h3 left)."""
 
     def setUp(self):
@@ -214,6 +216,9 @@ class _CellConductorTests:
                                     instance_uuid=self.uuid)
         return flow
 
+
+class _CellConductorTests(_CellConductorSetUp):
+
     def test_a_reschedule_casts_to_the_first_alternate(self):
         flow = self._reschedule([self._alternate(1), self._alternate(2)])
         sent = self.compute.casts[0]
@@ -240,6 +245,29 @@ class _CellConductorTests:
                           self.compute.casts))
         self.assertTrue(self.fault_of(self.cells[0], self.uuid).message.
                         startswith('Exceeded maximum number of retries'))
+
+
+class SQLiteCellConductorJobboardTest(_CellConductorSetUp, base.SQLiteMixin,
+                                      fleet.FleetTestCase):
+    """A cell conductor on its cell's board posts, claims and runs."""
+
+    def test_a_reschedule_posted_on_the_cells_board_is_run(self):
+        redis = self.useFixture(cb_fixtures.Redis())
+        self.flags(backend='redis', url=redis.url,
+                   namespace=redis.namespace, group='jobboard')
+        self.addCleanup(self.conductor.stop)
+        self.conductor.start(self.ctx)
+        self.assertEqual(f'{redis.namespace}.reschedule.cell1',
+                         self.conductor.board.name)
+        flow = self._reschedule([self._alternate(1)])
+        deadline = time.monotonic() + 10
+        while (flow['state'] != 'SUCCESS' or self.conductor.board.job_count
+               ) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            (flow,) = lookup.find_flows(self.cells[0].database_connection)
+        self.assertEqual(('SUCCESS', 0, 'h2'),
+                         (flow['state'], self.conductor.board.job_count,
+                          self.compute.casts[0]['host']))
 
 
 class FlowIdentityTest(base.TestCase):
