@@ -3,18 +3,13 @@
 Each answers 403 to anyone but an administrator.
 """
 
-from taskflow import states
-
 from cellboot.api import auth
 from cellboot.api import errors
 from cellboot.api import views
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.workflows import flow_states
 from cellboot.workflows import lookup
-
-FLOW_STATES = (states.PENDING, states.RUNNING, states.SUCCESS,
-               states.FAILURE, states.REVERTING, states.REVERTED,
-               states.SUSPENDED, states.RESUMING)
 
 
 def hypervisors(api, request, context):
@@ -43,9 +38,11 @@ def _plain(flow):
 def flows(api, request, context):
     auth.require_admin(context)
     state = request.GET.get('state') or None
-    if state is not None and state not in FLOW_STATES:
-        raise errors.BadRequest(f'state must be one of '
-                                f'{", ".join(FLOW_STATES)}, not {state!r}.')
+    if state is not None:
+        try:
+            state = flow_states.flow_state(state)
+        except ValueError as exc:
+            raise errors.BadRequest(f'state: {exc}.')
     instance_uuid = request.GET.get('instance_uuid') or None
     found = lookup.find_flows_everywhere(context, instance_uuid=instance_uuid,
                                          state=state)

@@ -9,6 +9,7 @@ traceback. No traceback reaches an operator who did not ask for it.
 """
 
 import logging as std_logging
+import os
 import sys
 import traceback
 import warnings
@@ -136,6 +137,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         output.error('interrupted')
         return parsing.EXIT_ERROR
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing left to say to it, and
+        # the interpreter's last flush must not fail either.
+        sys.stdout = open(os.devnull, 'w')
+        return parsing.EXIT_OK
     except Exception as exc:
         message = output.describe(exc)
         if args.debug:

@@ -25,16 +25,14 @@ import json
 import textwrap
 
 from oslo_utils import timeutils
-from taskflow import states
 
 from cellboot.cmd.manage import output
 from cellboot.cmd.manage import parsing
 from cellboot import exception
+from cellboot.workflows import flow_states
 
 # Flow states an operator may filter on, as TaskFlow names them.
-FLOW_STATES = (states.PENDING, states.RUNNING, states.SUCCESS,
-               states.FAILURE, states.REVERTED, states.SUSPENDED,
-               states.RESUMING, states.REVERTING, states.SUSPENDING)
+FLOW_STATES = flow_states.FLOW_STATES
 
 _LIST_HEADERS = ['Flow ID', 'Name', 'State', 'Instances', 'Owner', 'Since',
                  'Resumed', 'Updated', 'Where']
@@ -141,12 +139,10 @@ def flow_state(text):
     An argparse type: anything else is a wrong command line (exit 2),
     like any other malformed option value.
     """
-    state = text.strip().upper()
-    if state not in FLOW_STATES:
-        raise argparse.ArgumentTypeError(
-            f'{text!r} is no flow state; use one of '
-            f'{", ".join(FLOW_STATES)} (any case)')
-    return state
+    try:
+        return flow_states.flow_state(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
 
 
 def seconds(text):

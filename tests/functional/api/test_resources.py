@@ -101,6 +101,11 @@ class ResourcesTest(base.TestCase):
         self.api.cluster.wait_for_quiet()
         self.assertEqual(
             [], self.admin.get('/os-flows?state=RUNNING').json()['flows'])
+        self.assertEqual(
+            1, len(self.admin.get('/os-flows?state=success').json()['flows']))
+        response = self.admin.get('/os-flows?state=RUNNIN')
+        self.assertEqual(400, response.status_code)
+        self.assertIn('no flow state', response.text)
 
     def test_an_unknown_flow_is_404(self):
         self.assertEqual(404, self.admin.get('/os-flows/nope').status_code)

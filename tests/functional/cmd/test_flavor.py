@@ -1,5 +1,8 @@
 """``cellboot-manage flavor create | list``."""
 
+import os
+import subprocess
+
 from cellboot.objects import flavor as flavor_obj
 from tests import base as test_base
 from tests.functional.cmd import base
@@ -64,6 +67,24 @@ class _FlavorTests:
         self.assertEqual([['3', 'm1.large', '4', '8192', '80'],
                           ['1', 'm1.tiny', '1', '512', '0']],
                          [row[:5] for row in table_rows(result.stdout)])
+
+    def test_a_reader_that_goes_away_is_no_error(self):
+        # `cellboot-manage flavor list | head -0`: the pipe is closed
+        # before the table is written.
+        flavor_obj.Flavor.create(self.context, 'm1.tiny', 1, 512,
+                                 flavorid='1')
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            process = subprocess.run(
+                base.command_line('--config-file', self.config_file,
+                                  'flavor', 'list'),
+                stdout=write_end, stderr=subprocess.PIPE, text=True,
+                timeout=base.COMMAND_TIMEOUT)
+        finally:
+            os.close(write_end)
+        self.assertEqual('', process.stderr)
+        self.assertEqual(0, process.returncode)
 
 
 class SQLiteFlavorTest(_FlavorTests, test_base.SQLiteMixin,

@@ -1,0 +1,20 @@
+"""The states a flow can be in, as operators name them.
+
+Apart from ``lookup`` (which imports TaskFlow's engines) so that the
+command line and the API can check a ``--state``/``?state=`` cheaply.
+"""
+
+from taskflow import states
+
+FLOW_STATES = (states.PENDING, states.RUNNING, states.SUCCESS,
+               states.FAILURE, states.REVERTED, states.SUSPENDED,
+               states.RESUMING, states.REVERTING, states.SUSPENDING)
+
+
+def flow_state(text):
+    """``text`` as a flow state (any case); ValueError if it is none."""
+    state = text.strip().upper()
+    if state not in FLOW_STATES:
+        raise ValueError(f'{text!r} is no flow state; use one of '
+                         f'{", ".join(FLOW_STATES)} (any case)')
+    return state
