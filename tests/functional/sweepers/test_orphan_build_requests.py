@@ -10,7 +10,6 @@ orphan_build_request_timeout``, a test makes its request older
 import datetime
 import os
 import subprocess
-import threading
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -18,7 +17,6 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from cellboot.conductor import manager as conductor_manager
 from cellboot.conductor import orphans
-from cellboot.conductor import sweepers
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
@@ -33,6 +31,7 @@ from tests import fixtures as cb_fixtures
 from tests.functional.compute import base as compute_base
 from tests.functional import cluster
 from tests.functional import invariants
+from tests.functional.sweepers import base as sweep_base
 
 TIMEOUT = 60
 
@@ -86,8 +85,12 @@ class OrphanBuildRequestsTest(_ClusterTest):
     def test_an_orphan_is_started_once_and_its_instances_end_active(self):
         uuids = self.orphan(count=3)
         _age()
-        self.assertEqual({'started': 1, 'handed_over': 0},
-                         self.check.sweep_once(self.ctx))
+        # Two super conductors sweep on the same tick: both find the
+        # orphan, one flow is made.
+        other = orphans.OrphanBuildRequests(
+            conductor_manager.SuperConductorManager(
+                scheduler=self.cluster.scheduler))
+        sweep_base.sweep_at_once([self.check, other])
         self.assert_built_once(uuids)
         build_requests, specs = self.payload
         self.assertEqual(
@@ -101,26 +104,6 @@ class OrphanBuildRequestsTest(_ClusterTest):
             self.cluster.ctx, build_requests, specs)
         self.assertTrue(compute_base.wait_for(
             lambda: self.cluster.handled('conductor')))
-        self.assert_built_once(uuids)
-
-    def test_two_conductors_sweeping_at_once_start_it_once(self):
-        uuids = self.orphan(count=2)
-        _age()
-        other = conductor_manager.SuperConductorManager(
-            scheduler=self.cluster.scheduler)
-        checks = [self.check, orphans.OrphanBuildRequests(other)]
-        barrier = threading.Barrier(len(checks))
-
-        def sweep(check):
-            barrier.wait()
-            check.sweep_once(cb_context.get_admin_context())
-
-        threads = [threading.Thread(target=sweep, args=(check,))
-                   for check in checks]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
         self.assert_built_once(uuids)
 
 
@@ -245,23 +228,6 @@ def _dead_pid():
     child = subprocess.Popen(['true'])
     child.wait()
     return child.pid
-
-
-class StartForTest(_ClusterTest):
-    """``start_for`` runs the super conductor's check periodically."""
-
-    HOSTS = 1
-
-    def test_a_running_sweeper_starts_an_orphan(self):
-        self.flags(sweep_interval=1, group='conductor')
-        (uuid,) = self.orphan()
-        _age()
-        sweeper = sweepers.start_for(self.manager)
-        self.addCleanup(sweeper.stop)
-        self.assertTrue(compute_base.wait_for(
-            lambda: self.boot_flows([uuid]), timeout=10))
-        sweeper.stop()
-        self.assert_built_once([uuid])
 
 
 class RequestKeyTest(base.TestCase):
