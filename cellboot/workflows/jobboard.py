@@ -115,7 +115,9 @@ def connect(kind, persistence, cell_name=None):
     try:
         board.connect()
     except tf_exc.TaskFlowException as exc:
-        raise JobboardUnavailable(where=_where(conf), reason=exc)
+        # TaskFlow's message repeats its cause's: the cause says it all.
+        raise JobboardUnavailable(where=_where(conf),
+                                  reason=exc.cause or exc)
     return board
 
 
