@@ -113,6 +113,36 @@ def resumed_flows(all_flows):
     return [flow for flow in all_flows if flow['meta'].get('resumptions')]
 
 
+def missing(instance_uuids):
+    """What became of accepted servers that no cell holds alive.
+
+    One line per such server: whether its build request and instance
+    mapping are still there, and the flows that name it, with their
+    states; what a failed run needs to tell where a build was lost.
+    """
+    live = set()
+    instances = _CELL['instances']
+    for url in cell_urls().values():
+        live.update(row.uuid for row in _rows(
+            cell_connection.get_engine(url),
+            sa.select(instances.c.uuid).where(instances.c.deleted == 0)))
+    api = api_connection.get_engine()
+    requests_left = {row.instance_uuid for row in _rows(
+        api, sa.select(_API['build_requests'].c.instance_uuid))}
+    mapped = {row.instance_uuid for row in _rows(
+        api, sa.select(_API['instance_mappings'].c.instance_uuid))}
+    all_flows = flows()
+    lines = []
+    for uuid in sorted(set(instance_uuids) - live):
+        named_by = [f'{flow["kind"]} {flow["uuid"]} {flow["state"]}'
+                    for flow in all_flows if uuid in flow['instance_uuids']]
+        lines.append(f'{uuid}: build request '
+                     f'{"left" if uuid in requests_left else "gone"}, '
+                     f'mapping {"left" if uuid in mapped else "gone"}, '
+                     f'flows {named_by or "none"}')
+    return lines
+
+
 def reschedule_flows(all_flows):
     """One flow per reschedule (keyed by instance and attempt)."""
     return [flow for flow in all_flows if flow['kind'] == KIND_RESCHEDULE]

@@ -24,8 +24,12 @@ test: claims expire after ``CLAIM_EXPIRY`` s, the sweepers run every
 
 import collections
 import dataclasses
+import glob
+import os
 import queue
 import random
+import re
+import shutil
 import threading
 import time
 
@@ -46,7 +50,15 @@ CELLS = {cell: [f'{cell}-host{index}' for index in range(1, 5)]
 # The first host of each cell fails every build, reschedulably.
 FAILING_HOSTS = [hosts[0] for hosts in CELLS.values()]
 
+# The scheduler picks at random among every host (host_subset_size) and
+# keeps trying the failing ones (no build-failure weight): about a
+# quarter of the builds start on a failing host and are rescheduled,
+# all through the run, so that a killed cell conductor meets some.
 OPTIONS = f"""
+    [filter_scheduler]
+    host_subset_size = {sum(len(hosts) for hosts in CELLS.values())}
+    build_failure_weight_multiplier = 0
+
     [jobboard]
     claim_expiry = {CLAIM_EXPIRY}
 
@@ -63,6 +75,9 @@ CELL_OPTIONS = f"""
     fail_mode = reschedule
     """
 
+# Where to keep the services' logs after the run (default: nowhere).
+KEEP_LOGS_VARIABLE = 'CELLBOOT_CHAOS_LOGS'
+
 # Every server is booted by one user of one project (noauth2 token).
 TOKEN = 'chaos:chaos-project'
 
@@ -75,14 +90,52 @@ HTTP_TIMEOUT = 60
 # Seconds between two looks at the databases while waiting.
 POLL_INTERVAL = 1.0
 
+# A kill is aimed: from its planned time, wait up to AIM_SECONDS for the
+# victim to have a flow in flight (its log says the flow is RUNNING and
+# has not ended), so that the crash interrupts work rather than an idle
+# process; if none shows up, kill it anyway.
+AIM_SECONDS = 4.0
+AIM_POLL = 0.02
+# How the flow listener logs a flow's state changes.
+_FLOW_STATE = re.compile(rb'Flow \S+ \((.+?)\): ([A-Z]+)')
+_FLOW_ENDED = (b'SUCCESS', b'REVERTED', b'FAILURE')
+
 
 @dataclasses.dataclass
 class Kill:
-    """One planned crash: at ``at`` s, ``service`` is down ``down`` s."""
+    """One planned crash: at ``at`` s, ``service`` is down ``down`` s.
+
+    ``in_flight``: the flows its log showed running when it was killed.
+    """
 
     at: float
     service: str
     down: float
+    in_flight: int = 0
+
+
+class FlowsInFlight:
+    """The flows a service's log shows running, read as the log grows."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.states = {}
+        self._partial = b''
+
+    def __call__(self):
+        with open(self.path, 'rb') as log:
+            log.seek(self.offset)
+            chunk = log.read()
+        self.offset += len(chunk)
+        lines = (self._partial + chunk).split(b'\n')
+        self._partial = lines.pop()
+        for line in lines:
+            found = _FLOW_STATE.search(line)
+            if found:
+                self.states[found.group(1)] = found.group(2)
+        return [label for label, state in self.states.items()
+                if state not in _FLOW_ENDED]
 
 
 def request_sizes(rng, boots):
@@ -158,7 +211,16 @@ class Chaos:
             cell_options=CELL_OPTIONS, options=OPTIONS,
             super_conductors=self.super_conductors, jobboard=self.redis,
             api=True))
+        keep = os.environ.get(KEEP_LOGS_VARIABLE)
+        if keep:
+            self.test.addCleanup(self._keep_logs, keep)
         return self.deployment
+
+    def _keep_logs(self, directory):
+        """Copy every service's log to ``directory`` (for a post-mortem)."""
+        os.makedirs(directory, exist_ok=True)
+        for path in glob.glob(os.path.join(self.deployment.dir, '*.log')):
+            shutil.copy(path, directory)
 
     # -- load ----------------------------------------------------------------
 
@@ -196,11 +258,22 @@ class Chaos:
                 else:
                     self.accepted.append(body['server']['id'])
 
+    def _aim(self, service):
+        """Wait (bounded) until ``service`` runs a flow; how many it runs."""
+        in_flight = FlowsInFlight(service.log_path)
+        deadline = time.monotonic() + AIM_SECONDS
+        while True:
+            running = in_flight()
+            if running or time.monotonic() > deadline:
+                return len(running)
+            time.sleep(AIM_POLL)
+
     def _kill_all(self, plan, started):
         for kill in plan:
             pause = started + kill.at - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
+            kill.in_flight = self._aim(self.deployment.service(kill.service))
             kill.at = round(time.monotonic() - started, 1)
             self.deployment.kill(kill.service)
             time.sleep(kill.down)
@@ -233,8 +306,10 @@ class Chaos:
                                   daemon=True)
         for thread in threads + [killer]:
             thread.start()
-        for thread in threads + [killer]:
+        for thread in threads:
             thread.join()
+        self.phases['submit'] = round(time.monotonic() - started, 1)
+        killer.join()
         if killer_failure:
             raise killer_failure[0]
         return sizes
@@ -273,6 +348,7 @@ class Chaos:
             'duration_s': round(duration, 1),
             'killed': dict(collections.Counter(k.service
                                                for k in self.kills)),
+            'kills_mid_flow': sum(1 for k in self.kills if k.in_flight),
             'phases_s': self.phases,
         }
 

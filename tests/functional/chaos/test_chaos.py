@@ -12,7 +12,8 @@ last)::
     {"boots", "kills", "resumed_flows", "reschedules", "active", "error",
      "violations", "seed", "duration_s", "killed", "phases_s"}
 
-Replay a run with ``CELLBOOT_CHAOS_SEED=<its seed> make chaos``.
+Replay a run with ``CELLBOOT_CHAOS_SEED=<its seed> make chaos``; keep
+the services' logs with ``CELLBOOT_CHAOS_LOGS=<directory>``.
 """
 
 import json
@@ -21,6 +22,7 @@ import random
 import time
 
 from tests import base
+from tests.functional.chaos import observe
 from tests.functional.chaos import scenario
 from tests import fixtures as cb_fixtures
 
@@ -74,6 +76,8 @@ class ChaosTest(base.MySQLMixin, base.TestCase):
                          len(chaos.kills))
         self.assertTrue(seen.quiet, f'not quiet after '
                         f'{chaos.quiesce_timeout} s: {seen}{where}')
+        self.assertEqual([], observe.missing(chaos.accepted),
+                         'accepted servers not alive in a cell' + where)
         self.assertEqual([], violations, 'invariant violations' + where)
         self.assertEqual(sorted(chaos.accepted),
                          sorted(server['id'] for server in servers))
