@@ -9,10 +9,12 @@ Two listeners are attached to every engine (``attached``):
   keeps them for ``flows show``;
 * ``TimingListener`` — each atom's and the flow's duration (seconds),
   stored in their details' meta under ``duration``, as TaskFlow's
-  ``DurationListener`` does, but written once, when the flow stops, in
-  one transaction: the DurationListener's write per atom cost a sixth of
-  a boot flow's persistence transactions. A conductor that dies mid-way
-  loses the durations of that run (the states and results are kept).
+  ``DurationListener`` does, but handed to the storage once, when the
+  flow stops: ``CellbootEngine`` writes them with the flow's final state,
+  in the run's last transaction (the DurationListener's write per atom
+  cost a sixth of a boot flow's persistence transactions). A conductor
+  that dies mid-way loses the durations of that run (the states and
+  results are kept).
 """
 
 import collections
@@ -21,13 +23,10 @@ import logging as py_logging
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
-import sqlalchemy as sa
 from taskflow.listeners import base
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow import states
 from taskflow.types import failure as tf_failure
 
-from cellboot.db import flow_db
 from cellboot.workflows import lookup
 
 LOG = logging.getLogger(__name__)
@@ -43,8 +42,6 @@ _ENDING_STATES = frozenset({states.SUCCESS, states.FAILURE,
                             states.REVERTED, states.REVERT_FAILURE})
 _FLOW_STOP_STATES = frozenset({states.SUCCESS, states.FAILURE,
                                states.REVERTED, states.SUSPENDED})
-
-_TABLES = tf_tables.fetch(sa.MetaData())
 
 
 def describe_failure(failure):
@@ -123,33 +120,13 @@ class TimingListener(base.Listener):
             return
         storage = self._engine.storage
         try:
-            by_uuid = {storage.get_atom_uuid(name): duration
-                       for name, duration in self._durations.items()}
-            record_durations(self._persistence, storage.flow_uuid, by_uuid,
-                             flow_duration)
+            for name, duration in self._durations.items():
+                storage.update_atom_metadata(name, {'duration': duration})
+            storage.update_flow_metadata({'duration': flow_duration})
         except Exception as exc:
             # Durations are for operators; a flow never fails for them.
             LOG.warning('Could not record the durations of flow %s: %s',
                         storage.flow_uuid, exc)
-
-
-def record_durations(persistence, flow_uuid, atom_durations, flow_duration):
-    """Write ``duration`` into the meta of atoms and flow, one transaction.
-
-    ``atom_durations``: {atom detail uuid: seconds}.
-    """
-    atoms, flows = _TABLES.atomdetails, _TABLES.flowdetails
-    engine = flow_db.get_backend(persistence).engine
-    with engine.begin() as conn:
-        rows = conn.execute(sa.select(atoms.c.uuid, atoms.c.meta).where(
-            atoms.c.uuid.in_(list(atom_durations)))).all()
-        for uuid, meta in rows:
-            conn.execute(sa.update(atoms).where(atoms.c.uuid == uuid).values(
-                meta=dict(meta or {}, duration=atom_durations[uuid])))
-        meta = conn.execute(sa.select(flows.c.meta).where(
-            flows.c.uuid == flow_uuid)).scalar()
-        conn.execute(sa.update(flows).where(flows.c.uuid == flow_uuid).values(
-            meta=dict(meta or {}, duration=flow_duration)))
 
 
 @contextlib.contextmanager

@@ -1,0 +1,234 @@
+"""What ``CellbootEngine`` writes to the flow database, and when.
+
+The engine defers and folds TaskFlow's writes (``taskflow_engine``); what
+must hold whatever it folds: an atom's outcome is in the database before
+the next atom runs, a flow resumed from what the database held at any
+point finishes without running a completed atom again, and a conductor
+taking the flow over keeps the meta keys it wrote. Checked by reading
+the database through TaskFlow's own backend, on every backend.
+"""
+
+import sqlalchemy as sa
+from taskflow.patterns import linear_flow
+from taskflow.persistence.backends import impl_sqlalchemy
+from taskflow.persistence import models
+from taskflow import states
+from taskflow import task
+
+from cellboot.db import flow_db
+from cellboot.db import migration
+from cellboot.workflows import listeners
+from cellboot.workflows import taskflow_engine
+from tests import base
+from tests import fixtures as cb_fixtures
+
+NAMES = ('first', 'second', 'third')
+
+
+class Step(task.Task):
+    """Records that it ran, and what the database held at that moment."""
+
+    def __init__(self, name, seen, provides):
+        super().__init__(name, provides=provides)
+        self._seen = seen
+
+    def execute(self, persistence, flow_uuid, **kwargs):
+        self._seen.append((self.name, stored_states(persistence, flow_uuid)))
+        return f'{self.name}-done'
+
+
+class Fail(task.Task):
+    def execute(self):
+        raise RuntimeError('the third step broke')
+
+
+def stored_states(url, flow_uuid):
+    """{atom name: (state, results)} as another process would read it."""
+    backend = impl_sqlalchemy.SQLAlchemyBackend({'connection': url})
+    try:
+        flow_detail = backend.get_connection().get_flow_details(flow_uuid)
+        return {atom.name: (atom.state, atom.results)
+                for atom in flow_detail}
+    finally:
+        backend.close()
+
+
+class _DeferredWritesTests:
+
+    def setUp(self):
+        super().setUp()
+        self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
+        migration.sync_flow_database(self.url)
+        self.addCleanup(flow_db.reset)
+        self.seen = []
+
+    def make_flow(self, last=None):
+        flow = linear_flow.Flow('deferred')
+        for index, name in enumerate(NAMES):
+            if name == 'third' and last is not None:
+                flow.add(last)
+            else:
+                flow.add(Step(name, self.seen, provides=f'out{index}'))
+        return flow
+
+    def save_flow_detail(self):
+        book = models.LogBook('deferred-writes')
+        flow_detail = models.FlowDetail('deferred', uuid=f'fd-{id(self)}')
+        book.add(flow_detail)
+        flow_db.get_connection(self.url).save_logbook(book)
+        return book.find(flow_detail.uuid)
+
+    def engine(self, flow, flow_detail):
+        engine = taskflow_engine.CellbootEngine(
+            flow, flow_detail, flow_db.get_backend(self.url), {})
+        engine.storage.inject({'persistence': self.url,
+                               'flow_uuid': flow_detail.uuid},
+                              transient=True)
+        return engine
+
+    def count_commits(self):
+        commits = []
+        engine = flow_db.get_backend(self.url).engine
+        listener = (lambda conn: commits.append(1))
+        sa.event.listen(engine, 'commit', listener)
+        self.addCleanup(sa.event.remove, engine, 'commit', listener)
+        return commits
+
+    def test_each_outcome_is_stored_before_the_next_atom_runs(self):
+        flow_detail = self.save_flow_detail()
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        seen = dict(self.seen)
+        self.assertNotIn(states.SUCCESS, [seen['first'].get(name, (None,))[0]
+                                          for name in NAMES])
+        self.assertEqual((states.SUCCESS, 'first-done'),
+                         seen['second']['first'])
+        self.assertEqual((states.SUCCESS, 'second-done'),
+                         seen['third']['second'])
+        self.assertNotEqual(states.SUCCESS, seen['third']['third'][0])
+
+    def test_the_run_ends_with_everything_stored(self):
+        flow_detail = self.save_flow_detail()
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        stored = stored_states(self.url, flow_detail.uuid)
+        self.assertEqual({name: (states.SUCCESS, f'{name}-done')
+                          for name in NAMES},
+                         {name: stored[name] for name in NAMES})
+        fd = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        self.assertEqual(states.SUCCESS, fd.state)
+
+    def test_a_linear_flow_writes_once_per_atom(self):
+        flow_detail = self.save_flow_detail()
+        commits = self.count_commits()
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        # Before the second and the third atom, and at the end.
+        self.assertEqual(3, len(commits))
+
+    def test_durations_are_written_with_the_final_state(self):
+        flow_detail = self.save_flow_detail()
+        engine = self.engine(self.make_flow(), flow_detail)
+        commits = self.count_commits()
+
+        with listeners.attached(engine, 'test', self.url):
+            engine.run()
+
+        self.assertEqual(3, len(commits))
+        fd = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        self.assertIn('duration', fd.meta)
+        for atom in fd:
+            if atom.name in NAMES:
+                self.assertIn('duration', atom.meta)
+
+    def test_a_flow_resumed_from_a_mid_run_state_skips_what_completed(self):
+        # What a SIGKILL during the third atom would have left: the
+        # database as the third atom saw it.
+        flow_detail = self.save_flow_detail()
+        self.engine(self.make_flow(), flow_detail).run()
+        at_third = dict(self.seen)['third']
+        crashed = self.save_flow_detail_like(at_third)
+        self.seen.clear()
+
+        self.engine(self.make_flow(), crashed).run()
+
+        self.assertEqual(['third'], [name for name, _s in self.seen])
+        stored = stored_states(self.url, crashed.uuid)
+        self.assertEqual(states.SUCCESS, stored['third'][0])
+
+    def save_flow_detail_like(self, atom_states):
+        """A new flow detail holding ``atom_states``, loaded back."""
+        book = models.LogBook('resumed')
+        flow_detail = models.FlowDetail('deferred',
+                                        uuid=f'fd-resumed-{id(self)}')
+        flow_detail.state = states.RUNNING
+        for name, (state, results) in atom_states.items():
+            if name not in NAMES:
+                continue
+            atom = models.TaskDetail(name, f'{name}-{id(self)}')
+            atom.state, atom.results = state, results
+            flow_detail.add(atom)
+        book.add(flow_detail)
+        flow_db.get_connection(self.url).save_logbook(book)
+        return flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+
+    def test_a_reverted_flow_is_stored_reverted(self):
+        flow_detail = self.save_flow_detail()
+        engine = self.engine(self.make_flow(last=Fail('third')),
+                             flow_detail)
+
+        self.assertRaises(RuntimeError, engine.run)
+
+        fd = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        self.assertEqual(states.REVERTED, fd.state)
+        self.assertEqual({states.REVERTED},
+                         {atom.state for atom in fd if atom.name in NAMES})
+
+    def test_meta_written_by_another_conductor_is_kept(self):
+        flow_detail = self.save_flow_detail()
+        engine = self.engine(self.make_flow(), flow_detail)
+        # A conductor that takes a flow over writes its own keys.
+        other = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        other.meta = dict(other.meta or {}, owner='host-b:42')
+        flow_db.get_connection(self.url).update_flow_details(other)
+
+        with listeners.attached(engine, 'test', self.url):
+            engine.run()
+
+        meta = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid).meta
+        self.assertEqual('host-b:42', meta['owner'])
+        self.assertIn('duration', meta)
+
+    def test_progress_is_not_written(self):
+        flow_detail = self.save_flow_detail()
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        fd = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        for atom in fd:
+            self.assertNotIn('progress', atom.meta or {})
+
+
+class SQLiteDeferredWritesTest(_DeferredWritesTests, base.SQLiteMixin,
+                               base.TestCase):
+    pass
+
+
+class MySQLDeferredWritesTest(_DeferredWritesTests, base.MySQLMixin,
+                              base.TestCase):
+    pass
+
+
+class PostgreSQLDeferredWritesTest(_DeferredWritesTests,
+                                   base.PostgreSQLMixin, base.TestCase):
+    pass
