@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 
 import fixtures
@@ -130,6 +131,8 @@ class Stack(fixtures.Fixture):
         self.port = free_port()
         self.api_url = f'http://127.0.0.1:{self.port}/v2.1'
         self.outputs = []
+        # How long each command and phase took, attached to a failure.
+        self.timings = []
         self.env = {
             **os.environ,
             'HARNESS_DIR': self.dir,
@@ -150,11 +153,16 @@ class Stack(fixtures.Fixture):
 
     def harness(self, command, check=True, env=None):
         """``harness.sh COMMAND``; its CompletedProcess (checked)."""
+        started = time.monotonic()
         result = subprocess.run(
             ['bash', HARNESS, command], env={**self.env, **(env or {})},
             capture_output=True, text=True, timeout=HARNESS_TIMEOUT,
             stdin=subprocess.DEVNULL, start_new_session=True)
         self.outputs.append((command, result))
+        self.timings.append(
+            f'harness.sh {command}: {time.monotonic() - started:.1f} s')
+        self.timings += [line for line in result.stdout.splitlines()
+                         if line.startswith('harness: ') and ' took ' in line]
         if check and result.returncode != 0:
             raise AssertionError(
                 f'harness.sh {command} exited {result.returncode}:\n'
@@ -189,6 +197,8 @@ class Stack(fixtures.Fixture):
             mysql(f'DROP DATABASE IF EXISTS `{name}`')
 
     def _attach_logs(self, exc_info):
+        self.test.addDetail('timings', content.text_content(
+            '\n'.join(self.timings)))
         for command, result in self.outputs:
             self.test.addDetail(f'harness:{command}', content.text_content(
                 (result.stdout + result.stderr)[-LOG_TAIL:]))
