@@ -166,6 +166,11 @@ def command_names(text):
     return names
 
 
+def upper_case_variables(text):
+    """Names of the upper-case variables a normalized text reads."""
+    return set(re.findall(r'\$\{?#?!?([A-Z_][A-Z0-9_]*)(?![a-z])', text))
+
+
 def bash_builtins():
     result = subprocess.run(['bash', '-c', 'compgen -b; compgen -k'],
                             capture_output=True, text=True, timeout=30,

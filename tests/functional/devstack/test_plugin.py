@@ -163,12 +163,16 @@ class HarnessTest(testtools.TestCase):
                     self.assertNotIn('_harness', source.read(), path)
 
 
-def harness_functions():
-    """STANDS_IN_FOR of harness.sh: the devstack functions it defines."""
+def _harness_list(name):
+    """A list variable of harness.sh (STANDS_IN_FOR, DEVSTACK_VARIABLES)."""
     with open(stack.HARNESS) as harness:
-        found = re.search(r'^STANDS_IN_FOR=\(([^)]*)\)', harness.read(),
-                          re.M)
+        found = re.search(rf'^{name}=\(([^)]*)\)', harness.read(), re.M)
     return set(found.group(1).split())
+
+
+def harness_functions():
+    """The devstack functions harness.sh defines."""
+    return _harness_list('STANDS_IN_FOR')
 
 
 def plugin_files():
@@ -190,6 +194,17 @@ class CommandsTest(testtools.TestCase):
         # The scan sees the calls it must judge.
         self.assertLessEqual({'run_process', 'iniset', 'psql', 'curl',
                               '_cellboot_manage'}, called)
+
+    def test_the_plugin_reads_only_devstack_variables_the_harness_sets(self):
+        # Its own are CELLBOOT_*; bash sets SECONDS, HOSTNAME, BASH_SOURCE.
+        read = commands.upper_case_variables(
+            commands.normalized(plugin_files()))
+        self.assertEqual(set(), {
+            name for name in read if not name.startswith('CELLBOOT_')} -
+            _harness_list('DEVSTACK_VARIABLES') -
+            {'SECONDS', 'HOSTNAME', 'BASH_SOURCE'})
+        self.assertLessEqual({'DEST', 'DATABASE_TYPE', 'CELLBOOT_CONF'},
+                             read)
 
     def test_calls_are_found_wherever_bash_allows_them(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'x')
