@@ -7,8 +7,9 @@ Each conductor process runs the checks of its kind every ``[conductor]
 sweep_interval`` s, in a daemon thread, the first one an interval after
 start (a conductor that just started resumes its own flows first):
 
-* a super conductor (kind ``boot``): ``OrphanBuildRequests``;
-* a cell conductor (kind ``reschedule``): ``BuildTimeouts``.
+* a super conductor (kind ``boot``): ``orphans.OrphanBuildRequests``;
+* a cell conductor (kind ``reschedule``):
+  ``build_timeouts.BuildTimeouts``.
 
 Every check has ``sweep_once(context)``, which returns what it did (a
 dict of counts), so that tests call it directly. Checks are idempotent
@@ -17,46 +18,36 @@ started through the same idempotent paths as a cast, and what they
 settle is settled by a conditional update.
 """
 
-import threading
-
 from oslo_log import log as logging
 
-from cellboot.conductor.build_timeouts import BuildTimeouts
-from cellboot.conductor.orphans import OrphanBuildRequests
+from cellboot.compute import registration
+from cellboot.conductor import build_timeouts
+from cellboot.conductor import orphans
 from cellboot.conf import CONF
-from cellboot import context as cb_context
 
 LOG = logging.getLogger(__name__)
-
-__all__ = ['BuildTimeouts', 'OrphanBuildRequests', 'Sweeper', 'start_for']
 
 
 class Sweeper:
     """Runs ``checks`` every ``interval`` s in a daemon thread.
 
-    A check that fails is logged and tried again at the next sweep: a
-    database that is down now may be back then, and the conductor must
-    not lose its checks to it.
+    The thread is the compute hosts' heartbeat thread, which has the
+    same needs (a first run one interval after start, a stop that waits
+    for a run under way). A check that fails is logged and tried again
+    at the next sweep: a database that is down now may be back then,
+    and the conductor must not lose its checks to it.
     """
 
     def __init__(self, checks, interval, name):
         self.checks = list(checks)
         self.interval = interval
         self.name = name
-        self._stopping = threading.Event()
-        self._thread = None
+        self._thread = registration.Heartbeat(self.sweep_once, interval,
+                                              name)
 
     def start(self):
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name=self.name,
-                                        daemon=True)
         self._thread.start()
         return self
-
-    def _run(self):
-        context = cb_context.get_admin_context()
-        while not self._stopping.wait(self.interval):
-            self.sweep_once(context)
 
     def sweep_once(self, context):
         """Run every check once; their results, by check name."""
@@ -77,17 +68,14 @@ class Sweeper:
 
     def stop(self):
         """Stop sweeping; returns once a sweep under way has ended."""
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._thread.stop()
 
 
 def checks_for(manager):
     """The checks of a conductor manager's kind (see the module doc)."""
     if manager.KIND == 'boot':
-        return [OrphanBuildRequests(manager)]
-    return [BuildTimeouts(manager)]
+        return [orphans.OrphanBuildRequests(manager)]
+    return [build_timeouts.BuildTimeouts(manager)]
 
 
 def start_for(manager):
