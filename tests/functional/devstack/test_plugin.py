@@ -153,6 +153,18 @@ class HarnessTest(testtools.TestCase):
         self.assertNotEqual(0, result.returncode)
         self.assertIn('STACK_USER: unbound variable', result.stderr)
 
+    def test_an_unknown_cells_v2_setup_is_one_clear_error(self):
+        env = {**os.environ,
+               'HARNESS_DIR': self.useFixture(fixtures.TempDir()).path,
+               'HARNESS_RABBIT_VHOST': 'unused',
+               'CELLBOOT_CELLSV2_SETUP': 'twocells'}
+        result = subprocess.run(['bash', stack.HARNESS, 'stack'], env=env,
+                                capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn("cellboot: CELLBOOT_CELLSV2_SETUP is 'twocells'; use "
+                      "superconductor or singleconductor", result.stderr)
+        self.assertNotIn('plugin.sh stack post-config', result.stdout)
+
     def test_the_plugin_calls_no_helper_of_the_harness(self):
         # The harness's own functions are defined in the plugin's shell
         # too; a plugin that called one would pass here, fail on devstack.
