@@ -19,8 +19,8 @@ from tests import base
 from tests.functional import invariants
 from tests.functional.multiprocess import deployment as deployment_mod
 
-BUILD_TIMEOUT = 8
-SWEEP_INTERVAL = 2
+BUILD_TIMEOUT = 6
+SWEEP_INTERVAL = 1
 # Seconds the DB writes, the check's own run and a loaded machine add.
 SLACK = 8
 # Seconds a boot may take to reach the host's driver.
