@@ -17,10 +17,12 @@ for the instance:
    build's. An instance that is gone, settled otherwise, or meant for
    another host has its claim on this host given back and is not built;
 2. the driver spawns it (action event ``compute_build_and_run_instance``);
-3. success: ACTIVE with host, node and launched_at, written only if the
-   instance is still building; if it was deleted or timed out (ERROR,
-   see ``cellboot.conductor.build_timeouts``) during the spawn, the
-   server is removed and the claim given back;
+3. success: ACTIVE with node and launched_at, written only if the
+   build is still the one this host took (building, spawning, here); if
+   it was deleted, timed out (ERROR, see
+   ``cellboot.conductor.build_timeouts``) or moved to another host
+   during the spawn, the server is removed and this host's claim given
+   back;
 4. a reschedulable failure: the claim is given back, the failure counted
    against the host, task_state reset (for the next host to take the
    build) and ``build_instances`` cast to the cell conductor with the
@@ -234,11 +236,10 @@ class ComputeManager:
 
     def _finish(self, context, current):
         try:
-            current.update(context, expected_vm_state=vm_states.BUILDING,
-                           vm_state=vm_states.ACTIVE, task_state=None,
-                           host=self.host,
-                           node=self.node.hypervisor_hostname,
-                           launched_at=timeutils.utcnow())
+            current.finish_build(context, self.host,
+                                 vm_state=vm_states.ACTIVE, task_state=None,
+                                 node=self.node.hypervisor_hostname,
+                                 launched_at=timeutils.utcnow())
         except (exception.InstanceNotFound,
                 exception.UnexpectedVMState) as exc:
             LOG.info('Instance %s changed while host %s built it (%s); '

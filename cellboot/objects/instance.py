@@ -253,6 +253,31 @@ class Instance(base.DomainObject):
         self.load_row(row, **_from_db(row))
         return updated is not None
 
+    def finish_build(self, context, host, **values):
+        """Write ``values`` if the build is still the one ``host`` took.
+
+        That is: building, on ``host``, spawning (see ``claim_build``).
+        A build that was timed out, deleted, or moved on to another host
+        meanwhile (a reschedule) is not written: InstanceNotFound or
+        UnexpectedVMState says what it is now.
+        """
+        condition = sa.and_(
+            _INSTANCES.c.host == host,
+            _INSTANCES.c.task_state == task_states.SPAWNING)
+        updated, current = _update(context, self.uuid, _to_db(values),
+                                   [vm_states.BUILDING], condition)
+        if updated is not None:
+            self.load_row(updated, **_from_db(updated))
+        elif current is None:
+            raise exception.InstanceNotFound(uuid=self.uuid)
+        else:
+            raise exception.UnexpectedVMState(
+                uuid=self.uuid,
+                actual=f'{current.vm_state} ({current.task_state}) on host '
+                       f'{current.host}',
+                expected=f'{vm_states.BUILDING} ({task_states.SPAWNING}) '
+                         f'on host {host}')
+
     def time_out_build(self, context, cutoff):
         """ERROR if still building, unchanged since ``cutoff``; True if so.
 

@@ -458,6 +458,29 @@ class _IdempotenceTests:
             (self.reload(instance).vm_state, manager.driver.list_instances(),
              self.held(instance.uuid)))
 
+    def test_a_build_moved_to_another_host_meanwhile_is_not_finished_here(
+            self):
+        # A replayed cast reached this host while a reschedule moved the
+        # build on (the cell conductor claimed host2 and pointed the
+        # instance at it): host2's claim and build are not this host's.
+        second = self.start_manager('host2')
+
+        def moved(inst):
+            self.scheduler.claim_resources(self.ctxt, inst.uuid,
+                                           second.node.uuid,
+                                           dict(compute_base.RESOURCES))
+            self.reload(inst).update(self.ctx, host='host2', node='host2')
+
+        manager = self.start_manager(on_spawn=moved)
+        instance = self.create_building_instance(self.ctxt, manager)
+        self.build(self.ctxt, manager, instance)
+        built = self.reload(instance)
+        self.assertEqual(
+            (vm_states.BUILDING, 'host2', [],
+             {second.node.uuid: compute_base.RESOURCES}),
+            (built.vm_state, built.host, manager.driver.list_instances(),
+             self.held(instance.uuid)))
+
     def test_a_late_duplicate_of_a_timed_out_build_releases_this_host(self):
         manager = self.start_manager()
         instance = self.create_building_instance(self.ctxt, manager)
