@@ -11,8 +11,9 @@ owner can still be told what happened.
 
 Messages can arrive twice (a redelivery, a resumed flow replaying its
 cast), so a compute host takes a build with ``claim_build``: only one
-message moves a building instance to task_state spawning on a host. A
-build that no host finishes is found by ``get_builds_older_than`` and
+message moves a building instance to task_state spawning on a host, and
+only that build is made ACTIVE (``finish_build``). A build that no host
+finishes is found by ``get_builds_older_than`` and
 ended by ``time_out_build``, conditional again, so that of two
 conductors sweeping at once, or of a sweeper and a late compute host,
 only one acts.
@@ -289,8 +290,7 @@ class Instance(base.DomainObject):
         updated, _current = _update(
             context, self.uuid,
             {'vm_state': vm_states.ERROR, 'task_state': None},
-            condition=sa.and_(_INSTANCES.c.uuid == self.uuid,
-                              _build_older_than(cutoff)))
+            condition=_build_older_than(cutoff))
         if updated is None:
             return False
         self.load_row(updated, **_from_db(updated))
