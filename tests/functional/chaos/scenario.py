@@ -90,6 +90,11 @@ HTTP_TIMEOUT = 60
 # Seconds between two looks at the databases while waiting.
 POLL_INTERVAL = 1.0
 
+# Seconds after which an unchanged state in flight is stuck: a build
+# times out build_timeout after its last change, found at the next sweep;
+# a dead conductor's claim runs out after claim_expiry.
+STALLED_AFTER = BUILD_TIMEOUT + 2 * SWEEP_INTERVAL + CLAIM_EXPIRY + 10
+
 # A kill is aimed: from its planned time, wait up to AIM_SECONDS for the
 # victim to have a flow in flight (its log says the flow is RUNNING and
 # has not ended), so that the crash interrupts work rather than an idle
@@ -317,13 +322,41 @@ class Chaos:
     # -- the end -------------------------------------------------------------
 
     def wait_quiet(self):
-        """Wait until nothing is in flight; the last look if it never is."""
+        """Wait until nothing is in flight; the last look if it never is.
+
+        Gives up early when what is in flight has not changed for
+        ``STALLED_AFTER`` s: by then every mechanism would have acted.
+        """
         deadline = time.monotonic() + self.quiesce_timeout
+        last, changed = None, time.monotonic()
         while True:
             seen = observe.look(self.redis.client, self.redis.namespace)
-            if seen.quiet or time.monotonic() > deadline:
+            now = time.monotonic()
+            if str(seen) != last:
+                last, changed = str(seen), now
+            if seen.quiet or now > deadline or now - changed > STALLED_AFTER:
                 return seen
             time.sleep(POLL_INTERVAL)
+
+    def taken_over(self):
+        """Flows that more than one process logged as RUNNING.
+
+        Read from the logs, not the flow meta: a flow whose conductor
+        died before it persisted anything of the run is taken over
+        without a resumption on record.
+        """
+        runners = collections.defaultdict(set)
+        for service in self.deployment.processes.services:
+            try:
+                with open(service.log_path, 'rb') as log:
+                    text = log.read()
+            except OSError:
+                continue
+            for label, state in _FLOW_STATE.findall(text):
+                if state == b'RUNNING':
+                    runners[label].add(service.log_path)
+        return [label.decode() for label, logs in runners.items()
+                if len(logs) > 1]
 
     def servers(self):
         """Every server of the project as the REST API shows it."""
@@ -340,6 +373,7 @@ class Chaos:
             'boots': len(self.accepted),
             'kills': len(self.kills),
             'resumed_flows': len(observe.resumed_flows(all_flows)),
+            'taken_over_flows': len(self.taken_over()),
             'reschedules': len(observe.reschedule_flows(all_flows)),
             'active': states.get('active', 0),
             'error': states.get('error', 0),
