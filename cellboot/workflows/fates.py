@@ -179,12 +179,26 @@ def map_to_cell(context, instance_uuid, cell_mapping):
 
 
 def delete_build_request(context, instance_uuid):
-    """Remove the build request; False if the owner already did."""
+    """Remove the build request; False if the owner already did.
+
+    A build request that is gone was removed either by the owner's
+    delete (which also removes the mapping, or marks it queued for
+    delete) or by an earlier run of this very step: a conductor that died
+    after removing it, whose flow is now resumed. Only the first is a
+    deleted server; mistaking the second for it would destroy a server
+    its owner still has.
+    """
     try:
         build_request_obj.BuildRequest.get_by_instance_uuid(
             context, instance_uuid).destroy(context)
     except exception.BuildRequestNotFound:
-        return False
+        try:
+            mapping = mapping_obj.InstanceMapping.get_by_instance_uuid(
+                context, instance_uuid)
+        except exception.InstanceMappingNotFound:
+            return False
+        return (mapping.cell_mapping is not None and
+                not mapping.queued_for_delete)
     return True
 
 

@@ -118,3 +118,13 @@ class ResumeAfterCrashTest(base.TestCase):
         self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
                                       for uuid in uuids})
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_a_replayed_build_request_removal_keeps_the_server(self):
+        # Killed once the build requests were removed, before that was
+        # recorded: the resumed step finds them gone, which is its own
+        # earlier work and not the owner's delete.
+        uuids = self._boot_and_kill('delete-build-request')
+        self._restart()
+        self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
+                                      for uuid in uuids})
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))

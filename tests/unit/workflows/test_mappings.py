@@ -1,5 +1,6 @@
 """``map-instance``, ``delete-build-request`` and ``cast-to-compute``."""
 
+from cellboot.api import server_records
 from cellboot import exception
 from cellboot.objects import build_request
 from cellboot.objects import instance_mapping
@@ -50,12 +51,9 @@ class _HandOverTests:
             self.store['selections'], self.store['settled'],
             self.store['request_spec'])
 
-    def _owner_deletes(self, uuid, mapping_too=False):
-        build_request.BuildRequest.get_by_instance_uuid(
-            self.ctx, uuid).destroy(self.ctx)
-        if mapping_too:
-            instance_mapping.InstanceMapping.get_by_instance_uuid(
-                self.ctx, uuid).destroy(self.ctx)
+    def _owner_deletes(self, uuid):
+        """The owner deletes the server through the API's own code."""
+        server_records.delete(self.ctx, uuid, self.scheduler)
 
     def _assert_cleaned_up(self, uuid):
         self.assertTrue(self.instance_in(self.cells[0], uuid,
@@ -74,7 +72,7 @@ class _HandOverTests:
                          [self.mapped_cell(uuid) for uuid in self.uuids])
 
     def test_map_instance_cleans_up_when_the_mapping_is_gone(self):
-        self._owner_deletes(self.uuids[0], mapping_too=True)
+        self._owner_deletes(self.uuids[0])
         mapped = self._map_instances()
         self.assertEqual([fates.DELETED, fates.OK],
                          [mapped[uuid] for uuid in self.uuids])
@@ -94,6 +92,17 @@ class _HandOverTests:
                          [settled[uuid] for uuid in self.uuids])
         self._assert_cleaned_up(self.uuids[1])
         self.assertNotEqual({}, self.held(self.uuids[0]))
+
+    def test_a_build_request_removed_by_an_earlier_run_is_no_delete(self):
+        # A conductor died after this step removed the build requests and
+        # before that was recorded: the resumed step finds them gone.
+        self._map_instances()
+        self._delete_build_requests()
+        self.assertEqual(dict.fromkeys(self.uuids, fates.OK),
+                         self._delete_build_requests())
+        for uuid in self.uuids:
+            self.assertFalse(self.instance_in(self.cells[0], uuid).deleted)
+            self.assertNotEqual({}, self.held(uuid))
 
     def test_cast_sends_each_build_to_its_chosen_host(self):
         self._map_instances()
