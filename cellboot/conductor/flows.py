@@ -143,8 +143,10 @@ class FlowConductorBase:
         """
         if self.board is None:
             return self.run_flow(context, store, instance_uuids, key, what)
+        # Posted, not held: whichever conductor claims it takes it over
+        # (``engine.take_over``).
         meta = engine.flow_meta(self.KIND, instance_uuids, context,
-                                owner=self.owner)
+                                owner=self.owner, held=False)
         try:
             flow_detail, created = engine.create(
                 type(self).FLOW_FACTORY, jsonutils.to_primitive(store),

@@ -19,10 +19,32 @@ attempt of a reschedule. ``create`` saves a flow only if no flow of that
 uuid exists, so that a cast delivered twice, or a cast that arrives
 after a sweeper started its flow, never makes a second flow.
 
-A conductor that takes over a flow another process created or left
-(``take_over``) records itself as its ``owner`` since ``owned_since``
-and, when the flow had already started, appends to its
-``resumptions`` (``{'by', 'at', 'from_state'}``).
+Who runs a flow, and when a run is a resumption (``take_over``). The
+meta's ``owner`` (``HOST:PID``) is the conductor process that has the
+flow; ``owned_since`` says since when it has had it in hand. A flow its
+creator runs at once (no jobboard) has both from the start; a flow
+posted on a jobboard has no ``owned_since`` until a conductor claims it
+(the poster's own first claim writes it: one UPDATE). A conductor
+running a flow:
+
+* runs it as a *resumption* (``resumed=True`` to the atoms) when the
+  flow shows it started (its state is past PENDING) **or** when the meta
+  names another owner. The second rule is what catches a conductor
+  killed during the first atom (``schedule``): the engine defers the
+  flow's RUNNING state (``taskflow_engine``), so such a flow still looks
+  never started, while the scheduler has claimed hosts for it. A
+  restarted process on the same host has another pid, hence is another
+  owner. The cost: a job first claimed by a conductor other than the one
+  that posted it is run as a resumption too, so ``schedule`` releases
+  each instance's (absent) allocations before claiming: one cheap
+  scheduler call per instance.
+* appends to ``resumptions`` (``{'by', 'at', 'from_state'}``, what
+  ``flows show`` prints) only when a conductor really took over work:
+  the flow had started, or its previous owner had it in hand
+  (``owned_since`` is set) and is another process. A job merely claimed
+  by another conductor than its poster is not a resumption for an
+  operator, and is not recorded. ``from_state`` is the flow's persisted
+  state (PENDING for a flow saved but never started).
 
 ``lookup`` finds flows by instance uuid from that meta; ``resume``
 rebuilds an unfinished flow from its factory and finishes it. The
@@ -125,20 +147,26 @@ def persisted_context(context):
     return jsonutils.to_primitive(values)
 
 
-def flow_meta(kind, instance_uuids, context, owner=None):
+def flow_meta(kind, instance_uuids, context, owner=None, held=True):
     """The meta of a new flow detail (see the module docstring).
 
     ``owner``: the conductor creating it (default ``owner_name()``).
+    ``held``: whether that conductor runs it now (False: it posts it on
+    a jobboard, and ``owned_since`` waits for a claim).
     """
-    return {
+    now = timeutils.utcnow().isoformat()
+    meta = {
         'kind': kind,
         'instance_uuids': list(instance_uuids),
         'conductor': CONF.host,
         'owner': owner or owner_name(),
-        'started_at': timeutils.utcnow().isoformat(),
+        'started_at': now,
         'request_id': context.request_id,
         'context': persisted_context(context),
     }
+    if held:
+        meta['owned_since'] = now
+    return meta
 
 
 def _factory_details(flow_factory):
@@ -287,34 +315,39 @@ def stored_context(flow_meta_values):
 
 
 def take_over(persistence, flow_detail, owner=None):
-    """Record ``owner`` as the conductor now running ``flow_detail``.
+    """Make ``owner`` the conductor running ``flow_detail``; resumed?
 
-    Writes ``owner``, ``owned_since`` and, when the flow had started,
-    one more ``resumptions`` entry, in one transaction, into the
-    database and into ``flow_detail.meta`` (which the engine's storage
-    writes back with every flow state change). A flow its own creator
-    runs for the first time is left as it is. Returns whether the flow
-    had started (its run is a resumption).
+    Returns whether the run is a resumption (see the module docstring:
+    the flow started, or another owner is recorded). Unless the flow's
+    recorded owner already has it in hand and it never started (its
+    creator's first run), writes ``owner``, ``owned_since`` and, when
+    another conductor's work is taken over, one more ``resumptions``
+    entry, in one transaction, into the database and into
+    ``flow_detail.meta`` (which the engine's storage merges back).
     """
     owner = owner or owner_name()
+    meta = flow_detail.meta or {}
     started = flow_detail.state not in NOT_STARTED_STATES
-    if not started and owner_of(flow_detail.meta) == owner:
+    previous = owner_of(meta)
+    held = bool(meta.get('owned_since'))
+    if not started and previous == owner and held:
         return False
+    taken_from_holder = previous != owner and held
     now = timeutils.utcnow().isoformat()
     flows = _TABLES.flowdetails
     engine = flow_db.get_backend(persistence).engine
     with engine.begin() as conn:
-        meta = conn.execute(sa.select(flows.c.meta).where(
+        stored = conn.execute(sa.select(flows.c.meta).where(
             flows.c.uuid == flow_detail.uuid)).scalar()
-        meta = dict(meta or flow_detail.meta or {}, owner=owner,
-                    owned_since=now)
-        if started:
+        meta = dict(stored or meta, owner=owner, owned_since=now)
+        if started or taken_from_holder:
             meta['resumptions'] = list(meta.get('resumptions') or ()) + [
-                {'by': owner, 'at': now, 'from_state': flow_detail.state}]
+                {'by': owner, 'at': now,
+                 'from_state': flow_detail.state or states.PENDING}]
         conn.execute(sa.update(flows).where(
             flows.c.uuid == flow_detail.uuid).values(meta=meta))
     flow_detail.meta = meta
-    return started
+    return started or previous != owner
 
 
 def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
@@ -324,21 +357,22 @@ def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
     The flow is rebuilt from its factory; this conductor takes it over
     (``take_over``, as ``owner``). ``transient_for(context)`` returns
     the transient values for the flow's stored request context; a
-    flow that had started also gets ``resumed=True``. Returns the
+    resumption (``take_over``) also gets ``resumed=True``. Returns the
     engine; raises what made the flow revert, once it has reverted.
     """
     backend = flow_db.get_backend(persistence)
     context = stored_context(flow_detail.meta or {})
     previous_state = flow_detail.state
-    started = take_over(persistence, flow_detail, owner=owner)
-    if started:
-        LOG.info('Resuming flow %s (%s) of request %s, left %s.',
+    previous_owner = owner_of(flow_detail.meta)
+    resumed = take_over(persistence, flow_detail, owner=owner)
+    if resumed:
+        LOG.info('Resuming flow %s (%s) of request %s, left %s by %s.',
                  flow_detail.name, flow_detail.uuid, context.request_id,
-                 previous_state)
+                 previous_state or states.PENDING, previous_owner)
     engine = taskflow_engine.CellbootEngine(
         engines.flow_from_detail(flow_detail), flow_detail, backend, {})
     transient = dict(transient_for(context))
-    if started:
+    if resumed:
         transient['resumed'] = True
     return _run(engine, transient,
                 label or f'{flow_detail.name} {flow_detail.uuid}',

@@ -8,6 +8,8 @@ the atoms before it SUCCESS, and nothing reverts. A new conductor
 manager of the same host then starts and finishes the flow.
 """
 
+import contextlib
+
 from taskflow.listeners import base as listener_base
 from taskflow import states
 
@@ -33,6 +35,34 @@ class KillAfter(listener_base.Listener):
     def _task_receiver(self, state, details):
         if details['task_name'] == self.atom:
             raise Killed(f'killed after {self.atom} {state}')
+
+
+class DieAfterClaiming:
+    """The scheduler of a conductor killed while ``schedule`` runs.
+
+    The scheduler claims the hosts it chose, then the conductor dies
+    before the step's result (or even the flow's RUNNING state, which
+    the engine defers) is written: like a SIGKILL, the engine writes
+    nothing more (its last flush is skipped). ``watch`` is the flow
+    listener that shows it the engine.
+    """
+
+    def __init__(self, scheduler):
+        self._scheduler = scheduler
+        self._engines = []
+
+    def __getattr__(self, name):
+        return getattr(self._scheduler, name)
+
+    def watch(self, engine):
+        self._engines.append(engine)
+        return contextlib.nullcontext()
+
+    def select_destinations(self, *args, **kwargs):
+        self._scheduler.select_destinations(*args, **kwargs)
+        for engine in self._engines:
+            engine.storage.flush = lambda: None
+        raise Killed('killed in schedule, after the scheduler claimed')
 
 
 class RunRecorder(listener_base.Listener):
@@ -68,11 +98,16 @@ class ResumeAfterCrashTest(base.TestCase):
                           self.cluster.ctx, build_requests, specs)
         return [br['instance_uuid'] for br in build_requests]
 
-    def _restart(self):
-        """A new conductor manager starts; returns the atoms it ran."""
+    def _restart(self, owner=None):
+        """A new conductor manager starts; returns the atoms it ran.
+
+        ``owner``: its name (default: this process's, as the dead one's).
+        """
         ran = []
         survivor = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
+        if owner is not None:
+            survivor.owner = owner
         survivor.flow_listeners = [lambda engine: RunRecorder(engine, ran)]
         self.addCleanup(survivor.stop)
         self.assertEqual(1, survivor.start(self.cluster.ctx))
@@ -128,3 +163,29 @@ class ResumeAfterCrashTest(base.TestCase):
         self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
                                       for uuid in uuids})
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_a_conductor_killed_in_schedule_leaks_no_claim(self):
+        # Killed after the scheduler claimed, before anything of the run
+        # was written: the flow looks never started, but its owner is
+        # gone (a restarted process has another pid), so the restarted
+        # conductor's schedule gives back what the dead run claimed. One
+        # instance: the dead claim weighs on its host, so the next run
+        # picks the other host, where a leak would show.
+        scheduler = DieAfterClaiming(self.cluster.scheduler)
+        dying = manager.SuperConductorManager(scheduler=scheduler)
+        dying.owner = 'conductor:1'
+        dying.flow_listeners = [scheduler.watch]
+        build_requests, specs = self.cluster.build_request(1)
+        self.assertRaises(Killed, dying.schedule_and_build_instances,
+                          self.cluster.ctx, build_requests, specs)
+        uuids = [br['instance_uuid'] for br in build_requests]
+        (flow,) = self.cluster.flows(uuids[0])
+        self.assertIn(flow['state'], (None, 'PENDING'))
+        self.assertEqual('schedule', self._restart(owner='conductor:2')[0])
+        self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
+                                      for uuid in uuids})
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+        (flow,) = self.cluster.flows(uuids[0])
+        (resumption,) = flow['meta']['resumptions']
+        self.assertEqual(('conductor:2', 'PENDING'),
+                         (resumption['by'], resumption['from_state']))

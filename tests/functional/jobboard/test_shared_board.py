@@ -123,6 +123,11 @@ class SharedBoardTest(base.TestCase):
                                      for owners in self.runs.values())
         self.assertEqual({'conductor-a:1', 'conductor-b:2'}, set(ran_by),
                          ran_by)
+        # A job claimed by another conductor than its poster is no
+        # take-over of anybody's work: no resumption recorded.
+        self.assertEqual([None] * len(uuids),
+                         [flow['meta'].get('resumptions') for flow in
+                          lookup.find_flows(self.cluster.flow_url)])
 
     def test_a_dead_conductors_flow_is_resumed_by_a_survivor(self):
         killed = threading.Event()
