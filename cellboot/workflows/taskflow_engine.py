@@ -39,6 +39,21 @@ from taskflow import storage as tf_storage
 from taskflow.utils import misc
 
 _TABLES = tf_tables.fetch(sa.MetaData())
+_ATOMS, _FLOWS = _TABLES.atomdetails, _TABLES.flowdetails
+
+# What an atom's run changes; prepared once, run as executemany.
+_OUTCOME_FIELDS = ('state', 'intention', 'results', 'failure',
+                   'revert_results', 'revert_failure', 'version')
+_UPDATE_ATOM = sa.update(_ATOMS).where(
+    _ATOMS.c.uuid == sa.bindparam('b_uuid')).values(
+    {field: sa.bindparam(f'v_{field}')
+     for field in _OUTCOME_FIELDS + ('meta',)})
+_UPDATE_ATOM_META = sa.update(_ATOMS).where(
+    _ATOMS.c.uuid == sa.bindparam('b_uuid')).values(
+    meta=sa.bindparam('v_meta'))
+_UPDATE_FLOW_STATE = sa.update(_FLOWS).where(
+    _FLOWS.c.uuid == sa.bindparam('b_uuid')).values(
+    state=sa.bindparam('v_state'))
 
 # Atom states whose change is not worth a write of its own: resuming
 # treats an atom left RUNNING like a PENDING one.
@@ -67,6 +82,7 @@ class _Storage(tf_storage.Storage):
                                     impl_sqlalchemy.SQLAlchemyBackend)
         self._new_atoms = {}       # uuid -> atom detail, to insert
         self._changed_atoms = {}   # uuid -> atom detail, to update
+        self._changed_meta = {}    # uuid -> atom detail, meta only
         self._flow_state_changed = False
         self._flow_meta_changes = {}
         self._written_meta = dict(flow_detail.meta or {})
@@ -79,10 +95,14 @@ class _Storage(tf_storage.Storage):
         if not self._deferred:
             return super()._save_atom_detail(conn, original_atom_detail,
                                              atom_detail)
+        uuid = original_atom_detail.uuid
+        if uuid not in self._new_atoms and (
+                uuid in self._changed_atoms or
+                _outcome_changed(original_atom_detail, atom_detail)):
+            self._changed_atoms[uuid] = original_atom_detail
+        elif uuid not in self._new_atoms:
+            self._changed_meta[uuid] = original_atom_detail
         original_atom_detail.update(atom_detail)
-        if original_atom_detail.uuid not in self._new_atoms:
-            self._changed_atoms[original_atom_detail.uuid] = \
-                original_atom_detail
         if not self._quiet:
             self._outcome_pending = True
         return original_atom_detail
@@ -128,42 +148,62 @@ class _Storage(tf_storage.Storage):
             self._flush()
 
     def _flush(self):
-        if not (self._new_atoms or self._changed_atoms or
+        changed = self._changed_atoms
+        meta_only = {uuid: detail
+                     for uuid, detail in self._changed_meta.items()
+                     if uuid not in changed}
+        if not (self._new_atoms or changed or meta_only or
                 self._flow_state_changed or self._flow_meta_changes):
             return
-        atoms, flows = _TABLES.atomdetails, _TABLES.flowdetails
         flow_uuid = self._flowdetail.uuid
         with self._backend.engine.begin() as conn:
             if self._flow_state_changed or self._flow_meta_changes:
                 # The flow row first: on SQLite its UPDATE opens the
                 # write transaction, so that the meta read below cannot
                 # be stale.
-                conn.execute(sa.update(flows).where(
-                    flows.c.uuid == flow_uuid).values(
-                    state=self._flowdetail.state))
-            for atom_detail in self._new_atoms.values():
-                values = atom_detail.to_dict()
-                values['parent_uuid'] = flow_uuid
-                values['atom_type'] = models.atom_detail_type(atom_detail)
-                conn.execute(sa.insert(atoms).values(**values))
-            for atom_detail in self._changed_atoms.values():
-                conn.execute(sa.update(atoms).where(
-                    atoms.c.uuid == atom_detail.uuid).values(
-                    atom_detail.to_dict()))
+                conn.execute(_UPDATE_FLOW_STATE, {
+                    'b_uuid': flow_uuid, 'v_state': self._flowdetail.state})
+            if self._new_atoms:
+                conn.execute(sa.insert(_ATOMS), [
+                    dict(detail.to_dict(), parent_uuid=flow_uuid,
+                         atom_type=models.atom_detail_type(detail))
+                    for detail in self._new_atoms.values()])
+            if changed:
+                conn.execute(_UPDATE_ATOM, [
+                    _update_params(uuid, detail)
+                    for uuid, detail in changed.items()])
+            if meta_only:
+                conn.execute(_UPDATE_ATOM_META, [
+                    {'b_uuid': uuid, 'v_meta': detail.meta}
+                    for uuid, detail in meta_only.items()])
             if self._flow_meta_changes:
                 # Merged into the stored meta: a conductor taking the
                 # flow over writes its own keys (owner, resumptions).
-                stored = conn.execute(sa.select(flows.c.meta).where(
-                    flows.c.uuid == flow_uuid)).scalar()
-                conn.execute(sa.update(flows).where(
-                    flows.c.uuid == flow_uuid).values(
+                stored = conn.execute(sa.select(_FLOWS.c.meta).where(
+                    _FLOWS.c.uuid == flow_uuid)).scalar()
+                conn.execute(sa.update(_FLOWS).where(
+                    _FLOWS.c.uuid == flow_uuid).values(
                     meta=dict(stored or {}, **self._flow_meta_changes)))
         self._new_atoms = {}
         self._changed_atoms = {}
+        self._changed_meta = {}
         self._flow_state_changed = False
         self._written_meta.update(self._flow_meta_changes)
         self._flow_meta_changes = {}
         self._outcome_pending = False
+
+
+def _update_params(uuid, atom_detail):
+    values = atom_detail.to_dict()
+    params = {f'v_{field}': values[field] for field in _OUTCOME_FIELDS}
+    params.update(b_uuid=uuid, v_meta=values['meta'])
+    return params
+
+
+def _outcome_changed(stored, changed):
+    """True unless only the meta of an atom detail changed."""
+    return any(getattr(stored, field) != getattr(changed, field)
+               for field in _OUTCOME_FIELDS)
 
 
 class CellbootEngine(action_engine.SerialActionEngine):
