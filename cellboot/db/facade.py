@@ -152,18 +152,32 @@ def take_sqlite_write_lock(session):
     Before ``BEGIN IMMEDIATE`` the transaction waits for its turn in the
     file's ``WriterQueue`` (when its engine releases turns, see
     ``queue_sqlite_writers``); the turn is given back when the connection
-    returns to the pool, after the commit or rollback.
+    returns to the pool, after the commit or rollback. It waits *before*
+    it takes a connection from the pool: hundreds of queued writers (a
+    multi-create's builds) would otherwise each hold a connection, which
+    the pool opens for them and closes after them (a new SQLite
+    connection and its pragmas cost more than a small transaction).
     """
-    if session.get_bind().dialect.name != 'sqlite':
+    engine = session.get_bind()
+    if engine.dialect.name != 'sqlite':
         return
-    fairy = session.connection().connection
-    dbapi_connection = fairy.driver_connection
-    dbapi_connection.execute('ROLLBACK')
-    queue = _queue_of(session.get_bind())
-    if queue is not None and _TURN not in fairy.info:
-        if queue.acquire(timeout=SQLITE_BUSY_TIMEOUT_MS / 1000.0):
-            fairy.info[_TURN] = queue
+    queue = _queue_of(engine)
+    turn = queue is not None and queue.acquire(
+        timeout=SQLITE_BUSY_TIMEOUT_MS / 1000.0)
     try:
+        fairy = session.connection().connection
+    except BaseException:
+        if turn:
+            queue.release()
+        raise
+    if turn:
+        if _TURN in fairy.info:
+            queue.release()  # this connection's transaction has one
+        else:
+            fairy.info[_TURN] = queue
+    dbapi_connection = fairy.driver_connection
+    try:
+        dbapi_connection.execute('ROLLBACK')
         dbapi_connection.execute('BEGIN IMMEDIATE')
     except BaseException:
         _give_back_turn(fairy.info)
