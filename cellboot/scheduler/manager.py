@@ -18,6 +18,13 @@ request spec's shape):
    cell, best first: hosts that passed the filters, never the chosen one,
    not claimed (a cell conductor claims one when it reschedules).
 
+A request of several instances outside a server group is first placed
+whole: steps 1, 2, 4 and 5 for every instance, then one transaction
+claims them all (``batch_claims``: each provider checked and swapped
+once). If that batch does not go through at once (no room for all, a
+race, a replayed claim), nothing of it is kept and the instances are
+placed one at a time as above.
+
 If an instance cannot be placed, the claims already made for the request
 are released and NoValidHost is raised, naming the filter that removed
 the last candidate hosts. Choices are serialized per process (one lock
@@ -39,6 +46,7 @@ from cellboot.scheduler import candidates
 from cellboot.scheduler import filters as filters_mod
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import request as request_mod
+from cellboot.scheduler.resources import batch_claims
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler import weighers as weighers_mod
 from cellboot.scheduler.weighers import base as weigher_base
@@ -87,6 +95,11 @@ class SchedulerManager:
         request = request_mod.ScheduleRequest(request_spec)
         self.cache.ensure_loaded(context)
         request.resolve(context, instance_uuids)
+        if len(instance_uuids) > 1 and not request.has_group:
+            batch = self._place_batch(context, request, instance_uuids,
+                                      return_alternates)
+            if batch is not None:
+                return batch
         made = []
         try:
             for instance_uuid in instance_uuids:
@@ -123,6 +136,49 @@ class SchedulerManager:
                 request.placed(uuid, hosts[0].service_host)
                 return hosts
             self._after_failed_claim(context, request, uuid, states, weights)
+
+    def _place_batch(self, context, request, instance_uuids,
+                     return_alternates):
+        """Choose every host first, then claim them all at once.
+
+        One claim transaction for the request (``batch_claims``) instead
+        of one per instance. Only for requests without a server group,
+        whose choices do not depend on where siblings landed. None when
+        the batch could not be claimed at once (no room for one of them,
+        a race, a replay): nothing is claimed then and the caller places
+        them one at a time, which retries and explains a NoValidHost.
+        """
+        picks = []
+        try:
+            for instance_uuid in instance_uuids:
+                with self.cache.locked() as states:
+                    chosen, mask, weights = self._choose(
+                        states, request, instance_uuid)
+                    uuid = states.uuids[chosen]
+                    self.cache.add_usage(uuid, request.resources)
+                    picks.append((instance_uuid, uuid, [
+                        self._selection(states, chosen, request, True)]))
+                    if return_alternates:
+                        picks[-1][2].extend(
+                            self._selection(states, pos, request, False)
+                            for pos in self._alternates(
+                                states, chosen, mask, weights))
+            batch_claims.claim_all(
+                context, [(instance_uuid, uuid)
+                          for instance_uuid, uuid, _hosts in picks],
+                request.resources)
+        except BaseException as exc:
+            for _instance_uuid, uuid, _hosts in picks:
+                self.cache.add_usage(uuid, request.resources, sign=-1)
+            if isinstance(exc, (exception.NoValidHost,
+                                batch_claims.NotBatchable)):
+                LOG.debug('Claiming %d instances one by one: %s',
+                          len(instance_uuids), exc)
+                return None
+            raise
+        for _instance_uuid, _uuid, hosts in picks:
+            request.placed(hosts[0].compute_node_uuid, hosts[0].service_host)
+        return [[s.to_dict() for s in hosts] for _i, _u, hosts in picks]
 
     def _choose(self, states, request, instance_uuid):
         """``(position, mask, weights)`` of the host to claim, or raise."""

@@ -29,7 +29,7 @@ _PROVIDERS = models.ResourceProvider.__table__
 _ALLOCATIONS = models.Allocation.__table__
 
 
-def _validated(resources):
+def validated(resources):
     if not isinstance(resources, dict) or not resources:
         raise exception.Invalid(
             reason='a claim needs resources as {resource_class: amount} '
@@ -60,7 +60,7 @@ def _read_provider_state(context, provider_uuid, consumer_uuid):
     return provider, inventories, used, held
 
 
-def _misfit(rc, amount, inv, in_use):
+def misfit(rc, amount, inv, in_use):
     """Why ``amount`` of ``rc`` does not fit, or None when it does."""
     if inv is None:
         return f'the provider has no {rc} inventory'
@@ -84,8 +84,8 @@ def _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
     claim, so it does not count against it.
     """
     for rc, amount in sorted(resources.items()):
-        reason = _misfit(rc, amount, inventories.get(rc),
-                         used.get(rc, 0) - held.get(rc, 0))
+        reason = misfit(rc, amount, inventories.get(rc),
+                        used.get(rc, 0) - held.get(rc, 0))
         if reason:
             raise exception.ClaimFailed(
                 amount=amount, resource_class=rc, uuid=provider_uuid,
@@ -139,7 +139,7 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources):
     ResourceProviderNotFound, or Invalid for malformed ``resources``.
     """
     return _claim(context, consumer_uuid, provider_uuid,
-                  _validated(resources))
+                  validated(resources))
 
 
 @contention.retry_on_db_contention
