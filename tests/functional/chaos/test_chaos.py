@@ -70,25 +70,39 @@ class ChaosTest(base.MySQLMixin, base.TestCase):
         finally:
             record(self._summary(chaos, violations, started))
 
-        where = f' (seed {seed})'
-        self.assertEqual([], chaos.refused, 'refused boots' + where)
-        self.assertEqual(chaos.boots, len(chaos.accepted))
-        self.assertEqual(chaos.super_kills + chaos.cell_kills,
-                         len(chaos.kills))
-        self.assertTrue(seen.quiet, f'not quiet after '
-                        f'{chaos.quiesce_timeout} s: {seen}{where}')
-        self.assertEqual([], observe.missing(chaos.accepted),
-                         'accepted servers not alive in a cell' + where)
-        self.assertEqual([], violations, 'invariant violations' + where)
-        self.assertEqual(sorted(chaos.accepted),
-                         sorted(server['id'] for server in servers))
-        unsettled = [(server['id'], server['status']) for server in servers
-                     if server['status'] not in SETTLED_STATUSES]
-        self.assertEqual([], unsettled, 'servers not ACTIVE or ERROR' + where)
-        faultless = [server['id'] for server in servers
-                     if server['status'] == 'ERROR' and
-                     not server.get('fault')]
-        self.assertEqual([], faultless, 'ERROR without a fault' + where)
+        problems = self._problems(chaos, seen, violations, servers)
+        self.assertEqual([], problems, f'seed {seed}')
+
+    @staticmethod
+    def _problems(chaos, seen, violations, servers):
+        """Every way the run fell short, one line each (all of them, so
+        that one failed run tells as much as it can)."""
+        problems = [f'refused: {status} {body[:200]}'
+                    for status, body in chaos.refused]
+        if len(chaos.accepted) != chaos.boots:
+            problems.append(f'{len(chaos.accepted)} of {chaos.boots} boots '
+                            f'accepted')
+        if len(chaos.kills) != chaos.super_kills + chaos.cell_kills:
+            problems.append(f'{len(chaos.kills)} kills done')
+        if not seen.quiet:
+            problems.append(f'not quiet after {chaos.phases["quiesce"]} s: '
+                            f'{seen}')
+        problems += [f'not alive: {line}'
+                     for line in observe.missing(chaos.accepted)]
+        problems += [f'invariant: {line}' for line in violations]
+        listed = {server['id']: server for server in servers}
+        if sorted(listed) != sorted(chaos.accepted):
+            problems.append(f'the API lists {len(listed)} servers, '
+                            f'{len(set(chaos.accepted) - set(listed))} '
+                            f'accepted ones missing')
+        for server in listed.values():
+            if server['status'] not in SETTLED_STATUSES:
+                problems.append(f'server {server["id"]} is '
+                                f'{server["status"]}')
+            elif server['status'] == 'ERROR' and not server.get('fault'):
+                problems.append(f'server {server["id"]} is ERROR without '
+                                f'a fault')
+        return problems
 
     @staticmethod
     def _summary(chaos, violations, started):
