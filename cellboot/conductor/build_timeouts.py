@@ -3,9 +3,13 @@
 A compute host that dies after it got a build (or a cast to it that is
 lost) leaves the instance building on that host for ever, holding its
 claim. A cell conductor's sweep finds the instances of its cell that
-have been building on a host, unchanged, for longer than ``[conductor]
+have been building, unchanged, for longer than ``[conductor]
 build_timeout``, and ends each in ERROR with the fault ``Build timed out
-after N s on host H``, an action event, and its claim given back.
+after N s on host H``, an action event, and its claim given back
+(``fates.end_build_in_error``). One building without a host (which no
+flow leaves: the boot flow creates the instance on its chosen host) is
+ended too, with ``... before any host took it``: the cell cannot see
+boot flows, but no boot flow will come back for it.
 
 What is not stuck is left alone: an instance a reschedule flow of the
 cell is still working on (the flow claims the next host and casts to
@@ -28,11 +32,7 @@ from oslo_utils import timeutils
 
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db.cell import connection as cell_connection
 from cellboot.objects import instance as instance_obj
-from cellboot.objects import instance_action
-from cellboot.objects import instance_fault
-from cellboot.workflows import batches
 from cellboot.workflows import engine
 from cellboot.workflows import fates
 
@@ -46,6 +46,8 @@ FAULT_CODE = 500
 
 
 def fault_message(timeout, host):
+    if host is None:
+        return f'Build timed out after {timeout} s before any host took it'
     return f'Build timed out after {timeout} s on host {host}'
 
 
@@ -59,13 +61,13 @@ class BuildTimeouts:
 
     def __init__(self, manager):
         self.manager = manager
-        # Timed-out instances whose claim could not be given back yet
-        # (the scheduler did not answer): tried again at every sweep.
-        self._unreleased = set()
+        # Claims of timed-out instances the scheduler did not take back
+        # yet: tried again at every sweep.
+        self.claims = fates.ClaimReleaser('timed-out instance')
 
     def sweep_once(self, context):
         """Time out the stuck builds of the cell; ``{'timed_out': n}``."""
-        self._release_pending(context)
+        self.claims.retry(context, self.manager.scheduler)
         timeout = CONF.conductor.build_timeout
         cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
         cell = self.manager.cell_mapping
@@ -98,58 +100,13 @@ class BuildTimeouts:
     def _time_out(self, context, instance, cutoff, timeout):
         """ERROR, fault, event, then the claim; whether this call acted."""
         message = fault_message(timeout, instance.host)
-        cell = self.manager.cell_mapping
-        with cb_context.target_cell(context, cell) as cctxt:
-            rctxt = _request_context(cctxt, instance)
-        with cb_context.target_cell(rctxt, cell) as cctxt, \
-                batches.transaction(
-                    cctxt, cell_connection.pick_context_manager(cctxt)):
-            if not instance.time_out_build(cctxt, cutoff):
-                return False
-            instance_fault.InstanceFault.create(
-                cctxt, instance.uuid, FAULT_CODE, message, details=message,
-                host=instance.host)
-            fates.record_event(cctxt, instance.uuid, EVENT_BUILD_TIMEOUT,
-                               error=message, host=instance.host)
-            instance_action.InstanceAction.get_by_request_id(
-                cctxt, instance.uuid, cctxt.request_id).finish(
-                    cctxt, message=instance_action.RESULT_ERROR)
+        if not fates.end_build_in_error(
+                context, instance,
+                lambda cctxt: instance.time_out_build(cctxt, cutoff),
+                message, EVENT_BUILD_TIMEOUT, host=instance.host,
+                cell_mapping=self.manager.cell_mapping, code=FAULT_CODE):
+            return False
         LOG.warning('Instance %s: %s; set to ERROR', instance.uuid, message)
-        self._release(context, instance.uuid)
+        self.claims.release(context, self.manager.scheduler,
+                            instance.uuid)
         return True
-
-    def _release(self, context, instance_uuid):
-        try:
-            self.manager.scheduler.release_resources(context, instance_uuid)
-        except Exception as exc:
-            LOG.warning('Could not release the claims of timed-out instance '
-                        '%s yet (%s); trying again at the next sweep',
-                        instance_uuid, exc)
-            self._unreleased.add(instance_uuid)
-        else:
-            self._unreleased.discard(instance_uuid)
-
-    def _release_pending(self, context):
-        for instance_uuid in sorted(self._unreleased):
-            self._release(context, instance_uuid)
-
-
-def _request_context(cctxt, instance):
-    """The context of the request that created ``instance``.
-
-    The timeout is recorded under the instance's create action, for the
-    same request, user and project; an instance without one gets a
-    create action of a new request (``fates.record_event`` starts it).
-    """
-    request_id = None
-    for action in instance_action.InstanceAction.get_by_instance_uuid(
-            cctxt, instance.uuid):
-        if action.action == fates.CREATE_ACTION:
-            request_id = action.request_id
-            break
-    values = {'user_id': instance.user_id,
-              'project_id': instance.project_id, 'is_admin': True,
-              'overwrite': False}
-    if request_id is not None:
-        values['request_id'] = request_id
-    return cb_context.RequestContext(**values)

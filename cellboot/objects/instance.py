@@ -13,8 +13,10 @@ Messages can arrive twice (a redelivery, a resumed flow replaying its
 cast), so a compute host takes a build with ``claim_build``: only one
 message moves a building instance to task_state spawning on a host, and
 only that build is made ACTIVE (``finish_build``). A build that no host
-finishes is found by ``get_builds_older_than`` and
-ended by ``time_out_build``, conditional again, so that of two
+finishes is found by ``get_builds_older_than`` and ended by
+``time_out_build``; one whose boot flow ended before a host took it by
+``fail_untaken_build``; one its host was spawning when it restarted by
+``fail_interrupted_build``. Each is conditional again, so that of two
 conductors sweeping at once, or of a sweeper and a late compute host,
 only one acts.
 """
@@ -109,11 +111,30 @@ def _last_change():
 
 
 def _build_older_than(cutoff):
-    """Building on a host, and unchanged since before ``cutoff``."""
+    """Building, and unchanged since before ``cutoff``.
+
+    With a host or without: no flow leaves a building instance without
+    one (``create-in-cell`` writes the chosen host with the row, a
+    reschedule only moves it to the next host), so one that has none
+    was left by something that will not come back for it either.
+    """
     return sa.and_(_INSTANCES.c.deleted == sa.false(),
                    _INSTANCES.c.vm_state == vm_states.BUILDING,
-                   _INSTANCES.c.host.isnot(None),
                    _last_change() < cutoff)
+
+
+def _untaken_build_older_than(cutoff):
+    """Building, no host has taken it, unchanged since before ``cutoff``."""
+    return sa.and_(_build_older_than(cutoff),
+                   _INSTANCES.c.task_state.is_(None))
+
+
+def _spawning_on(host):
+    """Building, taken by ``host`` (see ``Instance.claim_build``)."""
+    return sa.and_(_INSTANCES.c.deleted == sa.false(),
+                   _INSTANCES.c.vm_state == vm_states.BUILDING,
+                   _INSTANCES.c.task_state == task_states.SPAWNING,
+                   _INSTANCES.c.host == host)
 
 
 @cell_db.writer
@@ -194,8 +215,14 @@ class Instance(base.DomainObject):
             _INSTANCES.c.host == host, _INSTANCES.c.deleted == sa.false()))]
 
     @classmethod
+    def get_spawning_on_host(cls, context, host):
+        """The builds ``host`` has taken and not finished, oldest first."""
+        return [cls._from_row(row)
+                for row in _get_where(context, _spawning_on(host))]
+
+    @classmethod
     def get_builds_older_than(cls, context, cutoff):
-        """Live instances building on a host, unchanged since ``cutoff``.
+        """Live instances building, unchanged since ``cutoff``.
 
         ``cutoff`` is a naive UTC datetime. Oldest first.
         """
@@ -287,10 +314,31 @@ class Instance(base.DomainObject):
         reschedule that moved it, or another conductor that timed it out
         first makes this a no-op (False).
         """
+        return self._error_if(context, _build_older_than(cutoff))
+
+    def fail_untaken_build(self, context, cutoff):
+        """ERROR if building, untaken, unchanged since ``cutoff``.
+
+        For a build whose boot flow has ended: no cast will come for it
+        any more, and no host took it (task_state NULL). True if this
+        call set it; a host that takes it meanwhile makes this a no-op.
+        """
+        return self._error_if(context, _untaken_build_older_than(cutoff))
+
+    def fail_interrupted_build(self, context, host):
+        """ERROR if ``host`` took the build and has not finished it.
+
+        For a compute host that restarts: whatever it was spawning died
+        with it. True if this call set it.
+        """
+        return self._error_if(context, _spawning_on(host))
+
+    def _error_if(self, context, condition):
+        """ERROR (no task) if the live instance matches ``condition``."""
         updated, _current = _update(
             context, self.uuid,
             {'vm_state': vm_states.ERROR, 'task_state': None},
-            condition=_build_older_than(cutoff))
+            condition=condition)
         if updated is None:
             return False
         self.load_row(updated, **_from_db(updated))

@@ -15,6 +15,10 @@ DESIGN §3 hold whatever failed:
   ran (its build request, or its mapping, is gone): whatever the flow
   made is removed and nothing more is done for it.
 
+A build that nobody will finish (a sweep found it stuck, its compute
+host restarted) ends with ``end_build_in_error``: ERROR, fault, event
+and the end of its create action, under the request that created it.
+
 Each is idempotent (a resumed flow may replay the step that called it),
 and writes an ERROR instance with its fault and action event in one
 transaction of the instance's cell, so that no ERROR goes without a
@@ -22,6 +26,8 @@ fault whatever fails.
 ``settle`` is what the boot flow does once an instance exists in a cell
 (mapping, then build request), shared by the flow and the burials.
 """
+
+import contextlib
 
 from oslo_log import log as logging
 
@@ -290,3 +296,93 @@ def _fail(cctxt, instance_uuid, expected, message, code, event):
                        host=instance.host):
         record_event(cctxt, instance_uuid, event, error=message)
     return FAILED
+
+
+def end_build_in_error(context, instance, set_error, message, event,
+                       host=None, cell_mapping=None, code=500):
+    """End a build nobody will finish: ERROR, fault, event, action end.
+
+    ``set_error(cctxt)`` is the instance's conditional update to ERROR
+    (``Instance.time_out_build`` and its kind) and says whether this
+    call made it; only then are the fault (``message``, ``host``) and
+    the Error ``event`` written, in the same transaction of the
+    instance's cell (``cell_mapping``, or the local cell database when
+    None), and the create action ended in Error: of several callers at
+    once, one acts. Everything is recorded for the request that created
+    the instance (``creating_context``).
+
+    Returns whether this call acted. The claims are the caller's to give
+    back: its scheduler may not answer now, and it keeps trying.
+    """
+    with _in_cell(context, cell_mapping) as cctxt:
+        rctxt = creating_context(cctxt, instance)
+    with _in_cell(rctxt, cell_mapping) as cctxt, batches.transaction(
+            cctxt, cell_connection.pick_context_manager(cctxt)):
+        if not set_error(cctxt):
+            return False
+        fault_obj.InstanceFault.create(cctxt, instance.uuid, code, message,
+                                       details=message, host=host)
+        record_event(cctxt, instance.uuid, event, error=message, host=host)
+        action_obj.InstanceAction.get_by_request_id(
+            cctxt, instance.uuid, cctxt.request_id).finish(
+                cctxt, message=action_obj.RESULT_ERROR)
+    return True
+
+
+def _in_cell(context, cell_mapping):
+    if cell_mapping is None:
+        return contextlib.nullcontext(context)
+    return cb_context.target_cell(context, cell_mapping)
+
+
+def creating_context(cctxt, instance):
+    """The context of the request that created ``instance``.
+
+    ``cctxt`` reads the instance's cell. What a build's end is recorded
+    under: its create action, for the same request, user and project;
+    an instance without one gets a create action of a new request
+    (``record_event`` starts it).
+    """
+    request_id = None
+    for action in action_obj.InstanceAction.get_by_instance_uuid(
+            cctxt, instance.uuid):
+        if action.action == CREATE_ACTION:
+            request_id = action.request_id
+            break
+    values = {'user_id': instance.user_id,
+              'project_id': instance.project_id, 'is_admin': True,
+              'overwrite': False}
+    if request_id is not None:
+        values['request_id'] = request_id
+    return cb_context.RequestContext(**values)
+
+
+class ClaimReleaser:
+    """Gives back the claims of builds that ended, until it is done.
+
+    A release the scheduler (the caller's client) does not answer is
+    logged and kept, and ``retry`` (called at the caller's next sweep or
+    heartbeat) tries it again: a claim that outlives its build is a leak
+    nobody else would find, since the instance is no longer building.
+    """
+
+    def __init__(self, what):
+        self.what = what
+        self.pending = set()
+
+    def release(self, context, scheduler, instance_uuid):
+        """Release every claim of the instance; whether it went."""
+        try:
+            scheduler.release_resources(context, instance_uuid)
+        except Exception as exc:
+            LOG.warning('Could not release the claims of %s %s yet (%s); '
+                        'trying again later', self.what, instance_uuid, exc)
+            self.pending.add(instance_uuid)
+            return False
+        self.pending.discard(instance_uuid)
+        return True
+
+    def retry(self, context, scheduler):
+        """Try the releases that failed again."""
+        for instance_uuid in sorted(self.pending):
+            self.release(context, scheduler, instance_uuid)

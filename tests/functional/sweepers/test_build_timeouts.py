@@ -11,12 +11,16 @@ import datetime
 import threading
 
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import sqlalchemy as sa
 
 from cellboot.compute.virt import fake
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import manager as conductor_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot import context as cb_context
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -149,3 +153,26 @@ class BuildTimeoutsTest(base.TestCase):
             meta=engine.flow_meta('reschedule', [uuid], ctx))
         self.assertEqual({'timed_out': 0}, self.check.sweep_once(self.ctx))
         self.assertEqual('building', self._instance(uuid).vm_state)
+
+    def test_a_build_without_a_host_ends_error_too(self):
+        # No flow leaves one (create-in-cell writes the chosen host with
+        # the row): something that will not come back for it did.
+        uuid = uuidutils.generate_uuid()
+        with cb_context.target_cell(self.ctx, self.cell) as cctxt:
+            instance_obj.Instance.create(
+                cctxt, uuid, 'project-a', instance_obj.vm_states.BUILDING,
+                user_id='alice')
+        long_ago = timeutils.utcnow() - datetime.timedelta(
+            seconds=TIMEOUT + 5)
+        instances = cell_models.Instance.__table__
+        with cell_connection.get_engine(
+                self.cell.database_connection).begin() as conn:
+            conn.execute(sa.update(instances).where(
+                instances.c.uuid == uuid).values(
+                    created_at=long_ago, updated_at=long_ago))
+        self.assertEqual({'timed_out': 1}, self.check.sweep_once(self.ctx))
+        self.assertEqual(
+            ('error', f'Build timed out after {TIMEOUT} s before any host '
+                      f'took it'),
+            (self._instance(uuid).vm_state,
+             self.cluster.fault(uuid).message))
