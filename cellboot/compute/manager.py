@@ -3,7 +3,9 @@
 At start it makes its cell and the scheduler know the host: a service row
 and a compute node row in its cell database (the node keeps its uuid
 across restarts, since that uuid is also its resource provider's) and a
-provider report with the inventory of its driver. It then heartbeats.
+provider report with the inventory of its driver; the builds it was
+spawning when it stopped are ended in ERROR (``end_interrupted_builds``).
+It then heartbeats.
 
 Its one RPC method (served by ``ComputeEndpoint``),
 ``build_and_run_instance``, takes a build the boot or reschedule flow
@@ -35,6 +37,7 @@ cell conductor through ``cell_conductor``, both duck-typed clients given
 to it (the RPC clients in a service, in-process ones in tests).
 """
 
+import functools
 import threading
 import traceback
 
@@ -50,6 +53,7 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.objects import instance_fault
 from cellboot.rpc import client as rpc_client
+from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 
@@ -58,6 +62,8 @@ BINARY = registration.BINARY
 # The instance action that a boot is recorded under, and this host's step.
 ACTION_CREATE = 'create'
 EVENT_BUILD = 'compute_build_and_run_instance'
+# The event of a build that the host's restart interrupted.
+EVENT_RESTART = 'compute_init_host'
 
 # Fault code of a build that failed on the host (HTTP-like, as in Nova).
 FAULT_CODE = 500
@@ -100,6 +106,9 @@ class ComputeManager:
         # clears; after that only failures make a success worth a call.
         self._failures_to_clear = True
         self._lock = threading.Lock()
+        # Claims of interrupted builds the scheduler did not take back
+        # at start: tried again at every heartbeat.
+        self._claims = fates.ClaimReleaser('interrupted build')
 
     # -- start-up and heartbeat -------------------------------------------
 
@@ -119,8 +128,38 @@ class ComputeManager:
         self.service.report_up(context)
         self.node = registration.register_node(
             context, self.host, self.driver.get_available_resource())
+        self.end_interrupted_builds(context)
         if report_provider:
             self.report_provider(context)
+
+    def end_interrupted_builds(self, context):
+        """ERROR the builds this host was spawning when it stopped.
+
+        A build this host took (building, spawning here) is this host's
+        alone, and a host that starts spawns nothing yet: the spawn died
+        with the previous process. Rather than leave the instance to the
+        conductors' BUILD timeout, it is ended now, as Nova does: ERROR
+        with the fault ``Host H restarted while building it``, an action
+        event, its guest removed and its claims given back. Conditional
+        (still spawning here), so a conductor timing it out at the same
+        moment acts, or this host does, not both. Returns how many.
+        """
+        message = f'Host {self.host} restarted while building it'
+        ended = 0
+        for instance in instance_obj.Instance.get_spawning_on_host(
+                context, self.host):
+            if not fates.end_build_in_error(
+                    context, instance,
+                    functools.partial(instance.fail_interrupted_build,
+                                      host=self.host),
+                    message, EVENT_RESTART, host=self.host, code=FAULT_CODE):
+                continue
+            LOG.warning('Instance %s: %s; set to ERROR', instance.uuid,
+                        message)
+            self.driver.destroy(context, instance)
+            self._claims.release(context, self.scheduler, instance.uuid)
+            ended += 1
+        return ended
 
     def report_provider(self, context):
         """Report the node to the scheduler as a resource provider.
@@ -149,6 +188,7 @@ class ComputeManager:
         self.service.report_up(context)
         if not self._provider_reported:
             self.report_provider(context)
+        self._claims.retry(context, self.scheduler)
 
     def start_heartbeat(self, interval=None):
         """Heartbeat every ``interval`` s (``[compute] report_interval``)."""
