@@ -13,6 +13,9 @@ library or its RPC client, same methods) and ``compute_rpcapi`` (a
 callable: cell mapping -> compute RPC client).
 """
 
+import threading
+import weakref
+
 from oslo_log import log as logging
 
 from cellboot import exception
@@ -47,7 +50,7 @@ def first_failure(flow_failures):
 
 
 class CellMappings:
-    """Cell mappings by uuid, each read once per atom run."""
+    """Cell mappings by uuid, each read once per flow run (``for_run``)."""
 
     def __init__(self, context):
         self._context = context
@@ -60,6 +63,23 @@ class CellMappings:
                 self._context, cell_uuid)
             self._cells[cell_uuid] = cell
         return cell
+
+
+# One CellMappings per flow run: the request context is the one object
+# every atom of a run shares (a transient store value), and it goes away
+# with the run. A cell mapping read by ``create-in-cell`` is reused by
+# ``map-instance``, ``delete-build-request`` and ``cast-to-compute``.
+_RUN_CELL_MAPPINGS = weakref.WeakKeyDictionary()
+_RUN_CELL_MAPPINGS_LOCK = threading.Lock()
+
+
+def cell_mappings(context):
+    """The ``CellMappings`` of the flow run acting for ``context``."""
+    with _RUN_CELL_MAPPINGS_LOCK:
+        mappings = _RUN_CELL_MAPPINGS.get(context)
+        if mappings is None:
+            mappings = _RUN_CELL_MAPPINGS[context] = CellMappings(context)
+        return mappings
 
 
 def revert_each(instance_uuids, revert_one, what):

@@ -70,7 +70,7 @@ class CreateInCell(task.Task):
 
     def execute(self, context, scheduler, cells, selections, build_requests,
                 request_spec):
-        mappings = tasks.CellMappings(context)
+        mappings = tasks.cell_mappings(context)
         created = {uuid: fates.BURIED for uuid, cell_uuid in cells.items()
                    if cell_uuid is None}
         by_cell = {}
@@ -130,7 +130,7 @@ class CreateInCell(task.Task):
     def revert(self, context, scheduler, cells, result, flow_failures,
                **kwargs):
         error = tasks.first_failure(flow_failures)
-        mappings = tasks.CellMappings(context)
+        mappings = tasks.cell_mappings(context)
         done = result if isinstance(result, dict) else {}
 
         def fail_one(uuid):

@@ -67,7 +67,7 @@ class CastToCompute(task.Task):
 
     def execute(self, context, scheduler, compute_rpcapi, cells, selections,
                 settled, request_spec):
-        mappings = tasks.CellMappings(context)
+        mappings = tasks.cell_mappings(context)
         cast = dict(settled)
         by_cell = {}
         for uuid in tasks.going_on(settled):

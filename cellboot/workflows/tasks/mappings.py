@@ -29,7 +29,7 @@ class MapInstance(task.Task):
     default_provides = 'mapped'
 
     def execute(self, context, scheduler, cells, created):
-        mappings = tasks.CellMappings(context)
+        mappings = tasks.cell_mappings(context)
         found = batches.in_batches(
             context, api_connection.get_context_manager(),
             tasks.going_on(created),
@@ -57,7 +57,7 @@ class DeleteBuildRequest(task.Task):
     default_provides = 'settled'
 
     def execute(self, context, scheduler, cells, mapped):
-        mappings = tasks.CellMappings(context)
+        mappings = tasks.cell_mappings(context)
         found = batches.in_batches(
             context, api_connection.get_context_manager(),
             tasks.going_on(mapped),
