@@ -21,7 +21,9 @@ sweep finds both:
 
 With a jobboard the sweep runs under a Redis lock
 (``NAMESPACE.sweeper.boot``), so only one super conductor sweeps at a
-time; the checks stay idempotent without it.
+time, renewed at each step and within a time budget
+(``cellboot.conductor.sweep_lock``); the checks stay idempotent without
+it.
 """
 
 import collections
@@ -33,6 +35,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
+from cellboot.conductor import sweep_lock
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db import flow_db
@@ -40,6 +43,7 @@ from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import request_spec as request_spec_obj
 from cellboot.workflows import engine
+from cellboot.workflows import jobboard
 
 LOG = logging.getLogger(__name__)
 
@@ -48,13 +52,13 @@ _FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
 
 def lock_name():
     """The Redis key of the super conductors' sweep lock."""
-    return f'{CONF.jobboard.namespace}.sweeper.boot'
+    return sweep_lock.lock_name()
 
 
 class OrphanBuildRequests:
     """The super conductor's check; ``manager`` is its manager.
 
-    Uses ``manager.KIND``, ``persistence()``, ``board``,
+    Uses ``manager.KIND``, ``persistence()``, ``board``, ``scheduler``,
     ``schedule_and_build_instances`` and ``hand_over`` (see the
     conductor manager).
     """
@@ -64,42 +68,45 @@ class OrphanBuildRequests:
         self._redis = None
 
     def sweep_once(self, context):
-        """``{'started': requests, 'handed_over': flows}``."""
+        """``{'started': requests, 'handed_over': flows}``; {} when
+        another conductor sweeps."""
         if self.manager.persistence() is None:
             # Without persisted flows nothing tells an orphan from a
             # request whose flow is running.
             return {}
-        lock = self._lock()
-        if lock is not None and not lock.acquire(blocking=False):
-            LOG.debug('Another super conductor is sweeping')
+        sweep = sweep_lock.Sweep(self._lock())
+        if not sweep.start():
             return {}
         try:
             timeout = CONF.conductor.orphan_build_request_timeout
             cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
-            return {'started': self._start_orphans(context, cutoff),
-                    'handed_over': self._hand_over_unowned(cutoff)}
+            done = self._start_orphans(context, cutoff, sweep)
+            done['handed_over'] = self._hand_over_unowned(cutoff, sweep)
+            return done
         finally:
-            if lock is not None:
-                _release(lock)
+            sweep.end()
 
     # -- build requests without a flow -------------------------------------
 
-    def _start_orphans(self, context, cutoff):
+    def _start_orphans(self, context, cutoff, sweep):
+        """Start the old requests without a flow."""
+        done = {'started': 0}
         requests = _requests(build_request_obj.BuildRequest.get_all(context))
         old = {key: brs for key, brs in requests.items()
                if max(br.created_at for br in brs) < cutoff}
         if not old:
-            return 0
+            return done
         uuids = {engine.flow_uuid(self.manager.KIND, key): key
                  for key in old}
-        existing = _existing_flows(self.manager.persistence(), uuids)
-        started = 0
+        states = _flow_states(self.manager.persistence(), uuids)
         for flow_uuid, key in uuids.items():
-            if flow_uuid in existing:
+            if flow_uuid in states:
                 continue
+            if not sweep.go_on():
+                break
             if self._start(context, key, old[key]):
-                started += 1
-        return started
+                done['started'] += 1
+        return done
 
     def _start(self, context, key, build_requests):
         """Hand one orphan request to the boot path; whether it went."""
@@ -121,12 +128,12 @@ class OrphanBuildRequests:
                  CONF.conductor.orphan_build_request_timeout,
                  rctxt.request_id)
         self.manager.schedule_and_build_instances(
-            rctxt, [_payload(br) for br in build_requests], specs)
+            rctxt, [br.as_cast() for br in build_requests], specs)
         return True
 
     # -- unfinished flows nobody runs --------------------------------------
 
-    def _hand_over_unowned(self, cutoff):
+    def _hand_over_unowned(self, cutoff, sweep):
         """Give ``hand_over`` the old unfinished flows nobody runs.
 
         ``hand_over`` itself leaves a flow that a job on the board
@@ -138,8 +145,15 @@ class OrphanBuildRequests:
             if _since(flow) < cutoff]
         if self.manager.board is None:
             flows = [flow for flow in flows if _orphaned_here(flow)]
+        elif flows:
+            # One read of the board for the sweep; ``hand_over`` reads it
+            # again for each flow it is given.
+            referenced = jobboard.referenced_flow_uuids(self.manager.board)
+            flows = [flow for flow in flows if flow['uuid'] not in referenced]
         handed = 0
         for flow in flows:
+            if not sweep.go_on():
+                break
             if self.manager.hand_over(flow['uuid']) is False:
                 continue
             handed += 1
@@ -158,17 +172,7 @@ class OrphanBuildRequests:
         if self._redis is None:
             import redis
             self._redis = redis.Redis.from_url(CONF.jobboard.url)
-        return self._redis.lock(lock_name(),
-                                timeout=CONF.conductor.sweep_interval)
-
-
-def _release(lock):
-    import redis
-    try:
-        lock.release()
-    except redis.exceptions.LockError:
-        # It expired during a long sweep: someone else may hold it now.
-        LOG.debug('The sweep lock expired before the sweep ended')
+        return sweep_lock.redis_lock(self._redis)
 
 
 def _requests(build_requests):
@@ -179,23 +183,17 @@ def _requests(build_requests):
     """
     grouped = collections.defaultdict(list)
     for br in build_requests:
-        key = engine.boot_flow_key([_payload(br)])
+        key = engine.boot_flow_key([br.as_cast()])
         grouped[key].append(br)
     return grouped
 
 
-def _payload(br):
-    """A build request as the API's cast carries it."""
-    return {'instance_uuid': br.instance_uuid, 'project_id': br.project_id,
-            'user_id': br.user_id, 'instance': br.instance}
-
-
-def _existing_flows(persistence, flow_uuids):
-    """Which of ``flow_uuids`` have a flow detail (one query)."""
-    query = sa.select(_FLOWS.c.uuid).where(
+def _flow_states(persistence, flow_uuids):
+    """``{flow uuid: state}`` of those of ``flow_uuids`` that exist."""
+    query = sa.select(_FLOWS.c.uuid, _FLOWS.c.state).where(
         _FLOWS.c.uuid.in_(list(flow_uuids)))
     with flow_db.get_backend(persistence).engine.connect() as conn:
-        return {row.uuid for row in conn.execute(query)}
+        return {row.uuid: row.state for row in conn.execute(query)}
 
 
 def _since(flow):

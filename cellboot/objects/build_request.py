@@ -79,6 +79,12 @@ class BuildRequest(base.DomainObject):
     def get_all(cls, context):
         return [cls._from_row(row) for row in _get_where(context, sa.true())]
 
+    def as_cast(self):
+        """The request as the API's cast to a super conductor carries it."""
+        return {'instance_uuid': self.instance_uuid,
+                'project_id': self.project_id, 'user_id': self.user_id,
+                'instance': self.instance}
+
     def destroy(self, context):
         """Delete the request; BuildRequestNotFound if already deleted."""
         if not _destroy(context, self.id):

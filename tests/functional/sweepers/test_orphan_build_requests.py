@@ -10,6 +10,7 @@ orphan_build_request_timeout``, a test makes its request older
 import datetime
 import os
 import subprocess
+import time
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -147,6 +148,53 @@ class SweepLockTest(_JobboardTest):
                                engine.boot_flow_key(build_requests))}),
             (self.check.sweep_once(self.ctx), self.jobs()))
         self.assertFalse(self.redis.client.exists(orphans.lock_name()))
+
+
+class SweepLengthTest(_JobboardTest):
+    """A sweep longer than the interval keeps the lock; each is short."""
+
+    def slow_hand_over(self, seconds, during=None):
+        """``hand_over`` takes ``seconds`` and calls ``during`` first."""
+        hand_over = self.manager.hand_over
+        calls = []
+
+        def slow(flow_uuid):
+            calls.append(flow_uuid)
+            if len(calls) == 1:
+                time.sleep(seconds)
+                if during is not None:
+                    during()
+            return hand_over(flow_uuid)
+
+        self.manager.hand_over = slow
+
+    def unowned_flow(self):
+        self.orphan()
+        _age()
+        return _create_flow(self.manager, *self.payload, owner='gone:1')
+
+    def test_a_second_conductor_cannot_sweep_during_a_long_sweep(self):
+        self.flags(sweep_interval=1, group='conductor')
+        flow_uuid = self.unowned_flow()
+        other = orphans.OrphanBuildRequests(self.manager)
+        seen = []
+        self.slow_hand_over(1.5, lambda: seen.append(
+            other.sweep_once(self.ctx)))
+        self.assertEqual(
+            ({'started': 0, 'handed_over': 1}, [{}],
+             {flow_uuid}),
+            (self.check.sweep_once(self.ctx), seen, self.jobs()))
+        self.assertFalse(self.redis.client.exists(orphans.lock_name()))
+
+    def test_a_sweep_past_its_budget_leaves_the_rest_to_the_next(self):
+        self.flags(sweep_interval=1, group='conductor')
+        flows = {self.unowned_flow(), self.unowned_flow()}
+        self.slow_hand_over(1.2)
+        self.assertEqual(
+            [1, 1, 0],
+            [self.check.sweep_once(self.ctx)['handed_over']
+             for _sweep in range(3)])
+        self.assertEqual(flows, self.jobs())
 
 
 def _create_flow(manager, build_requests, specs, owner, age=TIMEOUT + 1):
