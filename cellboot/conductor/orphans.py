@@ -13,6 +13,8 @@ sweep finds both:
   creates the flow under its deterministic uuid, so a cast arriving late,
   or another conductor sweeping at the same time, never makes a second
   one;
+* build requests that old whose boot flow has ended (FAILURE, or a bug):
+  settled where their instance is (``cellboot.conductor.ended_flows``);
 * boot flows unfinished for longer than that timeout that nobody runs:
   with a jobboard, those no job on the board references; without one,
   those of this host that no live conductor process of this host owns.
@@ -35,6 +37,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
+from cellboot.conductor import ended_flows
 from cellboot.conductor import sweep_lock
 from cellboot.conf import CONF
 from cellboot import context as cb_context
@@ -66,10 +69,11 @@ class OrphanBuildRequests:
     def __init__(self, manager):
         self.manager = manager
         self._redis = None
+        self._ended = None
 
     def sweep_once(self, context):
-        """``{'started': requests, 'handed_over': flows}``; {} when
-        another conductor sweeps."""
+        """``{'started': requests, 'settled': build requests,
+        'handed_over': flows}``; {} when another conductor sweeps."""
         if self.manager.persistence() is None:
             # Without persisted flows nothing tells an orphan from a
             # request whose flow is running.
@@ -80,17 +84,25 @@ class OrphanBuildRequests:
         try:
             timeout = CONF.conductor.orphan_build_request_timeout
             cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+            self._ended_flows().retry(context)
             done = self._start_orphans(context, cutoff, sweep)
             done['handed_over'] = self._hand_over_unowned(cutoff, sweep)
             return done
         finally:
             sweep.end()
 
+    def _ended_flows(self):
+        if self._ended is None:
+            self._ended = ended_flows.EndedFlowRequests(
+                self.manager.scheduler)
+        return self._ended
+
     # -- build requests without a flow -------------------------------------
 
     def _start_orphans(self, context, cutoff, sweep):
-        """Start the old requests without a flow."""
-        done = {'started': 0}
+        """Start the old requests without a flow; settle those whose
+        flow ended (``cellboot.conductor.ended_flows``)."""
+        done = {'started': 0, 'settled': 0}
         requests = _requests(build_request_obj.BuildRequest.get_all(context))
         old = {key: brs for key, brs in requests.items()
                if max(br.created_at for br in brs) < cutoff}
@@ -100,11 +112,15 @@ class OrphanBuildRequests:
                  for key in old}
         states = _flow_states(self.manager.persistence(), uuids)
         for flow_uuid, key in uuids.items():
-            if flow_uuid in states:
-                continue
+            if flow_uuid in states and (
+                    states[flow_uuid] not in engine.FINISHED_STATES):
+                continue  # running, or handed over below
             if not sweep.go_on():
                 break
-            if self._start(context, key, old[key]):
+            if flow_uuid in states:
+                done['settled'] += self._ended_flows().settle(
+                    context, flow_uuid, states[flow_uuid], old[key], cutoff)
+            elif self._start(context, key, old[key]):
                 done['started'] += 1
         return done
 

@@ -97,7 +97,7 @@ class OrphanBuildRequestsTest(_ClusterTest):
         self.assertEqual(
             {engine.flow_uuid('boot', engine.boot_flow_key(build_requests))},
             self.boot_flows(uuids))
-        self.assertEqual({'started': 0, 'handed_over': 0},
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
         # The lost cast turns up after all (a broker redelivering late):
         # it finds the flow and builds nothing more.
@@ -143,7 +143,7 @@ class SweepLockTest(_JobboardTest):
         holder.release()
         build_requests, _specs = self.payload
         self.assertEqual(
-            ({'started': 1, 'handed_over': 0},
+            ({'started': 1, 'settled': 0, 'handed_over': 0},
              {engine.flow_uuid('boot',
                                engine.boot_flow_key(build_requests))}),
             (self.check.sweep_once(self.ctx), self.jobs()))
@@ -181,7 +181,7 @@ class SweepLengthTest(_JobboardTest):
         self.slow_hand_over(1.5, lambda: seen.append(
             other.sweep_once(self.ctx)))
         self.assertEqual(
-            ({'started': 0, 'handed_over': 1}, [{}],
+            ({'started': 0, 'settled': 0, 'handed_over': 1}, [{}],
              {flow_uuid}),
             (self.check.sweep_once(self.ctx), seen, self.jobs()))
         self.assertFalse(self.redis.client.exists(orphans.lock_name()))
@@ -224,9 +224,9 @@ class UnownedFlowWithJobboardTest(_JobboardTest):
         flow_uuid = _create_flow(self.manager, *self.payload,
                                  owner='gone:1')
         self.assertEqual(
-            ({'started': 0, 'handed_over': 1}, {flow_uuid}),
+            ({'started': 0, 'settled': 0, 'handed_over': 1}, {flow_uuid}),
             (self.check.sweep_once(self.ctx), self.jobs()))
-        self.assertEqual({'started': 0, 'handed_over': 0},
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
 
 
@@ -237,7 +237,7 @@ class UnownedFlowWithoutJobboardTest(_ClusterTest):
         _age()
         _create_flow(self.manager, *self.payload,
                      owner=f'{CONF.host}:{_dead_pid()}')
-        self.assertEqual({'started': 0, 'handed_over': 1},
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 1},
                          self.check.sweep_once(self.ctx))
         self.assert_built_once(uuids)
 
@@ -245,17 +245,17 @@ class UnownedFlowWithoutJobboardTest(_ClusterTest):
         # A request younger than the timeout.
         self.orphan()
         _age(TIMEOUT - 5)
-        self.assertEqual({'started': 0, 'handed_over': 0},
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
         # An old request whose flow is young.
         _age()
         flow_uuid = _create_flow(self.manager, *self.payload,
                                  owner='gone:1', age=1)
-        self.assertEqual({'started': 0, 'handed_over': 0},
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
         # An old flow that another live process of this host owns.
         _age_flow(flow_uuid, f'{CONF.host}:{os.getppid()}')
-        self.assertEqual({'started': 0, 'handed_over': 0},
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
 
 
