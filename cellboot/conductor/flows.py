@@ -146,7 +146,7 @@ class FlowConductorBase:
         # Posted, not held: whichever conductor claims it takes it over
         # (``engine.take_over``).
         meta = engine.flow_meta(self.KIND, instance_uuids, context,
-                                owner=self.owner, held=False)
+                                owner=self.owner, posted=True)
         try:
             flow_detail, created = engine.create(
                 type(self).FLOW_FACTORY, jsonutils.to_primitive(store),

@@ -21,11 +21,11 @@ after a sweeper started its flow, never makes a second flow.
 
 Who runs a flow, and when a run is a resumption (``take_over``). The
 meta's ``owner`` (``HOST:PID``) is the conductor process that has the
-flow; ``owned_since`` says since when it has had it in hand. A flow its
-creator runs at once (no jobboard) has both from the start; a flow
-posted on a jobboard has no ``owned_since`` until a conductor claims it
-(the poster's own first claim writes it: one UPDATE). A conductor
-running a flow:
+flow, since ``owned_since`` (or ``started_at``). A flow its creator
+runs at once (no jobboard) is in its creator's hands from the start; a
+flow posted on a jobboard is marked ``posted`` and is in nobody's hands
+until a conductor claims it and writes ``owned_since`` (the poster's own
+first claim too: one UPDATE). A conductor running a flow:
 
 * runs it as a *resumption* (``resumed=True`` to the atoms) when the
   flow shows it started (its state is past PENDING) **or** when the meta
@@ -40,8 +40,9 @@ running a flow:
   scheduler call per instance.
 * appends to ``resumptions`` (``{'by', 'at', 'from_state'}``, what
   ``flows show`` prints) only when a conductor really took over work:
-  the flow had started, or its previous owner had it in hand
-  (``owned_since`` is set) and is another process. A job merely claimed
+  the flow had started, or its previous owner had it in hand (the flow
+  was not ``posted``, or ``owned_since`` is set) and is another
+  process. A job merely claimed
   by another conductor than its poster is not a resumption for an
   operator, and is not recorded. ``from_state`` is the flow's persisted
   state (PENDING for a flow saved but never started).
@@ -147,26 +148,30 @@ def persisted_context(context):
     return jsonutils.to_primitive(values)
 
 
-def flow_meta(kind, instance_uuids, context, owner=None, held=True):
+def flow_meta(kind, instance_uuids, context, owner=None, posted=False):
     """The meta of a new flow detail (see the module docstring).
 
     ``owner``: the conductor creating it (default ``owner_name()``).
-    ``held``: whether that conductor runs it now (False: it posts it on
-    a jobboard, and ``owned_since`` waits for a claim).
+    ``posted``: that conductor posts it on a jobboard rather than run it
+    (nobody has it in hand until a claim).
     """
-    now = timeutils.utcnow().isoformat()
     meta = {
         'kind': kind,
         'instance_uuids': list(instance_uuids),
         'conductor': CONF.host,
         'owner': owner or owner_name(),
-        'started_at': now,
+        'started_at': timeutils.utcnow().isoformat(),
         'request_id': context.request_id,
         'context': persisted_context(context),
     }
-    if held:
-        meta['owned_since'] = now
+    if posted:
+        meta['posted'] = True
     return meta
+
+
+def _held(meta):
+    """Whether the owner the meta names has had the flow in hand."""
+    return bool(meta.get('owned_since')) or not meta.get('posted')
 
 
 def _factory_details(flow_factory):
@@ -329,7 +334,7 @@ def take_over(persistence, flow_detail, owner=None):
     meta = flow_detail.meta or {}
     started = flow_detail.state not in NOT_STARTED_STATES
     previous = owner_of(meta)
-    held = bool(meta.get('owned_since'))
+    held = _held(meta)
     if not started and previous == owner and held:
         return False
     taken_from_holder = previous != owner and held
