@@ -11,11 +11,13 @@ Each build request is settled where its instance is:
 
 * the owner deleted the server (no instance mapping, or one queued for
   delete): the build request goes and the claims are given back;
-* the instance lives in a cell (its mapping points there, it is not
-  deleted): a build that no compute host took (building, no task),
-  unchanged for the timeout, is ended in ERROR with a fault naming the
-  flow's end (``fates.end_build_in_error``) and its claims given back;
-  then the build request goes. A build a host took is that host's (or
+* the instance lives in a cell, not deleted (its mapping points there;
+  or it points nowhere yet, the flow having died before
+  ``map-instance``, and a cell has the instance: it is mapped there):
+  a build that no compute host took (building, no task), unchanged for
+  the timeout, is ended in ERROR with a fault naming the flow's end
+  (``fates.end_build_in_error``) and its claims given back; then the
+  build request goes. A build a host took is that host's (or
   the cell's BUILD timeout's): only the build request goes;
 * otherwise it never reached a cell: it is buried in cell0 with a fault
   naming the flow's end (``fates.bury_in_cell0``, which also maps it,
@@ -31,6 +33,7 @@ from oslo_log import log as logging
 
 from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as mapping_obj
 from cellboot.objects import request_spec as request_spec_obj
@@ -92,7 +95,15 @@ class EndedFlowRequests:
             self.claims.release(context, self.scheduler, uuid)
             return True
         cell = mapping.cell_mapping
-        instance = None if cell is None else _live(context, cell, uuid)
+        if cell is None:
+            # The flow may have died between create-in-cell and
+            # map-instance: an instance in a cell is mapped there, not
+            # buried a second time in cell0.
+            cell, instance = _find_in_cells(context, uuid)
+            if instance is not None:
+                fates.map_to_cell(context, uuid, cell)
+        else:
+            instance = _live(context, cell, uuid)
         if instance is None:
             rctxt = cb_context.RequestContext(
                 user_id=br.user_id, project_id=br.project_id,
@@ -129,6 +140,15 @@ def _live(context, cell, uuid):
             return instance_obj.Instance.get_by_uuid(cctxt, uuid)
         except exception.InstanceNotFound:
             return None
+
+
+def _find_in_cells(context, uuid):
+    """``(cell mapping, live instance)`` of any cell, or (None, None)."""
+    for cell in cell_mapping_obj.CellMapping.get_all(context):
+        instance = _live(context, cell, uuid)
+        if instance is not None:
+            return cell, instance
+    return None, None
 
 
 def _spec(context, uuid):

@@ -81,37 +81,40 @@ class EndedFlowTest(orphans._ClusterTest):
                self.cluster.fault(uuid).message) for uuid in uuids],
              self.build_requests_left(uuids), self.violations()))
 
-    def test_a_failed_flows_untaken_build_in_a_cell_ends_error(self):
-        (uuid,) = self.ended_request('FAILURE')
+    def test_a_failed_flows_untaken_builds_in_a_cell_end_error_there(self):
+        # The first is mapped to its cell; the flow of the second died
+        # before map-instance.
+        uuids = self.ended_request('FAILURE', count=2)
         cell = self.cluster.cells[0]
         long_ago = timeutils.utcnow() - datetime.timedelta(
             seconds=orphans.TIMEOUT + 1)
-        with cb_context.target_cell(self.ctx, cell) as cctxt:
-            instance_obj.Instance.create(
-                cctxt, uuid, 'project-a', instance_obj.vm_states.BUILDING,
-                user_id='alice', host=HOST, node=HOST)
         instances = cell_models.Instance.__table__
-        with cell_connection.get_engine(
-                cell.database_connection).begin() as conn:
-            conn.execute(sa.update(instances).where(
-                instances.c.uuid == uuid).values(
-                    created_at=long_ago, updated_at=long_ago))
+        for uuid in uuids:
+            with cb_context.target_cell(self.ctx, cell) as cctxt:
+                instance_obj.Instance.create(
+                    cctxt, uuid, 'project-a',
+                    instance_obj.vm_states.BUILDING, user_id='alice',
+                    host=HOST, node=HOST)
+            with cell_connection.get_engine(
+                    cell.database_connection).begin() as conn:
+                conn.execute(sa.update(instances).where(
+                    instances.c.uuid == uuid).values(
+                        created_at=long_ago, updated_at=long_ago))
+            self.cluster.scheduler.claim_resources(
+                self.ctx, uuid, self.cluster.computes[HOST].node.uuid,
+                {'VCPU': 1})
         instance_mapping.InstanceMapping.get_by_instance_uuid(
-            self.ctx, uuid).set_cell(self.ctx, cell.uuid)
-        self.cluster.scheduler.claim_resources(
-            self.ctx, uuid, self.cluster.computes[HOST].node.uuid,
-            {'VCPU': 1})
-        self.assertEqual({'started': 0, 'settled': 1, 'handed_over': 0},
+            self.ctx, uuids[0]).set_cell(self.ctx, cell.uuid)
+        self.assertEqual({'started': 0, 'settled': 2, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
+        message = ended_flows.fault_message(self.flow_uuid, 'FAILURE')
         self.assertEqual(
-            ('cell1', 'error', ended_flows.fault_message(self.flow_uuid,
-                                                         'FAILURE'),
-             {}, [], []),
-            (self.cluster.find(uuid)[0].name,
-             self.cluster.find(uuid)[1].vm_state,
-             self.cluster.fault(uuid).message,
-             self.cluster.allocations(uuid),
-             self.build_requests_left([uuid]), self.violations()))
+            ([('cell1', 'error', message, {})] * 2, [], []),
+            ([(self.cluster.find(uuid)[0].name,
+               self.cluster.find(uuid)[1].vm_state,
+               self.cluster.fault(uuid).message,
+               self.cluster.allocations(uuid)) for uuid in uuids],
+             self.build_requests_left(uuids), self.violations()))
 
     def test_a_build_request_left_by_a_successful_flow_goes(self):
         (uuid,) = self.cluster.boot()
