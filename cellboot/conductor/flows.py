@@ -195,33 +195,51 @@ class FlowConductorBase:
             with self._running_lock:
                 self._running.discard(flow_uuid)
 
-    def run_persisted(self, flow_detail):
+    def run_persisted(self, flow_detail, extra_listeners=()):
         """Run a saved flow to its end (first run or resumption).
 
         Never raises; the jobboard conductor reads the outcome from
-        ``flow_detail.state``.
+        ``flow_detail.state``. Returns False, without running it, when
+        this process runs that flow already (one engine per flow).
+        ``extra_listeners`` are attached besides ``flow_listeners``.
         """
         what = f'{self.KIND.capitalize()} flow {flow_detail.uuid}'
         with self._running_lock:
+            if flow_detail.uuid in self._running:
+                return False
             self._running.add(flow_detail.uuid)
         try:
-            engine.run_detail(self.persistence(), flow_detail,
-                              self.transient_for,
-                              extra_listeners=self.flow_listeners,
-                              owner=self.owner)
-        except Exception as exc:
-            _log_outcome(what, exc)
+            self._run_detail(what, flow_detail, extra_listeners)
         finally:
             with self._running_lock:
                 self._running.discard(flow_detail.uuid)
+        return True
 
-    def _resume(self, flow_uuid):
+    def _run_detail(self, what, flow_detail, extra_listeners=()):
+        try:
+            engine.run_detail(
+                self.persistence(), flow_detail, self.transient_for,
+                extra_listeners=tuple(self.flow_listeners) +
+                tuple(extra_listeners), owner=self.owner)
+        except Exception as exc:
+            _log_outcome(what, exc)
+
+    def _resume(self, flow_uuid, counted=False):
+        """Load and run flow ``flow_uuid``.
+
+        ``counted``: the caller has put it in ``_running`` already (a
+        flow handed over).
+        """
         try:
             flow_detail = engine.load_detail(self.persistence(), flow_uuid)
         except Exception as exc:
             _log_outcome(f'Loading {self.KIND} flow {flow_uuid}', exc)
             return
-        self.run_persisted(flow_detail)
+        if counted:
+            self._run_detail(f'{self.KIND.capitalize()} flow {flow_uuid}',
+                             flow_detail)
+        else:
+            self.run_persisted(flow_detail)
 
     def resume_unfinished(self):
         """Finish the flows this host's conductor left; how many there were.
@@ -247,10 +265,10 @@ class FlowConductorBase:
         nothing had to be done.
         """
         if self.board is not None:
-            if flow_uuid in jobboard.referenced_flow_uuids(self.board):
-                return False
-            jobboard.post(self.board, self.KIND, flow_uuid)
-            return True
+            # Idempotent, even against another conductor's hand_over at
+            # the same moment: one job per flow (``jobboard.post``).
+            return jobboard.post(self.board, self.KIND,
+                                 flow_uuid) is not None
         with self._running_lock:
             if flow_uuid in self._running:
                 return False
@@ -267,7 +285,7 @@ class FlowConductorBase:
 
     def _resume_handed_over(self, flow_uuid):
         try:
-            self._resume(flow_uuid)
+            self._resume(flow_uuid, counted=True)
         finally:
             with self._running_lock:
                 self._running.discard(flow_uuid)

@@ -21,19 +21,42 @@ A job whose flow did not end (its database was unreachable, say) is
 neither consumed nor abandoned: its claim runs out, and the job is tried
 again then, by whichever conductor claims it first.
 
+One flow, one engine at a time:
+
+* A board holds at most one job per flow: a flow's job has a uuid
+  derived from the flow's (``job_uuid``) and is posted only if the board
+  has no job of that uuid (``post``: Redis's HSETNX decides), so two
+  sweepers handing the same flow over, or a sweeper racing a cast, post
+  one job. There is thus never a second job to claim for a flow whose
+  job is claimed.
+* A process never runs a flow it already runs (its own claim expired
+  and its conductor thread claimed the job again): the second dispatch
+  is refused, and the job left to its claim's expiry.
+* A claim that ran out while its owner still ran the flow (a process
+  starved of CPU, a long pause) and went to another conductor: the
+  ``ClaimRenewer`` finds it in other hands (or the job gone) and
+  suspends the engine, which stops after its current step, and the job
+  is never consumed by the loser (WARNING). The step under way when the
+  loss is found may still run in both; every step is idempotent.
+
 The board's persistence is the flows' (``cellboot.db.flow_db``); jobs
 carry only the logbook's name and uuid and ``{'flow_uuid', 'kind'}``.
 """
 
 import contextlib
 import threading
+import uuid
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
 import redis
 from taskflow.conductors.backends import impl_nonblocking
 from taskflow import exceptions as tf_exc
 from taskflow.jobs.backends import impl_redis
+from taskflow.jobs import base as jobs_base
+from taskflow.listeners import base as listener_base
 from taskflow.persistence import models
+from taskflow import states
 
 from cellboot.conf import CONF
 from cellboot.db import flow_db
@@ -100,6 +123,27 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
             expiry = self.claim_expiry
         return super().claim(job, who, expiry=expiry)
 
+    def post_once(self, job_uuid, name, book=None, details=None):
+        """Post job ``job_uuid`` unless the board has it; the job or None.
+
+        TaskFlow's ``post`` makes a random uuid for every job; this one
+        takes the uuid, and the listing's HSETNX is the check, so that
+        two posters racing make one job.
+        """
+        posting = jobs_base.format_posting(
+            job_uuid, name, created_on=timeutils.utcnow(), book=book,
+            details=details)
+        key = job_uuid.encode('latin-1')
+        with impl_redis._translate_failures():
+            posting['sequence'] = self._client.incr(self.sequence_key)
+            if not self._client.hsetnx(self.listings_key, key,
+                                       self._dumps(posting)):
+                return None
+        return impl_redis.RedisJob(
+            self, name, posting['sequence'], key, uuid=job_uuid,
+            details=details, created_on=posting['created_on'], book=book,
+            book_data=posting.get('book'), backend=self._persistence)
+
 
 def connect(kind, persistence, cell_name=None):
     """The connected board of ``kind``, jobs loading from ``persistence``.
@@ -121,13 +165,27 @@ def connect(kind, persistence, cell_name=None):
     return board
 
 
+def job_uuid(flow_uuid):
+    """The uuid of flow ``flow_uuid``'s job (one job per flow: module doc)."""
+    return str(uuid.uuid5(uuid.UUID(flow_uuid), 'job'))
+
+
 def post(board, kind, flow_uuid, book_name=None):
-    """Post a job for the flow ``flow_uuid`` (its logbook has its uuid)."""
+    """Post the job of flow ``flow_uuid`` (its logbook has its uuid).
+
+    Returns the job, or None when the board has it already (claimed or
+    not): posting is idempotent, even between racing conductors.
+    """
     book = models.LogBook(book_name or f'{kind} {flow_uuid}', uuid=flow_uuid)
-    job = board.post(f'{kind} {flow_uuid}', book=book,
-                     details={'flow_uuid': flow_uuid, 'kind': kind})
-    LOG.debug('Posted job %s for %s flow %s on %s', job.uuid, kind,
-              flow_uuid, board.name)
+    job = board.post_once(job_uuid(flow_uuid), f'{kind} {flow_uuid}',
+                          book=book,
+                          details={'flow_uuid': flow_uuid, 'kind': kind})
+    if job is None:
+        LOG.debug('The job of %s flow %s is on %s already', kind,
+                  flow_uuid, board.name)
+    else:
+        LOG.debug('Posted job %s for %s flow %s on %s', job.uuid, kind,
+                  flow_uuid, board.name)
     return job
 
 
@@ -137,29 +195,101 @@ def referenced_flow_uuids(board):
             for job in board.iterjobs()} - {None}
 
 
+class Claim:
+    """A claim being renewed: is it lost, and the engine to stop if so."""
+
+    def __init__(self, job):
+        self.job = job
+        self.lost_to = None
+        self._lost = threading.Event()
+        self._engines = set()
+        self._lock = threading.Lock()
+
+    @property
+    def lost(self):
+        return self._lost.is_set()
+
+    def lose(self, owner):
+        """The claim went to ``owner`` (None: nobody): suspend the run.
+
+        In a thread of its own: ``suspend`` waits for the engine's
+        storage, which a step in progress may hold, and the renewer must
+        go on renewing the other claims meanwhile.
+        """
+        with self._lock:
+            self.lost_to = owner
+            self._lost.set()
+            engines = list(self._engines)
+        for engine_ in engines:
+            threading.Thread(target=engine_.suspend, daemon=True,
+                             name=f'suspend {self.job.uuid}').start()
+
+    def watch(self, engine_):
+        """A listener for ``engine_``'s run: suspended once it is lost."""
+        return _SuspendOnLoss(engine_, self)
+
+    def _attach(self, engine_):
+        with self._lock:
+            self._engines.add(engine_)
+
+    def _detach(self, engine_):
+        with self._lock:
+            self._engines.discard(engine_)
+
+
+class _SuspendOnLoss(listener_base.Listener):
+    """Registers an engine with its claim while it runs.
+
+    A claim lost before the run started suspends it as it starts
+    (``suspend`` before the run would be ignored).
+    """
+
+    def __init__(self, engine_, claim):
+        super().__init__(engine_, task_listen_for=[],
+                         flow_listen_for=[states.RUNNING],
+                         retry_listen_for=[])
+        self._claim = claim
+
+    def register(self):
+        super().register()
+        self._claim._attach(self._engine)
+
+    def deregister(self):
+        self._claim._detach(self._engine)
+        super().deregister()
+
+    def _flow_receiver(self, state, details):
+        if self._claim.lost:
+            self._engine.suspend()
+
+
 class ClaimRenewer:
     """Renews the claims of the jobs being run, every expiry/3 seconds.
 
     One thread for all the jobs of a conductor. A claim found in another
-    conductor's hands (this one stalled beyond the expiry) is logged,
-    not renewed: the other conductor now runs the flow too, and the
-    idempotent steps make that harmless.
+    conductor's hands, or whose job is gone (this one stalled beyond the
+    expiry), is lost: its ``Claim`` suspends the engine running the flow
+    (see the module doc). A claim that merely ran out (nobody has it)
+    is lost too: the job is free, and whoever claims it next resumes the
+    flow; this run stops rather than race it. A failure to reach Redis
+    is not a loss: the claim is renewed at the next turn, if still ours.
     """
 
     def __init__(self, board, who):
         self._board = board
         self._who = who
         self._expiry = board.claim_expiry
-        self._jobs = set()
+        self._claims = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread = None
 
     @contextlib.contextmanager
     def renewing(self, job):
-        """Keep ``job``'s claim alive while the block runs."""
+        """Keep ``job``'s claim alive while the block runs; yield a Claim."""
+        claim = Claim(job)
         with self._lock:
-            self._jobs.add(job)
+            self._claims.add(claim)
             if self._thread is None:
                 self._stopping.clear()
                 self._thread = threading.Thread(
@@ -167,32 +297,55 @@ class ClaimRenewer:
                     daemon=True)
                 self._thread.start()
         try:
-            yield job
+            yield claim
         finally:
             with self._lock:
-                self._jobs.discard(job)
+                self._claims.discard(claim)
 
     def _run(self):
         while not self._stopping.wait(self._expiry / 3.0):
             with self._lock:
-                jobs = list(self._jobs)
-            for job in jobs:
-                self.renew(job)
+                claims = [claim for claim in self._claims
+                          if not claim.lost]
+            for claim in claims:
+                self.renew(claim)
 
-    def renew(self, job):
-        """Extend ``job``'s claim if it is still this conductor's."""
+    def _owner(self, job):
         try:
-            owner = self._board.find_owner(job)
-            if owner != self._who:
-                LOG.warning('The claim on job %s (flow %s) is now held by '
-                            '%s, not renewed by %s', job.uuid,
-                            job.details.get('flow_uuid'), owner, self._who)
-                return False
-            return job.extend_expiry(self._expiry)
+            return self._board.find_owner(job)
+        except TypeError:
+            # TaskFlow's Redis board fails to decode the owner of a job
+            # nobody holds (no owner key) instead of returning None.
+            return None
+
+    def renew(self, claim):
+        """Extend the claim if it is still this conductor's; whether it is.
+
+        A claim found lost is marked so (``Claim.lose``), once.
+        """
+        job = claim.job
+        try:
+            owner = self._owner(job)
+            if owner == self._who and job.extend_expiry(self._expiry):
+                return True
+            if owner == self._who:
+                owner = self._owner(job)  # it ran out meanwhile?
+                if owner == self._who:
+                    return True
+        except tf_exc.NotFound:
+            owner = None  # the job is gone: consumed by its new owner
         except tf_exc.TaskFlowException as exc:
             LOG.warning('Could not renew the claim on job %s: %s', job.uuid,
                         exc)
             return False
+        LOG.warning('The claim of %s on job %s (flow %s) is lost (%s): '
+                    'the flow is suspended here after its current step '
+                    'and the job left to whoever claims it', self._who,
+                    job.uuid, (job.details or {}).get('flow_uuid'),
+                    f'now held by {owner}' if owner
+                    else 'it ran out, or its job is gone')
+        claim.lose(owner)
+        return False
 
     def stop(self):
         self._stopping.set()
@@ -205,9 +358,10 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
     """TaskFlow's conductor running a conductor manager's flows.
 
     ``manager`` provides ``persistence()``, ``owner`` (the claims'
-    owner name) and ``run_persisted(flow_detail)``, which runs a saved
-    flow (first run or resumption, with the manager's transient values
-    and listeners) and never raises.
+    owner name) and ``run_persisted(flow_detail, extra_listeners)``,
+    which runs a saved flow (first run or resumption, with the manager's
+    transient values and listeners), never raises, and returns False
+    without running it when this process runs that flow already.
 
     Stopping (``stop``) stops claiming; the flows being run finish, and
     ``wait`` returns once they have (they are not suspended, so a
@@ -241,8 +395,19 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
             LOG.info('Flow %s of job %s has already ended (%s)', flow_uuid,
                      job.uuid, flow_detail.state)
             return True
-        with self.renewer.renewing(job):
-            self._manager.run_persisted(flow_detail)
+        with self.renewer.renewing(job) as claim:
+            ran = self._manager.run_persisted(
+                flow_detail, extra_listeners=[claim.watch])
+        if not ran:
+            LOG.info('Flow %s of job %s is being run by this conductor '
+                     'already: not run twice; the job is left to its '
+                     'claim', flow_uuid, job.uuid)
+            return False
+        if claim.lost:
+            LOG.warning('Flow %s of job %s was stopped (%s) because the '
+                        'claim was lost; the job is not consumed here',
+                        flow_uuid, job.uuid, flow_detail.state)
+            return False
         if flow_detail.state in engine.FINISHED_STATES:
             return True
         LOG.warning('Flow %s of job %s did not end (%s); it is tried again '

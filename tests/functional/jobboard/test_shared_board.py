@@ -45,6 +45,39 @@ class Recorder(listener_base.Listener):
             self.runs[self._engine.storage.flow_uuid].append(self.owner)
 
 
+class Steps(listener_base.Listener):
+    """Records the atoms each conductor ran to their end, in order."""
+
+    def __init__(self, engine, owner, steps):
+        super().__init__(engine, task_listen_for=[states.SUCCESS],
+                         flow_listen_for=[], retry_listen_for=[])
+        self.owner = owner
+        self.steps = steps
+
+    def _task_receiver(self, state, details):
+        self.steps[self.owner].append(details['task_name'])
+
+
+class Gate(listener_base.Listener):
+    """Holds the engine as ``atom`` starts until ``go`` is set.
+
+    Sets ``reached`` first: the test knows the conductor is there (a
+    process starved of CPU in the middle of a step).
+    """
+
+    def __init__(self, engine, atom, reached, go):
+        super().__init__(engine, task_listen_for=[states.RUNNING],
+                         flow_listen_for=[], retry_listen_for=[])
+        self.atom = atom
+        self.reached = reached
+        self.go = go
+
+    def _task_receiver(self, state, details):
+        if details['task_name'] == self.atom:
+            self.reached.set()
+            self.go.wait(20)
+
+
 class KillAfter(listener_base.Listener):
     """Kills the conductor once ``atom`` succeeded; sets ``killed``."""
 
@@ -163,3 +196,83 @@ class SharedBoardTest(base.TestCase):
         self.assertEqual({flow['uuid']},
                          jobboard.referenced_flow_uuids(conductor.board))
         self.assertFalse(conductor.hand_over(flow['uuid']))
+
+    def test_a_flow_has_one_job_however_often_it_is_posted(self):
+        # Two conductors handing the same flow over at once (two
+        # sweepers): one job, whoever posts first.
+        a = self._conductor('sweeper-a:1', start=False)
+        b = self._conductor('sweeper-b:2', start=False)
+        for conductor in (a, b):
+            conductor.board = jobboard.connect('boot', self.cluster.flow_url)
+            self.addCleanup(conductor.board.close)
+        self._request(a)
+        (flow,) = lookup.find_flows(self.cluster.flow_url)
+        flow_uuid = flow['uuid']
+        self.assertIsNone(jobboard.post(b.board, 'boot', flow_uuid))
+        self.assertEqual((False, False, 1),
+                         (a.hand_over(flow_uuid), b.hand_over(flow_uuid),
+                          b.board.job_count))
+
+    def test_a_conductor_that_lost_its_claim_stops_and_consumes_nothing(self):
+        # A conductor stalls in the middle of a step (starved of CPU) and
+        # its renewer too, beyond the claim's expiry: another conductor
+        # claims the job and resumes the flow. When the stalled one's
+        # renewer wakes up and finds the claim in other hands, its engine
+        # stops after the step under way, and it leaves the job alone.
+        self.flags(claim_expiry=1.0, group='jobboard')
+        steps = collections.defaultdict(list)
+        a_stalled, a_go = threading.Event(), threading.Event()
+        b_there, b_go = threading.Event(), threading.Event()
+        self.addCleanup(a_go.set)
+        self.addCleanup(b_go.set)
+        starved = self._conductor('starved:1', start=False)
+        starved.flow_listeners = [
+            lambda engine: Steps(engine, 'starved:1', steps),
+            lambda engine: Gate(engine, 'create-in-cell', a_stalled, a_go)]
+        self._start(starved)
+        renewer = starved._flow_conductor.renewer
+        real_renew, renewing, renewed = (renewer.renew, threading.Event(),
+                                         threading.Event())
+        self.addCleanup(renewing.set)
+
+        def paused_renew(claim):
+            renewing.wait(20)
+            try:
+                return real_renew(claim)
+            finally:
+                renewed.set()
+
+        renewer.renew = paused_renew
+        uuid = self._request(starved)
+        self.assertTrue(a_stalled.wait(10))
+
+        taker = self._conductor('taker:2', start=False)
+        taker.flow_listeners = [
+            lambda engine: Steps(engine, 'taker:2', steps),
+            # (The step it resumes at, left RUNNING, runs again without
+            # a RUNNING notification: it waits at the next one.)
+            lambda engine: Gate(engine, 'map-instance', b_there, b_go)]
+        self._start(taker)
+        self.assertTrue(b_there.wait(10))
+        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+            renewing.set()
+            self.assertTrue(renewed.wait(10))
+            a_go.set()
+            deadline = time.monotonic() + 10
+            while starved._running and time.monotonic() < deadline:
+                time.sleep(0.05)
+        self.assertEqual(set(), starved._running)
+        self.assertIn('taker:2', '\n'.join(log.output))
+        b_go.set()
+        self.cluster.wait_for_quiet()
+        self._wait_for_empty_board(taker.board)
+        self.assertEqual(
+            (['schedule', 'map-host-to-cell', 'create-in-cell'],
+             ['create-in-cell', 'map-instance', 'delete-build-request',
+              'cast-to-compute']),
+            (steps['starved:1'], steps['taker:2']))
+        self._assert_all_built_once([uuid])
+        (flow,) = lookup.find_flows(self.cluster.flow_url)
+        (resumption,) = flow['meta']['resumptions']
+        self.assertEqual(('taker:2', 'RUNNING'),
+                         (resumption['by'], resumption['from_state']))
