@@ -36,8 +36,9 @@ first claim too: one UPDATE). A conductor running a flow:
   restarted process on the same host has another pid, hence is another
   owner. The cost: a job first claimed by a conductor other than the one
   that posted it is run as a resumption too, so ``schedule`` releases
-  each instance's (absent) allocations before claiming: one cheap
-  scheduler call per instance.
+  each instance's (absent) allocations before claiming: one release
+  call per instance (a small API database transaction each, with the
+  scheduler in-process).
 * appends to ``resumptions`` (``{'by', 'at', 'from_state'}``, what
   ``flows show`` prints) only when a conductor really took over work:
   the flow had started, or its previous owner had it in hand (the flow
