@@ -40,6 +40,10 @@ from tests.functional import invariants
 from tests.functional.multiprocess import deployment as deployment_mod
 
 CLAIM_EXPIRY = 4
+# Seconds between two reloads of an in-process scheduler's host states: a
+# super conductor that started before the compute hosts reported learns
+# of them this soon.
+HOST_STATE_REFRESH = 2
 SWEEP_INTERVAL = 3
 ORPHAN_TIMEOUT = 15
 BUILD_TIMEOUT = 45
@@ -54,7 +58,17 @@ FAILING_HOSTS = [hosts[0] for hosts in CELLS.values()]
 # keeps trying the failing ones (no build-failure weight): about a
 # quarter of the builds start on a failing host and are rescheduled,
 # all through the run, so that a killed cell conductor meets some.
+#
+# The super conductors run the scheduler in-process ([conductor] scheduler
+# = local), as docs/architecture.md advises with a jobboard: a killed
+# conductor's scheduling dies with it, where an RPC call of a dead
+# conductor still queued on cellboot-scheduler could claim hosts after a
+# survivor's resumed schedule gave the dead run's claims back.
+# cellboot-scheduler still serves the cell conductors and compute hosts.
 OPTIONS = f"""
+    [scheduler]
+    host_state_refresh_interval = {HOST_STATE_REFRESH}
+
     [filter_scheduler]
     host_subset_size = {sum(len(hosts) for hosts in CELLS.values())}
     build_failure_weight_multiplier = 0
@@ -63,6 +77,7 @@ OPTIONS = f"""
     claim_expiry = {CLAIM_EXPIRY}
 
     [conductor]
+    scheduler = local
     sweep_interval = {SWEEP_INTERVAL}
     orphan_build_request_timeout = {ORPHAN_TIMEOUT}
     build_timeout = {BUILD_TIMEOUT}
@@ -219,6 +234,9 @@ class Chaos:
         keep = os.environ.get(KEEP_LOGS_VARIABLE)
         if keep:
             self.test.addCleanup(self._keep_logs, keep)
+        # Every super conductor's host states have been reloaded since
+        # the last compute host reported.
+        time.sleep(HOST_STATE_REFRESH + 1)
         return self.deployment
 
     def _keep_logs(self, directory):
