@@ -80,6 +80,7 @@ from taskflow.utils import persistence_utils as tf_persistence_utils
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db import flow_db
+from cellboot.workflows import flow_states
 from cellboot.workflows import listeners
 from cellboot.workflows import lookup
 from cellboot.workflows import taskflow_engine
@@ -97,8 +98,7 @@ UNFINISHED_STATES = (None, states.PENDING, states.RUNNING,
 NOT_STARTED_STATES = (None, states.PENDING)
 
 # States a flow ends in; a job whose flow is in one is done.
-FINISHED_STATES = (states.SUCCESS, states.REVERTED, states.FAILURE,
-                   states.REVERT_FAILURE)
+FINISHED_STATES = flow_states.FINISHED_STATES
 
 # Context keys that must never be written to a database.
 _SECRET_CONTEXT_KEYS = ('auth_token', 'auth_token_info')

@@ -6,6 +6,11 @@ command line and the API can check a ``--state``/``?state=`` cheaply.
 
 from taskflow import states
 
+# States a flow ends in; a flow in one is done, whoever else still
+# holds an engine on it must not write over it.
+FINISHED_STATES = (states.SUCCESS, states.REVERTED, states.FAILURE,
+                   states.REVERT_FAILURE)
+
 FLOW_STATES = (states.PENDING, states.RUNNING, states.SUCCESS,
                states.FAILURE, states.REVERTED, states.SUSPENDED,
                states.RESUMING, states.REVERTING, states.SUSPENDING)

@@ -38,6 +38,8 @@ from taskflow import states
 from taskflow import storage as tf_storage
 from taskflow.utils import misc
 
+from cellboot.workflows import flow_states
+
 _TABLES = tf_tables.fetch(sa.MetaData())
 _ATOMS, _FLOWS = _TABLES.atomdetails, _TABLES.flowdetails
 
@@ -51,8 +53,13 @@ _UPDATE_ATOM = sa.update(_ATOMS).where(
 _UPDATE_ATOM_META = sa.update(_ATOMS).where(
     _ATOMS.c.uuid == sa.bindparam('b_uuid')).values(
     meta=sa.bindparam('v_meta'))
+# A flow that has ended stays ended: an engine that lost its claim to
+# another conductor (which finished the flow) must not write its own
+# SUSPENDED over the winner's SUCCESS.
 _UPDATE_FLOW_STATE = sa.update(_FLOWS).where(
-    _FLOWS.c.uuid == sa.bindparam('b_uuid')).values(
+    _FLOWS.c.uuid == sa.bindparam('b_uuid'),
+    sa.or_(_FLOWS.c.state.is_(None),
+           _FLOWS.c.state.notin_(flow_states.FINISHED_STATES))).values(
     state=sa.bindparam('v_state'))
 
 # Atom states whose change is not worth a write of its own: resuming
@@ -228,10 +235,17 @@ class CellbootEngine(action_engine.SerialActionEngine):
     def run_iter(self, timeout=None):
         """TaskFlow's run, then one write of what is still deferred.
 
-        The flush also runs when the run raises (a reverted flow), after
-        the listeners heard the final state (their durations go along).
+        The flush also runs when the run raises an Exception (a reverted
+        flow), after the listeners heard the final state (their
+        durations go along). Not on a BaseException that is no Exception
+        (the process is going away): what is deferred is then lost as
+        with a SIGKILL, which the rules above make harmless, and which
+        the tests that "kill" a conductor with one rely on.
         """
         try:
             yield from super().run_iter(timeout=timeout)
-        finally:
+        except Exception:
+            self.storage.flush()
+            raise
+        else:
             self.storage.flush()

@@ -9,6 +9,7 @@ the database through TaskFlow's own backend, on every backend.
 """
 
 import sqlalchemy as sa
+from taskflow.listeners import base as listener_base
 from taskflow.patterns import linear_flow
 from taskflow.persistence.backends import impl_sqlalchemy
 from taskflow.persistence import models
@@ -207,6 +208,49 @@ class _DeferredWritesTests:
             flow_detail.uuid).meta
         self.assertEqual('host-b:42', meta['owner'])
         self.assertIn('duration', meta)
+
+    def test_a_flow_another_conductor_ended_stays_ended(self):
+        # This engine lost its claim; the new holder finished the flow
+        # meanwhile. Whatever this engine still writes must not undo it.
+        flow_detail = self.save_flow_detail()
+        engine = self.engine(self.make_flow(), flow_detail)
+        engine.storage.set_flow_state(states.RUNNING)
+        engine.storage.flush()
+        winner = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        winner.state = states.SUCCESS
+        flow_db.get_connection(self.url).update_flow_details(winner)
+
+        engine.storage.set_flow_state(states.SUSPENDED)
+        engine.storage.flush()
+
+        self.assertEqual(states.SUCCESS, flow_db.get_connection(
+            self.url).get_flow_details(flow_detail.uuid).state)
+
+    def test_a_killed_run_stores_nothing_more(self):
+        # A BaseException (the process is going away) is not an end of
+        # the run: what was deferred is lost, as with a SIGKILL. Killed
+        # once 'second' succeeded, before 'third' started (which would
+        # have stored it).
+        class Killed(BaseException):
+            pass
+
+        class KillAfterSecond(listener_base.Listener):
+            def __init__(self, engine):
+                super().__init__(engine, task_listen_for=[states.SUCCESS],
+                                 flow_listen_for=[], retry_listen_for=[])
+
+            def _task_receiver(self, state, details):
+                if details['task_name'] == 'second':
+                    raise Killed()
+
+        flow_detail = self.save_flow_detail()
+        engine = self.engine(self.make_flow(), flow_detail)
+        with KillAfterSecond(engine):
+            self.assertRaises(Killed, engine.run)
+        stored = stored_states(self.url, flow_detail.uuid)
+        self.assertEqual(states.SUCCESS, stored['first'][0])
+        self.assertNotEqual(states.SUCCESS, stored['second'][0])
 
     def test_progress_is_not_written(self):
         flow_detail = self.save_flow_detail()
