@@ -63,7 +63,10 @@ conductor_opts = [
                min=1,
                help='Seconds between two runs of the periodic checks of a '
                     'conductor (orphan build requests in a super '
-                    'conductor, BUILD timeouts in a cell conductor).'),
+                    'conductor, BUILD timeouts in a cell conductor). With '
+                    'a jobboard, a super conductor holds the sweep lock '
+                    'for max(30, 3 x this) seconds, renewed at each step, '
+                    'and a sweep does at most this long of work.'),
 ]
 
 
