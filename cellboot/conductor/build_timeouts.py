@@ -13,12 +13,14 @@ boot flows, but no boot flow will come back for it.
 
 What is not stuck is left alone: an instance a reschedule flow of the
 cell is still working on (the flow claims the next host and casts to
-it), and any instance that changed within the timeout (a host that took
-the build moved it to spawning; a reschedule reset it). The ERROR is a
-conditional update on exactly the condition the instance was selected
-on, so of two conductors sweeping at once only one acts, and a compute
-host that finishes late finds the instance no longer building: it
-removes the server and releases its claim (``cellboot.compute.manager``).
+it; a flow that nobody runs, its conductor dead, is handed over by the
+same sweep's ``unowned_flows.UnownedFlows``), and any instance that
+changed within the timeout (a host that took the build moved it to
+spawning; a reschedule reset it). The ERROR is a conditional update on
+exactly the condition the instance was selected on, so of two
+conductors sweeping at once only one acts, and a compute host that
+finishes late finds the instance no longer building: it removes the
+server and releases its claim (``cellboot.compute.manager``).
 
 The cell conductor holds no API database credentials: claims go back
 through its scheduler client, and everything else is in its cell

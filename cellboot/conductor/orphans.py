@@ -19,7 +19,8 @@ sweep finds both:
   with a jobboard, those no job on the board references; without one,
   those of this host that no live conductor process of this host owns.
   Each is given to ``manager.hand_over``, which posts a job for it or
-  resumes it.
+  resumes it (``cellboot.conductor.unowned_flows``, which the cell
+  conductors' sweep uses for their reschedule flows too).
 
 With a jobboard the sweep runs under a Redis lock
 (``NAMESPACE.sweeper.boot``), so only one super conductor sweeps at a
@@ -30,7 +31,6 @@ it.
 
 import collections
 import datetime
-import os
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -39,6 +39,7 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from cellboot.conductor import ended_flows
 from cellboot.conductor import sweep_lock
+from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db import flow_db
@@ -46,7 +47,6 @@ from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import request_spec as request_spec_obj
 from cellboot.workflows import engine
-from cellboot.workflows import jobboard
 
 LOG = logging.getLogger(__name__)
 
@@ -86,7 +86,8 @@ class OrphanBuildRequests:
             cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
             self._ended_flows().retry(context)
             done = self._start_orphans(context, cutoff, sweep)
-            done['handed_over'] = self._hand_over_unowned(cutoff, sweep)
+            done['handed_over'] = unowned_flows.hand_over_unowned(
+                self.manager, cutoff, sweep)
             return done
         finally:
             sweep.end()
@@ -147,38 +148,6 @@ class OrphanBuildRequests:
             rctxt, [br.as_cast() for br in build_requests], specs)
         return True
 
-    # -- unfinished flows nobody runs --------------------------------------
-
-    def _hand_over_unowned(self, cutoff, sweep):
-        """Give ``hand_over`` the old unfinished flows nobody runs.
-
-        ``hand_over`` itself leaves a flow that a job on the board
-        references, or that this process runs; without a jobboard, only
-        this host's flows that no other live process owns are given.
-        """
-        flows = [flow for flow in engine.unfinished(
-            self.manager.persistence(), self.manager.KIND)
-            if _since(flow) < cutoff]
-        if self.manager.board is None:
-            flows = [flow for flow in flows if _orphaned_here(flow)]
-        elif flows:
-            # One read of the board for the sweep; ``hand_over`` reads it
-            # again for each flow it is given.
-            referenced = jobboard.referenced_flow_uuids(self.manager.board)
-            flows = [flow for flow in flows if flow['uuid'] not in referenced]
-        handed = 0
-        for flow in flows:
-            if not sweep.go_on():
-                break
-            if self.manager.hand_over(flow['uuid']) is False:
-                continue
-            handed += 1
-            LOG.info('Boot flow %s (owner %s, %s since %s) was unfinished '
-                     'and nobody ran it: handed over', flow['uuid'],
-                     engine.owner_of(flow['meta']), flow['state'],
-                     _since(flow).isoformat())
-        return handed
-
     # -- the lock ----------------------------------------------------------
 
     def _lock(self):
@@ -210,40 +179,3 @@ def _flow_states(persistence, flow_uuids):
         _FLOWS.c.uuid.in_(list(flow_uuids)))
     with flow_db.get_backend(persistence).engine.connect() as conn:
         return {row.uuid: row.state for row in conn.execute(query)}
-
-
-def _since(flow):
-    """Since when the flow's current owner has had it (naive UTC)."""
-    meta = flow['meta'] or {}
-    since = meta.get('owned_since') or meta.get('started_at')
-    if since:
-        return timeutils.normalize_time(timeutils.parse_isotime(since))
-    return flow['created_at'] or timeutils.utcnow()
-
-
-def _orphaned_here(flow):
-    """Without a jobboard: a flow of this host no live process owns.
-
-    A flow owned by this process is left to ``hand_over`` (which knows
-    whether it runs it now); one owned by another live process of this
-    host is that process's.
-    """
-    owner = engine.owner_of(flow['meta']) or ''
-    host, _sep, pid = owner.rpartition(':')
-    if not pid.isdigit():
-        host, pid = owner, None
-    if host != CONF.host:
-        return False
-    if pid is None or int(pid) == os.getpid():
-        return True
-    return not _alive(int(pid))
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -9,7 +9,10 @@ start (a conductor that just started resumes its own flows first):
 
 * a super conductor (kind ``boot``): ``orphans.OrphanBuildRequests``;
 * a cell conductor (kind ``reschedule``):
-  ``build_timeouts.BuildTimeouts``.
+  ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
+  nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
+  (which leaves alone the instances of unfinished reschedule flows: the
+  first check makes sure that such flows do finish).
 
 Every check has ``sweep_once(context)``, which returns what it did (a
 dict of counts), so that tests call it directly. Checks are idempotent
@@ -23,6 +26,7 @@ from oslo_log import log as logging
 from cellboot.compute import registration
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
+from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
 
 LOG = logging.getLogger(__name__)
@@ -75,7 +79,8 @@ def checks_for(manager):
     """The checks of a conductor manager's kind (see the module doc)."""
     if manager.KIND == 'boot':
         return [orphans.OrphanBuildRequests(manager)]
-    return [build_timeouts.BuildTimeouts(manager)]
+    return [unowned_flows.UnownedFlows(manager),
+            build_timeouts.BuildTimeouts(manager)]
 
 
 def start_for(manager):

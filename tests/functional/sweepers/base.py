@@ -1,8 +1,17 @@
 """What the sweepers' tests share. Not a test module."""
 
+import datetime
+import subprocess
 import threading
 
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
+
 from cellboot import context as cb_context
+from cellboot.db import flow_db
+
+_FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
 
 
 def sweep_at_once(checks):
@@ -24,3 +33,30 @@ def sweep_at_once(checks):
     for thread in threads:
         thread.join()
     return results
+
+
+def ago(seconds):
+    """ISO 8601 (naive UTC, as flow meta has it) of ``seconds`` ago."""
+    return (timeutils.utcnow() -
+            datetime.timedelta(seconds=seconds)).isoformat()
+
+
+def update_flow_meta(persistence, flow_uuid, **values):
+    """Set ``values`` in the meta of flow ``flow_uuid``.
+
+    As if it had been written so: a test ages a flow (``started_at``,
+    ``owned_since``, see ``ago``) rather than wait out a sweep's timeout.
+    """
+    backend = flow_db.get_backend(persistence)
+    with backend.engine.begin() as conn:
+        meta = conn.execute(sa.select(_FLOWS.c.meta).where(
+            _FLOWS.c.uuid == flow_uuid)).scalar()
+        conn.execute(sa.update(_FLOWS).where(
+            _FLOWS.c.uuid == flow_uuid).values(meta=dict(meta, **values)))
+
+
+def dead_pid():
+    """The pid of a process that has ended (a killed conductor's)."""
+    child = subprocess.Popen(['true'])
+    child.wait()
+    return child.pid

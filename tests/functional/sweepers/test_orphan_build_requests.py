@@ -9,12 +9,10 @@ orphan_build_request_timeout``, a test makes its request older
 
 import datetime
 import os
-import subprocess
 import time
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from cellboot.conductor import manager as conductor_manager
 from cellboot.conductor import orphans
@@ -22,7 +20,6 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
-from cellboot.db import flow_db
 from cellboot.objects import build_request as build_request_obj
 from cellboot.workflows import boot
 from cellboot.workflows import engine
@@ -236,7 +233,7 @@ class UnownedFlowWithoutJobboardTest(_ClusterTest):
         uuids = self.orphan(count=2)
         _age()
         _create_flow(self.manager, *self.payload,
-                     owner=f'{CONF.host}:{_dead_pid()}')
+                     owner=f'{CONF.host}:{sweep_base.dead_pid()}')
         self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 1},
                          self.check.sweep_once(self.ctx))
         self.assert_built_once(uuids)
@@ -261,21 +258,8 @@ class UnownedFlowWithoutJobboardTest(_ClusterTest):
 
 def _age_flow(flow_uuid, owner, age=TIMEOUT + 1):
     """Make ``owner`` the flow's owner since ``age`` s ago."""
-    flows = tf_tables.fetch(sa.MetaData()).flowdetails
-    backend = flow_db.get_backend(CONF.flow_persistence.connection)
-    with backend.engine.begin() as conn:
-        meta = conn.execute(sa.select(flows.c.meta).where(
-            flows.c.uuid == flow_uuid)).scalar()
-        since = timeutils.utcnow() - datetime.timedelta(seconds=age)
-        conn.execute(sa.update(flows).where(flows.c.uuid == flow_uuid).values(
-            meta=dict(meta, owner=owner, owned_since=since.isoformat())))
-
-
-def _dead_pid():
-    """The pid of a process that has ended."""
-    child = subprocess.Popen(['true'])
-    child.wait()
-    return child.pid
+    sweep_base.update_flow_meta(CONF.flow_persistence.connection, flow_uuid,
+                                owner=owner, owned_since=sweep_base.ago(age))
 
 
 class RequestKeyTest(base.TestCase):

@@ -9,6 +9,7 @@ import fixtures
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
 from cellboot.conductor import sweepers
+from cellboot.conductor import unowned_flows
 from tests import base
 from tests.functional.compute import base as compute_base
 
@@ -85,7 +86,9 @@ class StartForTest(base.TestCase):
                          ([type(check) for check in sweeper.checks],
                           sweeper.interval))
 
-    def test_a_cell_conductor_sweeps_build_timeouts(self):
+    def test_a_cell_conductor_hands_over_flows_then_sweeps_build_timeouts(
+            self):
         sweeper = self._start_for('reschedule')
-        self.assertEqual([build_timeouts.BuildTimeouts],
+        self.assertEqual([unowned_flows.UnownedFlows,
+                          build_timeouts.BuildTimeouts],
                          [type(check) for check in sweeper.checks])

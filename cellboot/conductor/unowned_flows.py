@@ -1,0 +1,125 @@
+"""Unfinished flows that nobody runs: given back with ``hand_over``.
+
+A conductor that dies between saving a flow and posting its job (with
+a jobboard), or while it runs the flow (without one), leaves the flow
+unfinished with nobody to finish it: no job references it, and no live
+process owns it. This holds for both kinds of flows: boot flows in the
+flow database (the super conductors' orphan sweep,
+``cellboot.conductor.orphans``) and reschedule flows in a cell's
+database (the cell conductors' sweep, ``UnownedFlows`` below). A cell's
+unfinished reschedule flow matters twice: besides its own work, the
+BUILD-timeout check leaves its instance alone while it is unfinished,
+so such an instance would stay in BUILD for ever.
+
+``hand_over_unowned`` finds the manager's flows of its kind unfinished
+and owned (``owned_since``, else ``started_at``; see
+``lookup.ownership``) since before the cutoff that nobody runs:
+
+* with a jobboard, those that no job on the manager's board references;
+* without, those of this host whose owner process is gone (or is this
+  process: ``hand_over`` knows whether it runs the flow now). Another
+  live process of this host has its own flows in hand; another host's
+  flows are that host's conductors' to resume when they start.
+
+Each is given to ``manager.hand_over``, which is idempotent: with a
+jobboard it posts the flow's one job only if the board has none (two
+conductors sweeping at once post one job), without one it resumes the
+flow in a thread unless this process runs it already.
+"""
+
+import datetime
+import os
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from cellboot.conductor import sweep_lock
+from cellboot.conf import CONF
+from cellboot.workflows import engine
+from cellboot.workflows import jobboard
+
+LOG = logging.getLogger(__name__)
+
+
+def hand_over_unowned(manager, cutoff, sweep):
+    """Give ``hand_over`` the flows nobody runs (module doc); how many.
+
+    ``cutoff`` is a naive UTC datetime, as the sweeps compute it;
+    ``sweep`` (``sweep_lock.Sweep``) says whether to go on before each
+    flow.
+    """
+    handed = 0
+    for flow in _unowned(manager, cutoff):
+        if not sweep.go_on():
+            break
+        if manager.hand_over(flow['uuid']) is False:
+            continue
+        handed += 1
+        LOG.info('%s flow %s (owner %s, %s since %s) was unfinished and '
+                 'nobody ran it: handed over', manager.KIND.capitalize(),
+                 flow['uuid'], flow['owner'], flow['state'],
+                 flow['since'].isoformat())
+    return handed
+
+
+def _unowned(manager, cutoff):
+    """The old unfinished flows of ``manager``'s kind nobody runs."""
+    cutoff = cutoff.replace(tzinfo=datetime.timezone.utc)
+    flows = [flow for flow in engine.unfinished(manager.persistence(),
+                                                manager.KIND)
+             if flow['since'] is not None and flow['since'] < cutoff]
+    if not flows:
+        return []
+    if manager.board is None:
+        return [flow for flow in flows if _orphaned_here(flow['owner'])]
+    # One read of the board for the sweep; ``hand_over`` reads it again
+    # for each flow it is given.
+    referenced = jobboard.referenced_flow_uuids(manager.board)
+    return [flow for flow in flows if flow['uuid'] not in referenced]
+
+
+def _orphaned_here(owner):
+    """Without a jobboard: whether a flow of ``owner`` is this host's
+    and no other live process of this host has it."""
+    host, _sep, pid = (owner or '').rpartition(':')
+    if not pid.isdigit():
+        host, pid = owner, None
+    if host != CONF.host:
+        return False
+    if pid is None or int(pid) == os.getpid():
+        return True
+    return not _alive(int(pid))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class UnownedFlows:
+    """The cell conductors' check: their cell's reschedule flows.
+
+    ``manager`` is a cell conductor manager (``KIND``, ``persistence()``,
+    ``board``, ``hand_over``). No lock: ``hand_over`` is idempotent with
+    a jobboard, and without one only this host's dead processes' flows
+    are taken. The sweep's time budget still bounds one sweep.
+    """
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def sweep_once(self, context):
+        """``{'handed_over': flows}``; {} when flows are not persisted."""
+        if self.manager.persistence() is None:
+            return {}
+        timeout = CONF.conductor.orphan_build_request_timeout
+        cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+        sweep = sweep_lock.Sweep()
+        sweep.start()  # no lock: always goes
+        return {'handed_over': hand_over_unowned(self.manager, cutoff,
+                                                 sweep)}
