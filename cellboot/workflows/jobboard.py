@@ -32,12 +32,18 @@ One flow, one engine at a time:
 * A process never runs a flow it already runs (its own claim expired
   and its conductor thread claimed the job again): the second dispatch
   is refused, and the job left to its claim's expiry.
+* A claim that ran out before its flow started here (the pool thread
+  started late on a loaded machine): the claim is renewed, and checked,
+  as soon as the job is dispatched, before the flow is loaded or taken
+  over; one already lost runs nothing here (``FlowConductor``).
 * A claim that ran out while its owner still ran the flow (a process
-  starved of CPU, a long pause) and went to another conductor: the
-  ``ClaimRenewer`` finds it in other hands (or the job gone) and
-  suspends the engine, which stops after its current step, and the job
-  is never consumed by the loser (WARNING). The step under way when the
-  loss is found may still run in both; every step is idempotent.
+  starved of CPU, a long pause) and went to another conductor: it is
+  checked (and renewed) as each atom ends, right before the next one
+  starts, and by the ``ClaimRenewer`` every third of the expiry; found
+  in other hands (or the job gone), the engine is suspended, so no
+  further step starts here, and the job is never consumed by the loser
+  (WARNING). The step under way when the claim ran out may still run in
+  both; every step is idempotent.
 
 The board's persistence is the flows' (``cellboot.db.flow_db``); jobs
 carry only the logbook's name and uuid and ``{'flow_uuid', 'kind'}``.
@@ -111,12 +117,28 @@ def _where(conf):
             f'{conf.get("port", 6379)}/{conf.get("db", 0)}')
 
 
+# KEYS[1]: a job's owner key; ARGV: the expected owner, the expiry (ms).
+# Returns {1 if extended else 0, the owner found or ''}.
+_RENEW_IF_OWNER = """
+local owner = redis.call('get', KEYS[1])
+if not owner then
+    return {0, ''}
+end
+if owner == ARGV[1] then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+    return {1, owner}
+end
+return {0, owner}
+"""
+
+
 class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
     """TaskFlow's Redis board whose claims expire unless renewed."""
 
     def __init__(self, name, conf, claim_expiry, persistence=None):
         super().__init__(name, conf, persistence=persistence)
         self.claim_expiry = claim_expiry
+        self._renew_script = None
 
     def claim(self, job, who, expiry=None):
         if expiry is None:
@@ -143,6 +165,26 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
             self, name, posting['sequence'], key, uuid=job_uuid,
             details=details, created_on=posting['created_on'], book=book,
             book_data=posting.get('book'), backend=self._persistence)
+
+    def renew_claim(self, job, who, expiry=None):
+        """Extend ``who``'s claim on ``job``; ``(renewed, owner)``.
+
+        One Redis round trip, atomic (a Lua script): the claim is
+        extended only if ``who`` holds it, so a claim that ran out and
+        went to another conductor between a read and the extension is
+        never extended for the wrong owner. ``owner`` is the holder
+        found (None: nobody; the claim ran out or the job is gone).
+        """
+        if self._renew_script is None:
+            self._renew_script = self._client.register_script(
+                _RENEW_IF_OWNER)
+        ms_expiry = int((expiry or self.claim_expiry) * 1000.0)
+        with impl_redis._translate_failures():
+            renewed, raw_owner = self._renew_script(
+                keys=[job.owner_key],
+                args=[self._encode_owner(who), ms_expiry])
+        owner = self._decode_owner(raw_owner) if raw_owner else None
+        return bool(renewed), owner
 
 
 def connect(kind, persistence, cell_name=None):
@@ -198,9 +240,10 @@ def referenced_flow_uuids(board):
 class Claim:
     """A claim being renewed: is it lost, and the engine to stop if so."""
 
-    def __init__(self, job):
+    def __init__(self, job, renewer):
         self.job = job
         self.lost_to = None
+        self._renewer = renewer
         self._lost = threading.Event()
         self._engines = set()
         self._lock = threading.Lock()
@@ -224,6 +267,14 @@ class Claim:
             threading.Thread(target=engine_.suspend, daemon=True,
                              name=f'suspend {self.job.uuid}').start()
 
+    def check(self):
+        """Renew the claim now; whether it is still ours (see ``renew``).
+
+        One Redis round trip. False when it is lost (then marked so) and
+        when Redis did not answer.
+        """
+        return not self.lost and self._renewer.renew(self)
+
     def watch(self, engine_):
         """A listener for ``engine_``'s run: suspended once it is lost."""
         return _SuspendOnLoss(engine_, self)
@@ -238,16 +289,26 @@ class Claim:
 
 
 class _SuspendOnLoss(listener_base.Listener):
-    """Registers an engine with its claim while it runs.
+    """Registers an engine with its claim while it runs, and checks it.
 
-    A claim lost before the run started suspends it as it starts
-    (``suspend`` before the run would be ignored).
+    The claim is checked (and renewed: ``Claim.check``) as the flow
+    starts and whenever an atom ends, that is right before the engine
+    picks the next atom to run: a claim found lost suspends the engine
+    there, in its own thread, so that the next atom never starts here.
+    The renewer alone would find the loss up to a third of the expiry
+    later, while this run went on beside the new holder's. Cost: one
+    Redis round trip per atom. A lost claim seen by the renewer
+    suspends the engine too (``Claim.lose``); a ``suspend`` before the
+    run would be ignored, hence the check as it starts.
     """
 
+    _ATOM_ENDS = (states.SUCCESS, states.FAILURE, states.REVERTED,
+                  states.REVERT_FAILURE)
+
     def __init__(self, engine_, claim):
-        super().__init__(engine_, task_listen_for=[],
+        super().__init__(engine_, task_listen_for=self._ATOM_ENDS,
                          flow_listen_for=[states.RUNNING],
-                         retry_listen_for=[])
+                         retry_listen_for=self._ATOM_ENDS)
         self._claim = claim
 
     def register(self):
@@ -258,9 +319,19 @@ class _SuspendOnLoss(listener_base.Listener):
         self._claim._detach(self._engine)
         super().deregister()
 
-    def _flow_receiver(self, state, details):
+    def _check(self):
+        self._claim.check()
         if self._claim.lost:
             self._engine.suspend()
+
+    def _flow_receiver(self, state, details):
+        self._check()
+
+    def _task_receiver(self, state, details):
+        self._check()
+
+    def _retry_receiver(self, state, details):
+        self._check()
 
 
 class ClaimRenewer:
@@ -287,7 +358,7 @@ class ClaimRenewer:
     @contextlib.contextmanager
     def renewing(self, job):
         """Keep ``job``'s claim alive while the block runs; yield a Claim."""
-        claim = Claim(job)
+        claim = Claim(job, self)
         with self._lock:
             self._claims.add(claim)
             if self._thread is None:
@@ -310,41 +381,33 @@ class ClaimRenewer:
             for claim in claims:
                 self.renew(claim)
 
-    def _owner(self, job):
-        try:
-            return self._board.find_owner(job)
-        except TypeError:
-            # TaskFlow's Redis board fails to decode the owner of a job
-            # nobody holds (no owner key) instead of returning None.
-            return None
-
     def renew(self, claim):
         """Extend the claim if it is still this conductor's; whether it is.
 
-        A claim found lost is marked so (``Claim.lose``), once.
+        One atomic Redis call (``ExpiringRedisJobBoard.renew_claim``). A
+        claim found lost is marked so (``Claim.lose``), once. A failure
+        to reach Redis returns False without losing the claim.
         """
         job = claim.job
         try:
-            owner = self._owner(job)
-            if owner == self._who and job.extend_expiry(self._expiry):
-                return True
-            if owner == self._who:
-                owner = self._owner(job)  # it ran out meanwhile?
-                if owner == self._who:
-                    return True
-        except tf_exc.NotFound:
-            owner = None  # the job is gone: consumed by its new owner
+            renewed, owner = self._board.renew_claim(job, self._who,
+                                                     self._expiry)
         except tf_exc.TaskFlowException as exc:
             LOG.warning('Could not renew the claim on job %s: %s', job.uuid,
                         exc)
             return False
-        LOG.warning('The claim of %s on job %s (flow %s) is lost (%s): '
-                    'the flow is suspended here after its current step '
-                    'and the job left to whoever claims it', self._who,
-                    job.uuid, (job.details or {}).get('flow_uuid'),
-                    f'now held by {owner}' if owner
-                    else 'it ran out, or its job is gone')
-        claim.lose(owner)
+        if renewed:
+            return True
+        with self._lock:
+            if claim.lost:
+                return False
+            LOG.warning('The claim of %s on job %s (flow %s) is lost (%s): '
+                        'the flow is suspended here after its current step '
+                        'and the job left to whoever claims it', self._who,
+                        job.uuid, (job.details or {}).get('flow_uuid'),
+                        f'now held by {owner}' if owner
+                        else 'it ran out, or its job is gone')
+            claim.lose(owner)
         return False
 
     def stop(self):
@@ -378,6 +441,21 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
 
     def _dispatch_job(self, job):
         """Run the job's flow; whether to consume the job (see module)."""
+        with self.renewer.renewing(job) as claim:
+            # First of all: the claim was taken some time ago (a thread
+            # of the pool, a busy machine), it is renewed only at the
+            # renewer's next tick, and loading the flow takes a
+            # database read. A claim that ran out meanwhile may be
+            # another conductor's already: then nothing runs here.
+            if not claim.check():
+                LOG.warning('Job %s: the claim of %s was %s before its '
+                            'flow started here; not run', job.uuid,
+                            self._manager.owner,
+                            'lost' if claim.lost else 'not renewed')
+                return False
+            return self._run_claimed(job, claim)
+
+    def _run_claimed(self, job, claim):
         flow_uuid = (job.details or {}).get('flow_uuid')
         try:
             flow_detail = flow_db.get_connection(
@@ -395,9 +473,8 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
             LOG.info('Flow %s of job %s has already ended (%s)', flow_uuid,
                      job.uuid, flow_detail.state)
             return True
-        with self.renewer.renewing(job) as claim:
-            ran = self._manager.run_persisted(
-                flow_detail, extra_listeners=[claim.watch])
+        ran = self._manager.run_persisted(
+            flow_detail, extra_listeners=[claim.watch])
         if not ran:
             LOG.info('Flow %s of job %s is being run by this conductor '
                      'already: not run twice; the job is left to its '

@@ -213,6 +213,119 @@ class SharedBoardTest(base.TestCase):
                          (a.hand_over(flow_uuid), b.hand_over(flow_uuid),
                           b.board.job_count))
 
+    def _pause_renewer(self, conductor):
+        """Stall ``conductor``'s renewer thread (not the engine's checks).
+
+        Returns ``(go, renewed)``: set ``go`` to let it renew; it sets
+        ``renewed`` after its first renewal.
+        """
+        renewer = conductor._flow_conductor.renewer
+        real_renew, go, renewed = (renewer.renew, threading.Event(),
+                                   threading.Event())
+        self.addCleanup(go.set)
+
+        def paused_renew(claim):
+            if not threading.current_thread().name.startswith(
+                    'claim renewer'):
+                return real_renew(claim)
+            go.wait(20)
+            try:
+                return real_renew(claim)
+            finally:
+                renewed.set()
+
+        renewer.renew = paused_renew
+        return go, renewed
+
+    def _wait_until_idle(self, conductor, timeout=10):
+        """Until ``conductor`` runs no flow and has no job in hand."""
+        deadline = time.monotonic() + timeout
+        while (conductor._running or
+               conductor._flow_conductor._dispatched) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual((set(), set()),
+                         (conductor._running,
+                          conductor._flow_conductor._dispatched))
+
+    def test_a_claim_lost_before_the_flow_started_runs_nothing(self):
+        # The conductor claims a job, but the thread that runs it starts
+        # late (a loaded machine), after the claim ran out and another
+        # conductor took the job and started the flow: the late one must
+        # not run a step of it (two ``schedule`` at once).
+        self.flags(claim_expiry=1.0, group='jobboard')
+        steps = collections.defaultdict(list)
+        late = self._conductor('late:1', start=False)
+        late.flow_listeners = [lambda engine: Steps(engine, 'late:1', steps)]
+        self._start(late)
+        flow_conductor = late._flow_conductor
+        real_dispatch = flow_conductor._dispatch_job
+        dispatched, go = threading.Event(), threading.Event()
+        self.addCleanup(go.set)
+
+        def late_dispatch(job):
+            dispatched.set()
+            go.wait(20)
+            return real_dispatch(job)
+
+        flow_conductor._dispatch_job = late_dispatch
+        uuid = self._request(late)
+        self.assertTrue(dispatched.wait(10))
+
+        b_there, b_go = threading.Event(), threading.Event()
+        self.addCleanup(b_go.set)
+        taker = self._conductor('taker:2', start=False)
+        taker.flow_listeners = [
+            lambda engine: Steps(engine, 'taker:2', steps),
+            lambda engine: Gate(engine, 'schedule', b_there, b_go)]
+        self._start(taker)
+        self.assertTrue(b_there.wait(10))
+        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+            go.set()
+            self._wait_until_idle(late)
+        self.assertIn('taker:2', '\n'.join(log.output))
+        b_go.set()
+        self.cluster.wait_for_quiet()
+        self._wait_for_empty_board(taker.board)
+        self.assertEqual(([], 'schedule'),
+                         (steps['late:1'], steps['taker:2'][0]))
+        self._assert_all_built_once([uuid])
+
+    def test_a_lost_claim_stops_the_flow_before_its_next_step(self):
+        # The conductor stalls in a step, its renewer too, beyond the
+        # claim's expiry; another conductor resumes the flow. The stalled
+        # one finds the loss itself as the step ends (its renewer still
+        # asleep) and starts no further step.
+        self.flags(claim_expiry=1.0, group='jobboard')
+        steps = collections.defaultdict(list)
+        a_stalled, a_go = threading.Event(), threading.Event()
+        b_there, b_go = threading.Event(), threading.Event()
+        self.addCleanup(a_go.set)
+        self.addCleanup(b_go.set)
+        starved = self._conductor('starved:1', start=False)
+        starved.flow_listeners = [
+            lambda engine: Steps(engine, 'starved:1', steps),
+            lambda engine: Gate(engine, 'create-in-cell', a_stalled, a_go)]
+        self._start(starved)
+        self._pause_renewer(starved)
+        uuid = self._request(starved)
+        self.assertTrue(a_stalled.wait(10))
+
+        taker = self._conductor('taker:2', start=False)
+        taker.flow_listeners = [
+            lambda engine: Steps(engine, 'taker:2', steps),
+            lambda engine: Gate(engine, 'map-instance', b_there, b_go)]
+        self._start(taker)
+        self.assertTrue(b_there.wait(10))
+        a_go.set()
+        self._wait_until_idle(starved)
+        b_go.set()
+        self.cluster.wait_for_quiet()
+        self._wait_for_empty_board(taker.board)
+        self.assertEqual(['schedule', 'map-host-to-cell', 'create-in-cell'],
+                         steps['starved:1'])
+        self._assert_all_built_once([uuid])
+
     def test_a_conductor_that_lost_its_claim_stops_and_consumes_nothing(self):
         # A conductor stalls in the middle of a step (starved of CPU) and
         # its renewer too, beyond the claim's expiry: another conductor
@@ -230,19 +343,7 @@ class SharedBoardTest(base.TestCase):
             lambda engine: Steps(engine, 'starved:1', steps),
             lambda engine: Gate(engine, 'create-in-cell', a_stalled, a_go)]
         self._start(starved)
-        renewer = starved._flow_conductor.renewer
-        real_renew, renewing, renewed = (renewer.renew, threading.Event(),
-                                         threading.Event())
-        self.addCleanup(renewing.set)
-
-        def paused_renew(claim):
-            renewing.wait(20)
-            try:
-                return real_renew(claim)
-            finally:
-                renewed.set()
-
-        renewer.renew = paused_renew
+        renewing, renewed = self._pause_renewer(starved)
         uuid = self._request(starved)
         self.assertTrue(a_stalled.wait(10))
 
