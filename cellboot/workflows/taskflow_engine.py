@@ -17,6 +17,11 @@ What a flow on a database writes, and when (``_Storage``):
 * and once when the run stops (``CellbootEngine.run_iter``), with the
   flow's final state and the durations the timing listener recorded.
 
+A flush that MySQL/MariaDB or PostgreSQL rolls back and asks for again
+(deadlock, lock wait timeout, serialization failure) is repeated whole,
+after a short jittered pause (``_Storage._write``); any other error ends
+the run as before.
+
 What a SIGKILL can lose, and why that is harmless: the RUNNING state of
 the atom that was running (a resumed flow treats it as PENDING and runs
 it again; atoms are idempotent), the flow's own RUNNING state while its
@@ -29,6 +34,9 @@ where TaskFlow's backend reads the row (and, for a flow state, every atom
 row) back, merges and rewrites every atom of the flow.
 """
 
+from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
 import sqlalchemy as sa
 from taskflow.engines.action_engine import engine as action_engine
 from taskflow.persistence.backends import impl_sqlalchemy
@@ -39,6 +47,8 @@ from taskflow import storage as tf_storage
 from taskflow.utils import misc
 
 from cellboot.workflows import flow_states
+
+LOG = logging.getLogger(__name__)
 
 _TABLES = tf_tables.fetch(sa.MetaData())
 _ATOMS, _FLOWS = _TABLES.atomdetails, _TABLES.flowdetails
@@ -61,6 +71,47 @@ _UPDATE_FLOW_STATE = sa.update(_FLOWS).where(
     sa.or_(_FLOWS.c.state.is_(None),
            _FLOWS.c.state.notin_(flow_states.FINISHED_STATES))).values(
     state=sa.bindparam('v_state'))
+
+# Errors with which MySQL/MariaDB (deadlock, lock wait timeout) and
+# PostgreSQL (serialization failure, deadlock) roll a transaction back
+# and ask for it again. The flow database's engine is a plain SQLAlchemy
+# one (``cellboot.db.flow_db``): oslo.db's filters do not translate them
+# into DBDeadlock, so they arrive as SQLAlchemy's wrappers of the
+# driver's error (errno first in PyMySQL's and mysqlclient's args,
+# ``pgcode`` in psycopg2's, ``sqlstate`` in psycopg's).
+_RETRY_MYSQL_ERRNOS = frozenset({1213, 1205})
+_RETRY_SQLSTATES = frozenset({'40001', '40P01'})
+
+# Pauses between flush attempts: 10 ms doubling, jittered, capped at
+# 0.5 s; 8 retries wait ~2 s at worst.
+FLUSH_RETRY_INTERVAL = 0.01
+FLUSH_MAX_RETRY_INTERVAL = 0.5
+FLUSH_MAX_RETRIES = 8
+
+
+def _must_retry(exc):
+    """Whether the database rolled the flush back and asks for it again."""
+    if isinstance(exc, db_exc.DBDeadlock):
+        retry = True
+    elif isinstance(exc, sa.exc.DBAPIError):
+        orig = exc.orig
+        code = getattr(orig, 'pgcode', None) or getattr(orig, 'sqlstate',
+                                                        None)
+        args = getattr(orig, 'args', None) or (None,)
+        retry = code in _RETRY_SQLSTATES or (
+            isinstance(args[0], int) and args[0] in _RETRY_MYSQL_ERRNOS)
+    else:
+        retry = False
+    if retry:
+        LOG.info('Flow write rolled back by the database, written again: '
+                 '%s', exc)
+    return retry
+
+
+_retry_flush = oslo_db_api.wrap_db_retry(
+    retry_interval=FLUSH_RETRY_INTERVAL, max_retries=FLUSH_MAX_RETRIES,
+    inc_retry_interval=True, max_retry_interval=FLUSH_MAX_RETRY_INTERVAL,
+    jitter=True, exception_checker=_must_retry)
 
 # Atom states whose change is not worth a write of its own: resuming
 # treats an atom left RUNNING like a PENDING one.
@@ -162,6 +213,24 @@ class _Storage(tf_storage.Storage):
         if not (self._new_atoms or changed or meta_only or
                 self._flow_state_changed or self._flow_meta_changes):
             return
+        self._write(changed, meta_only)
+        self._new_atoms = {}
+        self._changed_atoms = {}
+        self._changed_meta = {}
+        self._flow_state_changed = False
+        self._written_meta.update(self._flow_meta_changes)
+        self._flow_meta_changes = {}
+        self._outcome_pending = False
+
+    @_retry_flush
+    def _write(self, changed, meta_only):
+        """The flush's transaction; repeated whole when the database asks.
+
+        Safe to repeat: an attempt that failed was rolled back whole (the
+        new atoms' INSERT with it), and every attempt writes the same
+        values from the in-memory details, which are forgotten only once
+        one attempt committed.
+        """
         flow_uuid = self._flowdetail.uuid
         with self._backend.engine.begin() as conn:
             if self._flow_state_changed or self._flow_meta_changes:
@@ -191,13 +260,6 @@ class _Storage(tf_storage.Storage):
                 conn.execute(sa.update(_FLOWS).where(
                     _FLOWS.c.uuid == flow_uuid).values(
                     meta=dict(stored or {}, **self._flow_meta_changes)))
-        self._new_atoms = {}
-        self._changed_atoms = {}
-        self._changed_meta = {}
-        self._flow_state_changed = False
-        self._written_meta.update(self._flow_meta_changes)
-        self._flow_meta_changes = {}
-        self._outcome_pending = False
 
 
 def _update_params(uuid, atom_detail):

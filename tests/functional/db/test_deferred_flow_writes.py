@@ -8,6 +8,7 @@ taking the flow over keeps the meta keys it wrote. Checked by reading
 the database through TaskFlow's own backend, on every backend.
 """
 
+import pymysql
 import sqlalchemy as sa
 from taskflow.listeners import base as listener_base
 from taskflow.patterns import linear_flow
@@ -54,7 +55,8 @@ def stored_states(url, flow_uuid):
         backend.close()
 
 
-class _DeferredWritesTests:
+class _FlowDBCase:
+    """A flow database of ``BACKEND`` and flows of ``Step`` atoms on it."""
 
     def setUp(self):
         super().setUp()
@@ -94,6 +96,9 @@ class _DeferredWritesTests:
         sa.event.listen(engine, 'commit', listener)
         self.addCleanup(sa.event.remove, engine, 'commit', listener)
         return commits
+
+
+class _DeferredWritesTests(_FlowDBCase):
 
     def test_each_outcome_is_stored_before_the_next_atom_runs(self):
         flow_detail = self.save_flow_detail()
@@ -276,3 +281,59 @@ class MySQLDeferredWritesTest(_DeferredWritesTests, base.MySQLMixin,
 class PostgreSQLDeferredWritesTest(_DeferredWritesTests,
                                    base.PostgreSQLMixin, base.TestCase):
     pass
+
+
+class MySQLFlushRetryTest(_FlowDBCase, base.MySQLMixin, base.TestCase):
+    """A flush the database rolls back and asks for again is repeated.
+
+    The failure is injected once, as the driver raises it, right after
+    the new atoms' INSERT ran in the flush's transaction: the repeated
+    flush inserts them again into a database that rolled them back.
+    """
+
+    def fail_once_after_insert(self, error):
+        """Raise ``error`` once, after an INSERT of atom details.
+
+        Returns the list of the INSERTs of atom details run, failed or
+        not.
+        """
+        engine = flow_db.get_backend(self.url).engine
+        inserts = []
+
+        def after_cursor_execute(conn, cursor, statement, *args):
+            if statement.startswith('INSERT INTO atomdetails'):
+                inserts.append(statement)
+                if len(inserts) == 1:
+                    raise error
+
+        sa.event.listen(engine, 'after_cursor_execute', after_cursor_execute)
+        self.addCleanup(sa.event.remove, engine, 'after_cursor_execute',
+                        after_cursor_execute)
+        return inserts
+
+    def test_a_deadlock_is_retried(self):
+        flow_detail = self.save_flow_detail()
+        inserts = self.fail_once_after_insert(pymysql.err.OperationalError(
+            1213, 'Deadlock found when trying to get lock; try restarting '
+            'transaction'))
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        self.assertEqual(2, len(inserts))
+        stored = stored_states(self.url, flow_detail.uuid)
+        self.assertEqual({name: (states.SUCCESS, f'{name}-done')
+                          for name in NAMES},
+                         {name: stored[name] for name in NAMES})
+
+    def test_another_error_is_not_retried(self):
+        flow_detail = self.save_flow_detail()
+        engine = self.engine(self.make_flow(), flow_detail)
+        engine.compile()
+        engine.prepare()  # the atoms exist, in memory, to be inserted
+        inserts = self.fail_once_after_insert(pymysql.err.OperationalError(
+            1054, "Unknown column 'x' in 'field list'"))
+
+        self.assertRaises(sa.exc.OperationalError, engine.storage.flush)
+
+        self.assertEqual(1, len(inserts))
+        self.assertEqual({}, stored_states(self.url, flow_detail.uuid))
