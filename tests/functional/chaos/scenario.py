@@ -39,7 +39,7 @@ from tests.functional.chaos import observe
 from tests.functional import invariants
 from tests.functional.multiprocess import deployment as deployment_mod
 
-CLAIM_EXPIRY = 4
+CLAIM_EXPIRY = 8
 # Seconds between two reloads of an in-process scheduler's host states: a
 # super conductor that started before the compute hosts reported learns
 # of them this soon.
