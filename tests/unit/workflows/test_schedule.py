@@ -2,8 +2,8 @@
 
 from taskflow.types import failure
 
+from cellboot.api import server_records
 from cellboot import exception
-from cellboot.objects import build_request
 from cellboot.objects import instance_mapping
 from cellboot.workflows import fates
 from cellboot.workflows.tasks import schedule
@@ -89,8 +89,9 @@ class _ScheduleTests:
 
     def test_revert_does_not_bury_what_its_owner_deleted(self):
         store, (uuid,) = self.request(1, flavor=HUGE)
-        build_request.BuildRequest.get_by_instance_uuid(
-            self.ctx, uuid).destroy(self.ctx)
+        # As DELETE /servers/{id} does while the server has no cell: the
+        # build request and the mapping go together.
+        server_records.delete(self.ctx, uuid, self.scheduler)
         error = exception.NoValidHost(reason='Not enough VCPU.')
         self._revert(store, failure.Failure.from_exception(error))
         self.assertTrue(self.instance_in(self.cell0, uuid,
