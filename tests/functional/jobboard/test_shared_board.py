@@ -10,6 +10,7 @@ conductor thread claims jobs); requests are handed to their
 
 import collections
 import threading
+import types
 import time
 
 from taskflow.listeners import base as listener_base
@@ -291,47 +292,16 @@ class SharedBoardTest(base.TestCase):
                          (steps['late:1'], steps['taker:2'][0]))
         self._assert_all_built_once([uuid])
 
-    def test_a_lost_claim_stops_the_flow_before_its_next_step(self):
-        # The conductor stalls in a step, its renewer too, beyond the
-        # claim's expiry; another conductor resumes the flow. The stalled
-        # one finds the loss itself as the step ends (its renewer still
-        # asleep) and starts no further step.
-        self.flags(claim_expiry=1.0, group='jobboard')
-        steps = collections.defaultdict(list)
-        a_stalled, a_go = threading.Event(), threading.Event()
-        b_there, b_go = threading.Event(), threading.Event()
-        self.addCleanup(a_go.set)
-        self.addCleanup(b_go.set)
-        starved = self._conductor('starved:1', start=False)
-        starved.flow_listeners = [
-            lambda engine: Steps(engine, 'starved:1', steps),
-            lambda engine: Gate(engine, 'create-in-cell', a_stalled, a_go)]
-        self._start(starved)
-        self._pause_renewer(starved)
-        uuid = self._request(starved)
-        self.assertTrue(a_stalled.wait(10))
+    def _stall_then_take_over(self):
+        """A conductor stalled in ``create-in-cell``, its renewer paused,
+        beyond a 1 s claim; another one resumes the flow and waits at
+        ``map-instance``.
 
-        taker = self._conductor('taker:2', start=False)
-        taker.flow_listeners = [
-            lambda engine: Steps(engine, 'taker:2', steps),
-            lambda engine: Gate(engine, 'map-instance', b_there, b_go)]
-        self._start(taker)
-        self.assertTrue(b_there.wait(10))
-        a_go.set()
-        self._wait_until_idle(starved)
-        b_go.set()
-        self.cluster.wait_for_quiet()
-        self._wait_for_empty_board(taker.board)
-        self.assertEqual(['schedule', 'map-host-to-cell', 'create-in-cell'],
-                         steps['starved:1'])
-        self._assert_all_built_once([uuid])
-
-    def test_a_conductor_that_lost_its_claim_stops_and_consumes_nothing(self):
-        # A conductor stalls in the middle of a step (starved of CPU) and
-        # its renewer too, beyond the claim's expiry: another conductor
-        # claims the job and resumes the flow. When the stalled one's
-        # renewer wakes up and finds the claim in other hands, its engine
-        # stops after the step under way, and it leaves the job alone.
+        Returns a namespace: ``steps`` (conductor name -> atoms it ran),
+        ``starved``, ``taker``, ``uuid``, ``let_starved_go``,
+        ``let_taker_go``, ``renewing`` and ``renewed`` (see
+        ``_pause_renewer``).
+        """
         self.flags(claim_expiry=1.0, group='jobboard')
         steps = collections.defaultdict(list)
         a_stalled, a_go = threading.Event(), threading.Event()
@@ -355,24 +325,44 @@ class SharedBoardTest(base.TestCase):
             lambda engine: Gate(engine, 'map-instance', b_there, b_go)]
         self._start(taker)
         self.assertTrue(b_there.wait(10))
-        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
-            renewing.set()
-            self.assertTrue(renewed.wait(10))
-            a_go.set()
-            deadline = time.monotonic() + 10
-            while starved._running and time.monotonic() < deadline:
-                time.sleep(0.05)
-        self.assertEqual(set(), starved._running)
-        self.assertIn('taker:2', '\n'.join(log.output))
-        b_go.set()
+        return types.SimpleNamespace(
+            steps=steps, starved=starved, taker=taker, uuid=uuid,
+            let_starved_go=a_go, let_taker_go=b_go, renewing=renewing,
+            renewed=renewed)
+
+    def _finish_taken_over(self, run):
+        run.let_taker_go.set()
         self.cluster.wait_for_quiet()
-        self._wait_for_empty_board(taker.board)
+        self._wait_for_empty_board(run.taker.board)
+        self._assert_all_built_once([run.uuid])
+
+    def test_a_lost_claim_stops_the_flow_before_its_next_step(self):
+        # The stalled conductor finds the loss itself as the step ends
+        # (its renewer still asleep) and starts no further step.
+        run = self._stall_then_take_over()
+        run.let_starved_go.set()
+        self._wait_until_idle(run.starved)
+        self._finish_taken_over(run)
+        self.assertEqual(['schedule', 'map-host-to-cell', 'create-in-cell'],
+                         run.steps['starved:1'])
+
+    def test_a_conductor_that_lost_its_claim_stops_and_consumes_nothing(self):
+        # When the stalled one's renewer wakes up and finds the claim in
+        # other hands, its engine stops after the step under way, and it
+        # leaves the job alone.
+        run = self._stall_then_take_over()
+        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+            run.renewing.set()
+            self.assertTrue(run.renewed.wait(10))
+            run.let_starved_go.set()
+            self._wait_until_idle(run.starved)
+        self.assertIn('taker:2', '\n'.join(log.output))
+        self._finish_taken_over(run)
         self.assertEqual(
             (['schedule', 'map-host-to-cell', 'create-in-cell'],
              ['create-in-cell', 'map-instance', 'delete-build-request',
               'cast-to-compute']),
-            (steps['starved:1'], steps['taker:2']))
-        self._assert_all_built_once([uuid])
+            (run.steps['starved:1'], run.steps['taker:2']))
         (flow,) = lookup.find_flows(self.cluster.flow_url)
         (resumption,) = flow['meta']['resumptions']
         self.assertEqual(('taker:2', 'RUNNING'),
