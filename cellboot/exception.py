@@ -141,6 +141,10 @@ class InstanceActionEventNotFound(NotFound):
                'was never started.')
 
 
+class InstanceActionEventGone(InstanceActionEventNotFound):
+    msg_fmt = 'Event %(event)s (id %(event_id)s) no longer exists.'
+
+
 class UnexpectedVMState(Conflict):
     msg_fmt = ('Instance %(uuid)s is in vm_state %(actual)s, not '
                '%(expected)s; it was changed by another request.')

@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models
+from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
 
@@ -88,9 +89,7 @@ def _get(context, where):
 
 @cell_db.writer
 def _create(context, values):
-    result = context.session.execute(sa.insert(_INSTANCES).values(**values))
-    return _get(context,
-                _INSTANCES.c.id == result.inserted_primary_key[0])[0]
+    return rows.insert(context.session, _INSTANCES, values)
 
 
 @cell_db.reader
@@ -151,13 +150,13 @@ def _update(context, uuid, values, expected_vm_states=None, condition=None):
         where = sa.and_(where, _INSTANCES.c.vm_state.in_(expected_vm_states))
     if condition is not None:
         where = sa.and_(where, condition)
-    result = context.session.execute(
-        sa.update(_INSTANCES).where(where).values(**values))
-    rows = _get(context, _INSTANCES.c.uuid == uuid)
-    if result.rowcount:
-        return rows[0], None
-    if rows and not rows[0].deleted:
-        return None, rows[0]
+    updated = rows.update(context.session, _INSTANCES, where, values,
+                          key=_INSTANCES.c.uuid == uuid)
+    if updated:
+        return updated[0], None
+    found = _get(context, _INSTANCES.c.uuid == uuid)
+    if found and not found[0].deleted:
+        return None, found[0]
     return None, None
 
 

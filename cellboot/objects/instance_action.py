@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models
+from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
 
@@ -20,12 +21,6 @@ _EVENTS = models.InstanceActionEvent.__table__
 
 RESULT_SUCCESS = 'Success'
 RESULT_ERROR = 'Error'
-
-
-def _inserted(context, table, values):
-    result = context.session.execute(sa.insert(table).values(**values))
-    return context.session.execute(sa.select(table).where(
-        table.c.id == result.inserted_primary_key[0])).one()
 
 
 def _action_row(context, instance_uuid, request_id):
@@ -43,7 +38,7 @@ def _action_row(context, instance_uuid, request_id):
 
 @cell_db.writer
 def _start_action(context, values):
-    return _inserted(context, _ACTIONS, values)
+    return rows.insert(context.session, _ACTIONS, values)
 
 
 @cell_db.reader
@@ -61,39 +56,43 @@ def _get_actions(context, instance_uuid):
 
 @cell_db.writer
 def _finish_action(context, action_id, values):
-    context.session.execute(
-        sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id).values(
-            **values))
-    return context.session.execute(
-        sa.select(_ACTIONS).where(_ACTIONS.c.id == action_id)).first()
+    where = _ACTIONS.c.id == action_id
+    written = rows.update(context.session, _ACTIONS, where, values, where)
+    return written[0] if written else None
 
 
 @cell_db.writer
 def _start_event(context, instance_uuid, request_id, values):
     action = _action_row(context, instance_uuid, request_id)
-    return _inserted(context, _EVENTS, dict(values, action_id=action.id))
+    return rows.insert(context.session, _EVENTS,
+                       dict(values, action_id=action.id))
 
 
 @cell_db.writer
 def _finish_event(context, instance_uuid, request_id, event, values):
     action = _action_row(context, instance_uuid, request_id)
     row = context.session.execute(
-        sa.select(_EVENTS).where(
+        sa.select(_EVENTS.c.id).where(
             _EVENTS.c.action_id == action.id,
             _EVENTS.c.event == event).order_by(
             _EVENTS.c.id.desc()).limit(1)).first()
     if row is None:
         raise exception.InstanceActionEventNotFound(
             event=event, action=request_id, uuid=instance_uuid)
-    context.session.execute(
-        sa.update(_EVENTS).where(_EVENTS.c.id == row.id).values(**values))
+    return _finish_event_by_id(context, row.id, action.id, values)
+
+
+@cell_db.writer
+def _finish_event_by_id(context, event_id, action_id, values):
+    """The event's end; an Error result marks its action 'Error' too."""
+    where = _EVENTS.c.id == event_id
+    written = rows.update(context.session, _EVENTS, where, values, where)
     if values['result'] == RESULT_ERROR:
         # The action failed as a whole when one of its steps did.
         context.session.execute(
-            sa.update(_ACTIONS).where(_ACTIONS.c.id == action.id).values(
+            sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id).values(
                 message=RESULT_ERROR))
-    return context.session.execute(
-        sa.select(_EVENTS).where(_EVENTS.c.id == row.id)).one()
+    return written[0] if written else None
 
 
 @cell_db.reader
@@ -140,6 +139,11 @@ class InstanceAction(base.DomainObject):
         self.load_row(row)
 
 
+def _end(result, traceback, details):
+    return {'result': result, 'traceback': traceback, 'details': details,
+            'finish_time': timeutils.utcnow()}
+
+
 class InstanceActionEvent(base.DomainObject):
     """One step of an action, with its result and failure, if any."""
 
@@ -165,10 +169,23 @@ class InstanceActionEvent(base.DomainObject):
 
         An Error result also marks the whole action 'Error'.
         """
-        values = {'result': result, 'traceback': traceback,
-                  'details': details, 'finish_time': timeutils.utcnow()}
-        return cls.from_row(
-            _finish_event(context, instance_uuid, request_id, event, values))
+        return cls.from_row(_finish_event(
+            context, instance_uuid, request_id, event,
+            _end(result, traceback, details)))
+
+    def finish(self, context, result, traceback=None, details=None):
+        """``event_finish`` of this very event, which its starter holds.
+
+        One statement fewer than looking the latest event up again: a
+        compute host ends the event it started for the build. Raises
+        InstanceActionEventGone if the event is no more.
+        """
+        row = _finish_event_by_id(context, self.id, self.action_id,
+                                  _end(result, traceback, details))
+        if row is None:
+            raise exception.InstanceActionEventGone(event=self.event,
+                                                    event_id=self.id)
+        self.load_row(row)
 
     @classmethod
     def get_by_action(cls, context, action_id):
