@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
 
@@ -26,8 +27,7 @@ def _get(context, where):
 
 @api_db.writer
 def _create(context, values):
-    result = context.session.execute(sa.insert(_REQUESTS).values(**values))
-    return _get(context, _REQUESTS.c.id == result.inserted_primary_key[0])[0]
+    return rows.insert(context.session, _REQUESTS, values)
 
 
 @api_db.reader
@@ -39,6 +39,11 @@ def _get_where(context, where):
 def _destroy(context, request_id):
     return context.session.execute(
         sa.delete(_REQUESTS).where(_REQUESTS.c.id == request_id)).rowcount
+
+
+@api_db.writer
+def _destroy_where(context, where):
+    return context.session.execute(sa.delete(_REQUESTS).where(where)).rowcount
 
 
 class BuildRequest(base.DomainObject):
@@ -84,6 +89,16 @@ class BuildRequest(base.DomainObject):
         return {'instance_uuid': self.instance_uuid,
                 'project_id': self.project_id, 'user_id': self.user_id,
                 'instance': self.instance}
+
+    @classmethod
+    def destroy_by_instance_uuid(cls, context, instance_uuid):
+        """Delete the instance's request; False if there is none.
+
+        One statement where ``get_by_instance_uuid(...).destroy()`` takes
+        two: the boot flow removes a multi-create's requests this way.
+        """
+        return bool(_destroy_where(
+            context, _REQUESTS.c.instance_uuid == instance_uuid))
 
     def destroy(self, context):
         """Delete the request; BuildRequestNotFound if already deleted."""

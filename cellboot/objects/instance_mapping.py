@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
 from cellboot.objects import cell_mapping
@@ -28,8 +29,10 @@ def _get(context, where):
 
 @api_db.writer
 def _create(context, values, cell_uuid):
-    if cell_uuid is not None:
-        values['cell_id'] = cell_mapping.get_cell_id(context, cell_uuid)
+    if cell_uuid is None:
+        # The API's mapping of a new server: no cell to join in.
+        return rows.insert(context.session, _MAPPINGS, values)
+    values['cell_id'] = cell_mapping.get_cell_id(context, cell_uuid)
     result = context.session.execute(sa.insert(_MAPPINGS).values(**values))
     return _get(context, _MAPPINGS.c.id == result.inserted_primary_key[0])
 
@@ -76,6 +79,14 @@ def _update(context, mapping_id, values, cell_uuid=None):
 
 
 @api_db.writer
+def _set_cell_id(context, instance_uuid, cell_id):
+    return context.session.execute(
+        sa.update(_MAPPINGS).where(
+            _MAPPINGS.c.instance_uuid == instance_uuid).values(
+            cell_id=cell_id)).rowcount
+
+
+@api_db.writer
 def _destroy(context, mapping_id):
     return context.session.execute(
         sa.delete(_MAPPINGS).where(_MAPPINGS.c.id == mapping_id)).rowcount
@@ -89,6 +100,7 @@ class InstanceMapping(base.DomainObject):
 
     @classmethod
     def _from_row(cls, row):
+        """From a ``select_with_cell`` row, or a plain one with no cell."""
         return cls.from_row(
             row, cell_mapping=cell_mapping.cell_from_joined_row(row))
 
@@ -135,6 +147,16 @@ class InstanceMapping(base.DomainObject):
     def set_cell(self, context, cell_uuid):
         """Point the mapping at the cell that now holds the instance."""
         self._save(context, {}, cell_uuid=cell_uuid)
+
+    @classmethod
+    def set_cell_of(cls, context, instance_uuid, cell):
+        """Point an instance's mapping at ``cell`` (a CellMapping).
+
+        False when the instance has no mapping. One statement where
+        ``get_by_instance_uuid(...).set_cell()`` takes four: the boot
+        flow maps a multi-create's instances this way.
+        """
+        return bool(_set_cell_id(context, instance_uuid, cell.id))
 
     def set_queued_for_delete(self, context, value=True):
         self._save(context, {'queued_for_delete': value})

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
 
@@ -23,8 +24,7 @@ def _get(context, where):
 
 @api_db.writer
 def _create(context, values):
-    result = context.session.execute(sa.insert(_SPECS).values(**values))
-    return _get(context, _SPECS.c.id == result.inserted_primary_key[0])
+    return rows.insert(context.session, _SPECS, values)
 
 
 @api_db.reader

@@ -175,13 +175,8 @@ def settle(context, scheduler, instance_uuid, cell_mapping):
 
 def map_to_cell(context, instance_uuid, cell_mapping):
     """Point the instance's mapping at its cell; False if it is gone."""
-    try:
-        mapping = mapping_obj.InstanceMapping.get_by_instance_uuid(
-            context, instance_uuid)
-        mapping.set_cell(context, cell_mapping.uuid)
-    except exception.InstanceMappingNotFound:
-        return False
-    return True
+    return mapping_obj.InstanceMapping.set_cell_of(context, instance_uuid,
+                                                   cell_mapping)
 
 
 def delete_build_request(context, instance_uuid):
@@ -194,10 +189,8 @@ def delete_build_request(context, instance_uuid):
     deleted server; mistaking the second for it would destroy a server
     its owner still has.
     """
-    try:
-        build_request_obj.BuildRequest.get_by_instance_uuid(
-            context, instance_uuid).destroy(context)
-    except exception.BuildRequestNotFound:
+    if not build_request_obj.BuildRequest.destroy_by_instance_uuid(
+            context, instance_uuid):
         try:
             mapping = mapping_obj.InstanceMapping.get_by_instance_uuid(
                 context, instance_uuid)
