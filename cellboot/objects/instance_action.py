@@ -23,17 +23,30 @@ RESULT_SUCCESS = 'Success'
 RESULT_ERROR = 'Error'
 
 
-def _action_row(context, instance_uuid, request_id):
-    """The (latest) action of a request, or InstanceActionNotFound."""
-    row = context.session.execute(
-        sa.select(_ACTIONS).where(
+def _action_id(context, instance_uuid, request_id):
+    """The id of the (latest) action of a request, or ActionNotFound."""
+    action_id = context.session.execute(
+        sa.select(_ACTIONS.c.id).where(
             _ACTIONS.c.instance_uuid == instance_uuid,
             _ACTIONS.c.request_id == request_id).order_by(
-            _ACTIONS.c.id.desc()).limit(1)).first()
-    if row is None:
+            _ACTIONS.c.id.desc()).limit(1)).scalar()
+    if action_id is None:
         raise exception.InstanceActionNotFound(action=request_id,
                                                uuid=instance_uuid)
-    return row
+    return action_id
+
+
+def _update_by_id(context, table, row_id, values):
+    """True if the row with ``row_id`` was there to be updated.
+
+    The row is not read back: the caller's object takes the values it
+    wrote (a database may keep its times at a coarser precision, as
+    MariaDB's DATETIME does). A compute host ends two history rows per
+    build with the write lock of its cell database held.
+    """
+    return bool(context.session.execute(
+        sa.update(table).where(table.c.id == row_id).values(
+            **values)).rowcount)
 
 
 @cell_db.writer
@@ -43,7 +56,10 @@ def _start_action(context, values):
 
 @cell_db.reader
 def _get_action(context, instance_uuid, request_id):
-    return _action_row(context, instance_uuid, request_id)
+    return context.session.execute(
+        sa.select(_ACTIONS).where(
+            _ACTIONS.c.id == _action_id(context, instance_uuid,
+                                        request_id))).one()
 
 
 @cell_db.reader
@@ -56,43 +72,43 @@ def _get_actions(context, instance_uuid):
 
 @cell_db.writer
 def _finish_action(context, action_id, values):
-    where = _ACTIONS.c.id == action_id
-    written = rows.update(context.session, _ACTIONS, where, values, where)
-    return written[0] if written else None
+    return _update_by_id(context, _ACTIONS, action_id, values)
 
 
 @cell_db.writer
 def _start_event(context, instance_uuid, request_id, values):
-    action = _action_row(context, instance_uuid, request_id)
-    return rows.insert(context.session, _EVENTS,
-                       dict(values, action_id=action.id))
+    return rows.insert(context.session, _EVENTS, dict(
+        values, action_id=_action_id(context, instance_uuid, request_id)))
 
 
 @cell_db.writer
 def _finish_event(context, instance_uuid, request_id, event, values):
-    action = _action_row(context, instance_uuid, request_id)
+    """The latest ``event`` of the request's action, ended; its values."""
+    action_id = _action_id(context, instance_uuid, request_id)
     row = context.session.execute(
-        sa.select(_EVENTS.c.id).where(
-            _EVENTS.c.action_id == action.id,
+        sa.select(_EVENTS).where(
+            _EVENTS.c.action_id == action_id,
             _EVENTS.c.event == event).order_by(
             _EVENTS.c.id.desc()).limit(1)).first()
     if row is None:
         raise exception.InstanceActionEventNotFound(
             event=event, action=request_id, uuid=instance_uuid)
-    return _finish_event_by_id(context, row.id, action.id, values)
+    _finish_event_by_id(context, row.id, action_id, values)
+    return dict(row._mapping, **values)
 
 
 @cell_db.writer
 def _finish_event_by_id(context, event_id, action_id, values):
-    """The event's end; an Error result marks its action 'Error' too."""
-    where = _EVENTS.c.id == event_id
-    written = rows.update(context.session, _EVENTS, where, values, where)
-    if values['result'] == RESULT_ERROR:
+    """End an event; an Error result marks its action 'Error' too.
+
+    True if the event was there to be ended.
+    """
+    found = _update_by_id(context, _EVENTS, event_id, values)
+    if found and values['result'] == RESULT_ERROR:
         # The action failed as a whole when one of its steps did.
-        context.session.execute(
-            sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id).values(
-                message=RESULT_ERROR))
-    return written[0] if written else None
+        _update_by_id(context, _ACTIONS, action_id,
+                      {'message': RESULT_ERROR})
+    return found
 
 
 @cell_db.reader
@@ -132,11 +148,11 @@ class InstanceAction(base.DomainObject):
         values = {'finish_time': timeutils.utcnow()}
         if message is not None:
             values['message'] = message
-        row = _finish_action(context, self.id, values)
-        if row is None:
+        if not _finish_action(context, self.id, values):
             raise exception.InstanceActionNotFound(action=self.request_id,
                                                    uuid=self.instance_uuid)
-        self.load_row(row)
+        for name, value in values.items():
+            setattr(self, name, value)
 
 
 def _end(result, traceback, details):
@@ -169,9 +185,9 @@ class InstanceActionEvent(base.DomainObject):
 
         An Error result also marks the whole action 'Error'.
         """
-        return cls.from_row(_finish_event(
-            context, instance_uuid, request_id, event,
-            _end(result, traceback, details)))
+        row = _finish_event(context, instance_uuid, request_id, event,
+                            _end(result, traceback, details))
+        return cls(**{name: row[name] for name in cls.FIELDS})
 
     def finish(self, context, result, traceback=None, details=None):
         """``event_finish`` of this very event, which its starter holds.
@@ -180,12 +196,12 @@ class InstanceActionEvent(base.DomainObject):
         compute host ends the event it started for the build. Raises
         InstanceActionEventGone if the event is no more.
         """
-        row = _finish_event_by_id(context, self.id, self.action_id,
-                                  _end(result, traceback, details))
-        if row is None:
+        values = _end(result, traceback, details)
+        if not _finish_event_by_id(context, self.id, self.action_id, values):
             raise exception.InstanceActionEventGone(event=self.event,
                                                     event_id=self.id)
-        self.load_row(row)
+        for name, value in values.items():
+            setattr(self, name, value)
 
     @classmethod
     def get_by_action(cls, context, action_id):

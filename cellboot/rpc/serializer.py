@@ -12,6 +12,10 @@ from oslo_serialization import jsonutils
 from cellboot import context as cb_context
 
 
+def _primitive(value):
+    return jsonutils.to_primitive(value, convert_instances=True)
+
+
 class RequestContextSerializer(oslo_messaging.NoOpSerializer):
     """Send ``RequestContext.to_dict()``; rebuild it with ``from_dict``.
 
@@ -24,7 +28,16 @@ class RequestContextSerializer(oslo_messaging.NoOpSerializer):
     """
 
     def serialize_entity(self, ctxt, entity):
-        return jsonutils.to_primitive(entity, convert_instances=True)
+        """``entity`` as the JSON a broker would carry, decoded again.
+
+        Encoded by the json module's C encoder, which leaves only what
+        JSON lacks (datetimes, sets) to ``to_primitive``: walking every
+        payload in Python with ``to_primitive`` cost a multi-create of
+        500 about a tenth of its time in the build casts. The receiver
+        gets what it would get from any real transport (dict keys are
+        strings, tuples are lists), also over ``fake://``.
+        """
+        return jsonutils.loads(jsonutils.dumps(entity, default=_primitive))
 
     def serialize_context(self, ctxt):
         return ctxt.to_dict()
