@@ -245,16 +245,23 @@ class Instance(base.DomainObject):
         expected = expected_vm_state
         if isinstance(expected, str):
             expected = [expected]
-        updated, current = _update(context, self.uuid, _to_db(values),
-                                   expected)
+        self._written(_update(context, self.uuid, _to_db(values), expected),
+                      lambda row: row.vm_state, ' or '.join(expected or []))
+
+    def _written(self, outcome, describe, expected):
+        """Load what ``_update`` wrote, or raise why it wrote nothing.
+
+        ``describe(row)`` says what the instance is now, for
+        UnexpectedVMState; a deleted instance raises InstanceNotFound.
+        """
+        updated, current = outcome
         if updated is not None:
             self.load_row(updated, **_from_db(updated))
         elif current is None:
             raise exception.InstanceNotFound(uuid=self.uuid)
         else:
             raise exception.UnexpectedVMState(
-                uuid=self.uuid, actual=current.vm_state,
-                expected=' or '.join(expected))
+                uuid=self.uuid, actual=describe(current), expected=expected)
 
     def claim_build(self, context, host, node=None):
         """Take this build for ``host``; True if this call took it.
@@ -291,19 +298,12 @@ class Instance(base.DomainObject):
         condition = sa.and_(
             _INSTANCES.c.host == host,
             _INSTANCES.c.task_state == task_states.SPAWNING)
-        updated, current = _update(context, self.uuid, _to_db(values),
-                                   [vm_states.BUILDING], condition)
-        if updated is not None:
-            self.load_row(updated, **_from_db(updated))
-        elif current is None:
-            raise exception.InstanceNotFound(uuid=self.uuid)
-        else:
-            raise exception.UnexpectedVMState(
-                uuid=self.uuid,
-                actual=f'{current.vm_state} ({current.task_state}) on host '
-                       f'{current.host}',
-                expected=f'{vm_states.BUILDING} ({task_states.SPAWNING}) '
-                         f'on host {host}')
+        self._written(
+            _update(context, self.uuid, _to_db(values), [vm_states.BUILDING],
+                    condition),
+            lambda row: f'{row.vm_state} ({row.task_state}) on host '
+                        f'{row.host}',
+            f'{vm_states.BUILDING} ({task_states.SPAWNING}) on host {host}')
 
     def time_out_build(self, context, cutoff):
         """ERROR if still building, unchanged since ``cutoff``; True if so.

@@ -74,6 +74,16 @@ class _BuildRequestTests(spec_base.ObjectTests):
         self.assertRaises(exception.BuildRequestNotFound, request.destroy,
                           self.ctx)
 
+    def test_destroy_by_instance_uuid_deletes_it_once(self):
+        request = self._create()
+        self.assertTrue(BuildRequest.destroy_by_instance_uuid(
+            self.ctx, request.instance_uuid))
+        self.assertFalse(BuildRequest.destroy_by_instance_uuid(
+            self.ctx, request.instance_uuid))
+        self.assertRaises(exception.BuildRequestNotFound,
+                          BuildRequest.get_by_instance_uuid, self.ctx,
+                          request.instance_uuid)
+
     def test_to_dict_copies_the_instance(self):
         request = self._create()
         values = request.to_dict()

@@ -97,6 +97,29 @@ class _InstanceActionTests(spec_base.ObjectTests):
         self.assertIsNone(InstanceAction.get_by_request_id(
             self.ctx, self.uuid, 'req-1').message)
 
+    def test_finish_of_a_held_event_records_it_and_fails_the_action(self):
+        self._start()
+        event = InstanceActionEvent.event_start(self.ctx, self.uuid, 'req-1',
+                                                'spawn', host='cmp1')
+        event.finish(self.ctx, 'Error', details='disk full')
+        action = InstanceAction.get_by_request_id(self.ctx, self.uuid,
+                                                  'req-1')
+        stored = InstanceActionEvent.get_by_action(self.ctx, action.id)[0]
+        self.assertEqual(('Error', 'disk full', 'cmp1', 'Error'),
+                         (stored.result, stored.details, stored.host,
+                          action.message))
+        self.assertEqual(('Error', 'disk full'), (event.result, event.details))
+        self.assertRecent(stored.finish_time)
+
+    def test_finish_of_a_vanished_event_raises_gone(self):
+        self._start()
+        event = InstanceActionEvent.event_start(self.ctx, self.uuid, 'req-1',
+                                                'spawn')
+        event.id += 1000
+        exc = self.assertRaises(exception.InstanceActionEventGone,
+                                event.finish, self.ctx, 'Success')
+        self.assertIn(str(event.id), str(exc))
+
     def test_event_finish_of_an_unstarted_event_raises_not_found(self):
         self._start()
         self.assertRaises(exception.InstanceActionEventNotFound,

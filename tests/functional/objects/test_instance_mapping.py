@@ -63,6 +63,17 @@ class _InstanceMappingTests(spec_base.ObjectTests):
             [m.instance_uuid
              for m in InstanceMapping.get_by_project(self.ctx, 'p1')])
 
+    def test_set_cell_of_points_the_mapping_at_the_cell(self):
+        mapping = self._create()
+        self.assertTrue(InstanceMapping.set_cell_of(
+            self.ctx, mapping.instance_uuid, self.cell2))
+        self.assertEqual(self.cell2.uuid, InstanceMapping.get_by_instance_uuid(
+            self.ctx, mapping.instance_uuid).cell_mapping.uuid)
+
+    def test_set_cell_of_an_unmapped_instance_is_false(self):
+        self.assertFalse(InstanceMapping.set_cell_of(
+            self.ctx, uuidutils.generate_uuid(), self.cell1))
+
     def test_set_cell_points_the_mapping_at_the_cell(self):
         mapping = self._create()
         mapping.set_cell(self.ctx, self.cell2.uuid)
