@@ -26,7 +26,6 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.workflows import engine
-from cellboot.workflows import reschedule
 from tests import base
 from tests.functional.compute import base as compute_base
 from tests.functional import cluster
@@ -144,7 +143,7 @@ class BuildTimeoutsTest(base.TestCase):
         ctx = cb_context.RequestContext(user_id='alice',
                                         project_id='project-a')
         engine.create(
-            reschedule.get_flow,
+            'reschedule',
             {'instance': instance.to_dict(), 'request_spec': {},
              'host_list': [], 'build_retry': retry, 'max_attempts': 3},
             self.cell.database_connection,
