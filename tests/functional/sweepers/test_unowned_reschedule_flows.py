@@ -26,6 +26,7 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.workflows import engine
+from cellboot.workflows import kinds
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.compute import base as compute_base
@@ -118,7 +119,7 @@ class _Test(base.TestCase):
 
         def saved():
             found[:] = engine.unfinished(self.cell.database_connection,
-                                         'reschedule')
+                                         'reschedule', kinds.CELL)
             return found
 
         self.assertTrue(compute_base.wait_for(saved))
@@ -148,7 +149,7 @@ class _Test(base.TestCase):
         self.assertEqual({'UnownedFlows': {'handed_over': 1},
                           'BuildTimeouts': {'timed_out': 0}}, done)
         self.assertTrue(compute_base.wait_for(lambda: not engine.unfinished(
-            self.cell.database_connection, 'reschedule')))
+            self.cell.database_connection, 'reschedule', kinds.CELL)))
         self.assertEqual({'handed_over': 0},
                          self.sweep(survivor)['UnownedFlows'])
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
