@@ -68,21 +68,26 @@ class Plants:
 
     def plant(self, url):
         """Write the rows into the TaskFlow tables at ``url``; their uuids."""
+        for label, meta in self.metas().items():
+            self.plant_meta(url, label, meta)
+        return dict(self.uuids)
+
+    def plant_meta(self, url, label, meta):
+        """Write one more row, of ``meta`` (unfinished, old, this host's)."""
         started = (timeutils.utcnow() -
                    datetime.timedelta(seconds=AGE)).isoformat()
-        for label, meta in self.metas().items():
-            flow_uuid = uuidutils.generate_uuid()
-            book = models.LogBook(f'planted {label}', uuid=flow_uuid)
-            flow_detail = models.FlowDetail(self.kind, flow_uuid)
-            flow_detail.state = states.RUNNING
-            flow_detail.meta = dict(
-                meta, instance_uuids=[self.instance_uuid],
-                conductor=CONF.host, owner=self.owner, started_at=started,
-                owned_since=started, request_id='req-planted')
-            book.add(flow_detail)
-            flow_db.get_connection(url).save_logbook(book)
-            self.uuids[label] = flow_uuid
-        return dict(self.uuids)
+        flow_uuid = uuidutils.generate_uuid()
+        book = models.LogBook(f'planted {label}', uuid=flow_uuid)
+        flow_detail = models.FlowDetail(self.kind, flow_uuid)
+        flow_detail.state = states.RUNNING
+        flow_detail.meta = dict(
+            meta, instance_uuids=[self.instance_uuid], conductor=CONF.host,
+            owner=self.owner, started_at=started, owned_since=started,
+            request_id='req-planted')
+        book.add(flow_detail)
+        flow_db.get_connection(url).save_logbook(book)
+        self.uuids[label] = flow_uuid
+        return flow_uuid
 
     def ran(self):
         """The labels of the planted rows whose code ran (must be [])."""
