@@ -115,13 +115,15 @@ class UnownedFlows:
 
     def __init__(self, manager):
         self.manager = manager
-        self._locks = sweep_lock.Locks(cell_name=manager.cell_name)
+        self._locks = None
 
     def sweep_once(self, context):
         """``{'handed_over': flows}``; {} when flows are not persisted or
         another conductor of the cell sweeps."""
         if self.manager.persistence() is None:
             return {}
+        if self._locks is None:
+            self._locks = sweep_lock.Locks(cell_name=self.manager.cell_name)
         sweep = sweep_lock.Sweep(self._locks.lock(self.manager.board))
         if not sweep.start():
             return {}
