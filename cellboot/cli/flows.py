@@ -26,9 +26,14 @@ def _outcome(atom):
 
 
 def _print_flow(flow):
+    corrupt = flow.get('corrupt')
+    state = f'CORRUPT ({flow.get("state")})' if corrupt else flow.get('state')
     output.say(f'Flow {flow.get("uuid")} {flow.get("name") or ""} '
                f'({flow.get("kind") or "?"}, {flow.get("location") or "?"})'
-               f': {flow.get("state")}')
+               f': {state}')
+    if corrupt:
+        output.say('  Corrupt: ' +
+                   output.one_line(f'{corrupt}; it is never run'))
     output.table(_ATOM_HEADERS, [
         [atom.get('name'), atom.get('state'),
          _duration(atom.get('duration')), output.one_line(_outcome(atom))]

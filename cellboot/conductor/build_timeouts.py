@@ -95,8 +95,11 @@ class BuildTimeouts:
         persistence = self.manager.persistence()
         if persistence is None:
             return set()
+        # Corrupt flows are never run: the instances they name are not
+        # left alone for them (the same sweep's UnownedFlows reports them).
         return {uuid
-                for flow in engine.unfinished(persistence, self.manager.KIND)
+                for flow in engine.unfinished(persistence, self.manager.KIND,
+                                              self.manager.LEVEL, warn=False)
                 for uuid in flow['instance_uuids']}
 
     def _time_out(self, context, instance, cutoff, timeout):

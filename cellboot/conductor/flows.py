@@ -21,6 +21,7 @@ from cellboot.conf import jobboard as jobboard_conf
 from cellboot import exception
 from cellboot.workflows import engine
 from cellboot.workflows import jobboard
+from cellboot.workflows import kinds
 
 LOG = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ _EXPECTED_FAILURES = (exception.NoValidHost,)
 def _log_outcome(what, exc):
     if isinstance(exc, _EXPECTED_FAILURES):
         LOG.info('%s ended: %s', what, exc)
+    elif isinstance(exc, kinds.CorruptFlow):
+        LOG.warning('%s refused: %s', what, exc)
     elif isinstance(exc, exception.CellbootException):
         LOG.warning('%s failed: %s', what, exc)
     else:
@@ -43,12 +46,16 @@ def _log_outcome(what, exc):
 class FlowConductorBase:
     """What both conductors share: running, posting and resuming flows.
 
+    ``KIND`` is the kind of flow this conductor creates and posts;
+    ``LEVEL`` (``kinds.SUPER`` or ``kinds.CELL``) says which flows it
+    runs: those of its level's kinds, from its own database; any other
+    (corrupt) flow it is handed is refused with a WARNING.
     ``board`` is the connected jobboard of this conductor's kind once
     ``start`` ran with ``[jobboard] backend = redis``, else None.
     """
 
     KIND = None
-    FLOW_FACTORY = None
+    LEVEL = None
 
     # Callables ``engine -> taskflow Listener`` attached to every run
     # besides the logging and timing ones: a hook for tests that act
@@ -149,7 +156,7 @@ class FlowConductorBase:
                                 owner=self.owner, posted=True)
         try:
             flow_detail, created = engine.create(
-                type(self).FLOW_FACTORY, jsonutils.to_primitive(store),
+                self.KIND, jsonutils.to_primitive(store),
                 self.persistence(), uuid_=engine.flow_uuid(self.KIND, key),
                 book_name=self._book_name(context), meta=meta)
         except Exception as exc:
@@ -183,7 +190,7 @@ class FlowConductorBase:
             self._running.add(flow_uuid)
         try:
             return engine.run(
-                type(self).FLOW_FACTORY, store, self.transient_for(context),
+                self.KIND, store, self.transient_for(context),
                 persistence=self.persistence(),
                 book_name=self._book_name(context), meta=meta,
                 label=what, extra_listeners=self.flow_listeners,
@@ -219,7 +226,7 @@ class FlowConductorBase:
         try:
             engine.run_detail(
                 self.persistence(), flow_detail, self.transient_for,
-                extra_listeners=tuple(self.flow_listeners) +
+                self.LEVEL, extra_listeners=tuple(self.flow_listeners) +
                 tuple(extra_listeners), owner=self.owner)
         except Exception as exc:
             _log_outcome(what, exc)
@@ -250,7 +257,7 @@ class FlowConductorBase:
         persistence = self.persistence()
         if persistence is None or not CONF.conductor.resume_flows:
             return 0
-        flows = engine.unfinished(persistence, self.KIND,
+        flows = engine.unfinished(persistence, self.KIND, self.LEVEL,
                                   conductor=CONF.host)
         for flow in flows:
             self._resume(flow['uuid'])

@@ -42,9 +42,8 @@ from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot import rpc
-from cellboot.workflows import boot
 from cellboot.workflows import engine
-from cellboot.workflows import reschedule
+from cellboot.workflows import kinds
 
 LOG = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ class SuperConductorManager(flows.FlowConductorBase):
     target = oslo_messaging.Target(version=RPC_VERSION)
 
     KIND = KIND_BOOT
-    FLOW_FACTORY = staticmethod(boot.get_flow)
+    LEVEL = kinds.SUPER
 
     def __init__(self, scheduler=None, compute_rpcapi_for=None):
         super().__init__()
@@ -165,7 +164,7 @@ class CellConductorManager(flows.FlowConductorBase):
     target = oslo_messaging.Target(version=RPC_VERSION)
 
     KIND = KIND_RESCHEDULE
-    FLOW_FACTORY = staticmethod(reschedule.get_flow)
+    LEVEL = kinds.CELL
 
     def __init__(self, cell_name=None, database_connection=None,
                  scheduler=None, compute_rpcapi=None):

@@ -68,7 +68,7 @@ class OrphanBuildRequests:
 
     def __init__(self, manager):
         self.manager = manager
-        self._redis = None
+        self._locks = sweep_lock.Locks()
         self._ended = None
 
     def sweep_once(self, context):
@@ -78,7 +78,7 @@ class OrphanBuildRequests:
             # Without persisted flows nothing tells an orphan from a
             # request whose flow is running.
             return {}
-        sweep = sweep_lock.Sweep(self._lock())
+        sweep = sweep_lock.Sweep(self._locks.lock(self.manager.board))
         if not sweep.start():
             return {}
         try:
@@ -147,17 +147,6 @@ class OrphanBuildRequests:
         self.manager.schedule_and_build_instances(
             rctxt, [br.as_cast() for br in build_requests], specs)
         return True
-
-    # -- the lock ----------------------------------------------------------
-
-    def _lock(self):
-        """The Redis lock of the sweep with a jobboard, else None."""
-        if self.manager.board is None:
-            return None
-        if self._redis is None:
-            import redis
-            self._redis = redis.Redis.from_url(CONF.jobboard.url)
-        return sweep_lock.redis_lock(self._redis)
 
 
 def _requests(build_requests):

@@ -1,9 +1,13 @@
-"""One sweep of the super conductors: its lock and its time budget.
+"""One sweep of a conductor: its lock and its time budget.
 
 With a jobboard, the super conductors sweep under a Redis lock
 (``NAMESPACE.sweeper.boot``) so that one sweeps at a time: two sweeping
 at once could both find a flow unowned and post a job for it each, and
-two engines would then run it at once. A lock whose lease ran out while
+two engines would then run it at once. The conductors of cell C hand
+their unowned flows over under their cell's own lock
+(``NAMESPACE.cell.C.sweeper``, among the cell's keys: see
+``cellboot.workflows.board_keys``), which spares them reading the board
+and posting twice. A lock whose lease ran out while
 its sweep still ran (a sweep of 16 s under load, with a lease of one
 sweep interval) let exactly that happen. So:
 
@@ -25,6 +29,7 @@ import time
 from oslo_log import log as logging
 
 from cellboot.conf import CONF
+from cellboot.workflows import board_keys
 
 LOG = logging.getLogger(__name__)
 
@@ -32,9 +37,9 @@ LOG = logging.getLogger(__name__)
 MIN_LEASE = 30
 
 
-def lock_name():
-    """The Redis key of the super conductors' sweep lock."""
-    return f'{CONF.jobboard.namespace}.sweeper.boot'
+def lock_name(cell_name=None):
+    """The Redis key of the super conductors' sweep lock, or a cell's."""
+    return board_keys.sweep_lock_name(cell_name)
 
 
 def lease():
@@ -42,9 +47,31 @@ def lease():
     return max(MIN_LEASE, 3 * CONF.conductor.sweep_interval)
 
 
-def redis_lock(client):
+def redis_lock(client, cell_name=None):
     """The sweep lock on ``client`` (a redis.Redis), not taken yet."""
-    return client.lock(lock_name(), timeout=lease())
+    return client.lock(lock_name(cell_name), timeout=lease())
+
+
+class Locks:
+    """A conductor's sweep lock, on a Redis client made on first use.
+
+    ``cell_name``: the cell of a cell conductor (None: a super
+    conductor). The client uses ``[jobboard] url``, hence the
+    conductor's own Redis credentials.
+    """
+
+    def __init__(self, cell_name=None):
+        self.cell_name = cell_name
+        self._redis = None
+
+    def lock(self, board):
+        """The sweep lock with a jobboard (``board``), else None."""
+        if board is None:
+            return None
+        if self._redis is None:
+            import redis
+            self._redis = redis.Redis.from_url(CONF.jobboard.url)
+        return redis_lock(self._redis, self.cell_name)
 
 
 class Sweep:
@@ -61,7 +88,8 @@ class Sweep:
     def start(self):
         """Take the lock (no waiting); False if another conductor has it."""
         if self.lock is not None and not self.lock.acquire(blocking=False):
-            LOG.debug('Another super conductor is sweeping')
+            LOG.debug('Another conductor is sweeping (it holds %s)',
+                      self.lock.name)
             return False
         self._started = time.monotonic()
         return True

@@ -66,7 +66,7 @@ def _unowned(manager, cutoff):
     """The old unfinished flows of ``manager``'s kind nobody runs."""
     cutoff = cutoff.replace(tzinfo=datetime.timezone.utc)
     flows = [flow for flow in engine.unfinished(manager.persistence(),
-                                                manager.KIND)
+                                                manager.KIND, manager.LEVEL)
              if flow['since'] is not None and flow['since'] < cutoff]
     if not flows:
         return []
@@ -104,22 +104,33 @@ def _alive(pid):
 class UnownedFlows:
     """The cell conductors' check: their cell's reschedule flows.
 
-    ``manager`` is a cell conductor manager (``KIND``, ``persistence()``,
-    ``board``, ``hand_over``). No lock: ``hand_over`` is idempotent with
-    a jobboard, and without one only this host's dead processes' flows
-    are taken. The sweep's time budget still bounds one sweep.
+    ``manager`` is a cell conductor manager (``KIND``, ``LEVEL``,
+    ``cell_name``, ``persistence()``, ``board``, ``hand_over``). With a
+    jobboard, one conductor of the cell sweeps at a time, under the
+    cell's sweep lock (``sweep_lock``); ``hand_over`` is idempotent
+    anyway. Without one only this host's dead processes' flows are
+    taken, and there is no lock. The sweep's time budget bounds one
+    sweep.
     """
 
     def __init__(self, manager):
         self.manager = manager
+        self._locks = None
 
     def sweep_once(self, context):
-        """``{'handed_over': flows}``; {} when flows are not persisted."""
+        """``{'handed_over': flows}``; {} when flows are not persisted or
+        another conductor of the cell sweeps."""
         if self.manager.persistence() is None:
             return {}
-        timeout = CONF.conductor.orphan_build_request_timeout
-        cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
-        sweep = sweep_lock.Sweep()
-        sweep.start()  # no lock: always goes
-        return {'handed_over': hand_over_unowned(self.manager, cutoff,
-                                                 sweep)}
+        if self._locks is None:
+            self._locks = sweep_lock.Locks(cell_name=self.manager.cell_name)
+        sweep = sweep_lock.Sweep(self._locks.lock(self.manager.board))
+        if not sweep.start():
+            return {}
+        try:
+            timeout = CONF.conductor.orphan_build_request_timeout
+            cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+            return {'handed_over': hand_over_unowned(self.manager, cutoff,
+                                                     sweep)}
+        finally:
+            sweep.end()

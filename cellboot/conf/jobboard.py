@@ -36,13 +36,22 @@ jobboard_opts = [
                secret=True,
                default='redis://127.0.0.1:6379/0',
                help='Redis URL of the jobboard (backend = redis), '
-                    'redis://[:PASSWORD@]HOST:PORT/DB.'),
+                    'redis://[[USER]:PASSWORD@]HOST:PORT/DB. With Redis 6+ '
+                    'ACLs, give the conductors of each cell a USER whose '
+                    'keys are limited to their cell\'s (see the '
+                    'namespace), so that a compromised cell cannot reach '
+                    'the super conductors\' jobs or another cell\'s.'),
     cfg.StrOpt('namespace',
                default='cellboot',
                help='Prefix of every Redis key of the boards, so that '
                     'several deployments can share one Redis server. The '
-                    'boot board is NAMESPACE.boot, the board of cell C '
-                    'is NAMESPACE.reschedule.C.'),
+                    'super conductors use the boot board NAMESPACE.boot '
+                    'and the sweep lock NAMESPACE.sweeper.boot; every key '
+                    'of cell C (its board NAMESPACE.cell.C.reschedule, '
+                    'its sweep lock NAMESPACE.cell.C.sweeper) starts with '
+                    'NAMESPACE.cell.C. (C: the cell\'s name, any '
+                    'character but ASCII letters, digits, - and _ written '
+                    '%XX).'),
     cfg.FloatOpt('claim_expiry',
                  default=30.0,
                  min=1.0,

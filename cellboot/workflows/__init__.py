@@ -6,9 +6,10 @@
 * ``reschedule`` — run by a cell conductor when a compute host gave a
   build back: walk the remaining alternates of the cell.
 
-Flow factories are module-level functions (``get_flow``) so that an
-engine, a resumed flow or a jobboard can rebuild them by name. Tasks live
-in ``tasks/``; what happens to an instance that will not be built (cell0,
-ERROR in its cell, the owner's delete) is in ``fates``; ``engine`` is the
-one place that loads and runs flows.
+Flow factories are module-level functions (``get_flow``), registered by
+kind in ``kinds``: a persisted flow is rebuilt from its kind's factory,
+never from a name stored with it. Tasks live in ``tasks/``; what
+happens to an instance that will not be built (cell0, ERROR in its cell,
+the owner's delete) is in ``fates``; ``engine`` is the one place that
+loads and runs flows.
 """

@@ -10,8 +10,12 @@ one flow detail whose meta says what it is about::
 
     {'kind': 'boot', 'instance_uuids': [...], 'conductor': HOST,
      'owner': HOST:PID, 'started_at': ISO 8601, 'request_id': ...,
-     'context': {...},
-     'factory': {'name': 'cellboot.workflows.boot.get_flow', ...}}
+     'context': {...}}
+
+The kind is all that says which flow it is: a flow is rebuilt from the
+factory that ``kinds`` registers for its kind, never from a name stored
+with it (rows of earlier versions also carry TaskFlow's ``factory``,
+which ``kinds`` reads as their kind and never imports).
 
 A flow's uuid (and its logbook's) is derived from what it is about
 (``flow_uuid``): the reservation of a boot request, the instance and
@@ -49,7 +53,9 @@ first claim too: one UPDATE). A conductor running a flow:
   state (PENDING for a flow saved but never started).
 
 ``lookup`` finds flows by instance uuid from that meta; ``resume``
-rebuilds an unfinished flow from its factory and finishes it. The
+rebuilds an unfinished flow from its kind's factory and finishes it;
+a corrupt flow (``kinds.corruption``) is refused before anything of it
+is read or written, and ``unfinished`` leaves it out. The
 request context is kept (without its token) so that a resumed flow acts
 for the same request: same request id in the instance actions, same
 user and project.
@@ -66,11 +72,9 @@ import uuid
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-from oslo_utils import reflection
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
-from taskflow import engines
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow.persistence import models
 from taskflow import states
@@ -81,6 +85,7 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db import flow_db
 from cellboot.workflows import flow_states
+from cellboot.workflows import kinds
 from cellboot.workflows import listeners
 from cellboot.workflows import lookup
 from cellboot.workflows import taskflow_engine
@@ -175,13 +180,7 @@ def _held(meta):
     return bool(meta.get('owned_since')) or not meta.get('posted')
 
 
-def _factory_details(flow_factory):
-    """What TaskFlow's ``flow_from_detail`` needs to rebuild the flow."""
-    return {'name': reflection.get_callable_name(flow_factory),
-            'args': [], 'kwargs': {}}
-
-
-def _new_book(flow, flow_factory, book_name, meta, store, uuid_=None):
+def _new_book(flow, book_name, meta, store, uuid_=None):
     """A logbook holding one flow detail for ``flow``, not saved yet.
 
     The store goes with it, as the detail of TaskFlow's injector atom
@@ -192,7 +191,7 @@ def _new_book(flow, flow_factory, book_name, meta, store, uuid_=None):
     book = models.LogBook(book_name, uuid=uuid_)
     book.meta = {'request_id': meta.get('request_id')}
     flow_detail = models.FlowDetail(flow.name, uuid_)
-    flow_detail.meta = dict(meta, factory=_factory_details(flow_factory))
+    flow_detail.meta = dict(meta)
     injector = models.TaskDetail(tf_storage.Storage.injector_name,
                                  uuidutils.generate_uuid())
     injector.results = dict(store or {})
@@ -220,8 +219,8 @@ def _insert_book(backend, book):
                     **atom.to_dict()))
 
 
-def _create(backend, flow, flow_factory, store, uuid_, book_name, meta):
-    book = _new_book(flow, flow_factory, book_name, meta, store, uuid_)
+def _create(backend, flow, store, uuid_, book_name, meta):
+    book = _new_book(flow, book_name, meta, store, uuid_)
     (flow_detail,) = book
     if uuid_ is None:
         _insert_book(backend, book)
@@ -237,23 +236,24 @@ def _create(backend, flow, flow_factory, store, uuid_, book_name, meta):
     return flow_detail, True
 
 
-def create(flow_factory, store, persistence, uuid_=None, book_name=None,
+def create(kind, store, persistence, uuid_=None, book_name=None,
            meta=None):
-    """Save a new flow (logbook and flow detail) unless it exists.
+    """Save a new flow of ``kind`` (logbook and flow detail) unless it
+    exists.
 
     ``uuid_`` is the flow's (and its logbook's) uuid, from ``flow_uuid``
-    (None: a random one). Returns ``(flow_detail, created)``:
-    ``created`` is False, and the detail the existing one, when a flow
-    of that uuid was already saved.
+    (None: a random one). ``meta`` gets ``kind``. Returns
+    ``(flow_detail, created)``: ``created`` is False, and the detail the
+    existing one, when a flow of that uuid was already saved.
     """
-    flow = flow_factory()
-    return _create(flow_db.get_backend(persistence), flow, flow_factory,
-                   store, uuid_, book_name or flow.name, meta or {})
+    flow = kinds.factory(kind)()
+    return _create(flow_db.get_backend(persistence), flow, store, uuid_,
+                   book_name or flow.name, dict(meta or {}, kind=kind))
 
 
-def run(flow_factory, store, transient, persistence=None, book_name=None,
+def run(kind, store, transient, persistence=None, book_name=None,
         meta=None, label=None, extra_listeners=(), uuid_=None):
-    """Build a flow with ``flow_factory`` and run it to its end.
+    """Build a flow of ``kind`` (``kinds.KINDS``) and run it to its end.
 
     ``store`` is persisted with the flow, ``transient`` is not. Returns
     the engine (``engine.storage.fetch(name)`` reads results), or None
@@ -264,15 +264,16 @@ def run(flow_factory, store, transient, persistence=None, book_name=None,
     for the run besides the logging and timing ones (tests use them to
     act between two atoms).
     """
-    flow = flow_factory()
+    flow = kinds.factory(kind)()
     if persistence is None:
         engine = taskflow_engine.CellbootEngine(
             flow, tf_persistence_utils.create_flow_detail(flow), None, {})
         engine.storage.inject(store)
         return _run(engine, transient, label or flow.name, extra_listeners)
     backend = flow_db.get_backend(persistence)
-    flow_detail, created = _create(backend, flow, flow_factory, store,
-                                   uuid_, book_name or flow.name, meta or {})
+    flow_detail, created = _create(backend, flow, store, uuid_,
+                                   book_name or flow.name,
+                                   dict(meta or {}, kind=kind))
     if not created:
         LOG.info('Flow %s (%s) exists already (state %s, owner %s): not '
                  'run again.', flow_detail.name, flow_detail.uuid,
@@ -294,17 +295,32 @@ def _run(engine, transient, label, extra_listeners=(), persistence=None):
     return engine
 
 
-def unfinished(persistence, kind, conductor=None):
+def unfinished(persistence, kind, level, conductor=None, warn=True):
     """Flow summaries of ``kind`` left unfinished, oldest first.
 
-    ``conductor`` limits them to the flows a conductor of that host
-    started (a conductor resumes its own flows).
+    ``level`` (``kinds.SUPER`` or ``kinds.CELL``) is where
+    ``persistence`` is: unfinished flows that are corrupt there
+    (``kinds.corruption``), whatever their kind, are left out, each with
+    a WARNING unless ``warn`` is False (a caller that only reads which
+    instances flows work on). ``conductor`` limits them to the flows a
+    conductor of that host started (a conductor resumes its own flows).
     """
-    found = [flow for flow in lookup.find_flows(persistence, kind=kind)
-             if flow['state'] in UNFINISHED_STATES]
-    if conductor is not None:
-        found = [flow for flow in found
-                 if flow['meta'].get('conductor') == conductor]
+    location = (lookup.FLOW_DATABASE if level == kinds.SUPER
+                else 'cell database')
+    found = []
+    for flow in lookup.find_flows(persistence, location=location,
+                                  level=level):
+        if flow['state'] not in UNFINISHED_STATES:
+            continue
+        if flow['corrupt']:
+            if warn:
+                lookup.warn_if_corrupt(flow)
+            continue
+        if flow['kind'] != kind:
+            continue
+        if conductor is not None and flow['conductor'] != conductor:
+            continue
+        found.append(flow)
     return found
 
 
@@ -356,16 +372,19 @@ def take_over(persistence, flow_detail, owner=None):
     return started or previous != owner
 
 
-def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
-               label=None, owner=None):
+def run_detail(persistence, flow_detail, transient_for, level,
+               extra_listeners=(), label=None, owner=None):
     """Run a persisted flow from its last persisted atom to its end.
 
-    The flow is rebuilt from its factory; this conductor takes it over
+    The flow is rebuilt from its kind's factory (``kinds.build``): one
+    that is corrupt, or not of ``level``, raises CorruptFlow before
+    anything of it is written or run. Then this conductor takes it over
     (``take_over``, as ``owner``). ``transient_for(context)`` returns
     the transient values for the flow's stored request context; a
     resumption (``take_over``) also gets ``resumed=True``. Returns the
     engine; raises what made the flow revert, once it has reverted.
     """
+    flow = kinds.build(flow_detail, level)
     backend = flow_db.get_backend(persistence)
     context = stored_context(flow_detail.meta or {})
     previous_state = flow_detail.state
@@ -375,8 +394,7 @@ def run_detail(persistence, flow_detail, transient_for, extra_listeners=(),
         LOG.info('Resuming flow %s (%s) of request %s, left %s by %s.',
                  flow_detail.name, flow_detail.uuid, context.request_id,
                  previous_state or states.PENDING, previous_owner)
-    engine = taskflow_engine.CellbootEngine(
-        engines.flow_from_detail(flow_detail), flow_detail, backend, {})
+    engine = taskflow_engine.CellbootEngine(flow, flow_detail, backend, {})
     transient = dict(transient_for(context))
     if resumed:
         transient['resumed'] = True
@@ -390,11 +408,11 @@ def load_detail(persistence, flow_uuid):
     return flow_db.get_connection(persistence).get_flow_details(flow_uuid)
 
 
-def resume(persistence, flow_uuid, transient_for, extra_listeners=()):
+def resume(persistence, flow_uuid, transient_for, level, extra_listeners=()):
     """Finish an unfinished flow from its last persisted atom.
 
     See ``run_detail``; the flow is loaded by its uuid.
     """
     flow_detail = load_detail(persistence, flow_uuid)
-    return run_detail(persistence, flow_detail, transient_for,
+    return run_detail(persistence, flow_detail, transient_for, level,
                       extra_listeners)

@@ -3,8 +3,9 @@
 With ``[jobboard] backend = redis``, the conductor that receives a cast
 saves the request's flow (``engine.create``) and posts a job naming it
 on its kind's board (``post``): ``NAMESPACE.boot`` for the super
-conductors' boot flows, ``NAMESPACE.reschedule.CELL`` for the
-reschedule flows of cell CELL. Every conductor process runs a
+conductors' boot flows, ``NAMESPACE.cell.CELL.reschedule`` for the
+reschedule flows of cell CELL, whose keys are all under a prefix of the
+cell's own (``board_keys``). Every conductor process runs a
 ``FlowConductor`` (TaskFlow's non-blocking conductor) in a thread: it
 claims jobs, runs their flows from their persisted atoms and consumes
 the jobs whose flows ended.
@@ -47,6 +48,16 @@ One flow, one engine at a time:
 
 The board's persistence is the flows' (``cellboot.db.flow_db``); jobs
 carry only the logbook's name and uuid and ``{'flow_uuid', 'kind'}``.
+
+What a job says is data from a place that others can write (without
+ACLs, every cell's conductors reach the whole Redis server): only its
+flow's uuid is read, and only from details of exactly that shape and of
+the board's kind (``job_flow_uuid``). The flow is then loaded from the
+conductor's own database and rebuilt from its kind's factory
+(``kinds``); TaskFlow's own job fields (a ``store``, a factory) are
+never used. A job that says anything else, or names a corrupt flow, is
+trashed (kept in the board's trash for the operator) with a WARNING,
+and nothing of it runs.
 """
 
 import contextlib
@@ -55,6 +66,7 @@ import uuid
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 import redis
 from taskflow.conductors.backends import impl_nonblocking
 from taskflow import exceptions as tf_exc
@@ -67,12 +79,22 @@ from taskflow import states
 from cellboot.conf import CONF
 from cellboot.db import flow_db
 from cellboot import exception
+from cellboot.workflows import board_keys
 from cellboot.workflows import engine
+from cellboot.workflows import kinds
 
 LOG = logging.getLogger(__name__)
 
-KIND_BOOT = 'boot'
-KIND_RESCHEDULE = 'reschedule'
+KIND_BOOT = board_keys.KIND_BOOT
+KIND_RESCHEDULE = board_keys.KIND_RESCHEDULE
+
+# The keys of the details of every job cellboot posts.
+_JOB_DETAILS = frozenset({'flow_uuid', 'kind'})
+
+# What becomes of a job once its flow was dispatched.
+CONSUME = 'consume'
+LEAVE = 'leave'
+TRASH = 'trash'
 
 # Seconds a call to Redis may take before it counts as failed.
 REDIS_TIMEOUT = 5.0
@@ -84,10 +106,7 @@ class JobboardUnavailable(exception.CellbootException):
 
 def board_name(kind, cell_name=None):
     """The board of ``kind`` (and of cell ``cell_name`` for reschedules)."""
-    namespace = CONF.jobboard.namespace
-    if kind == KIND_RESCHEDULE:
-        return f'{namespace}.{KIND_RESCHEDULE}.{cell_name}'
-    return f'{namespace}.{KIND_BOOT}'
+    return board_keys.board_name(kind, cell_name)
 
 
 def _redis_conf(url):
@@ -133,11 +152,16 @@ return {0, owner}
 
 
 class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
-    """TaskFlow's Redis board whose claims expire unless renewed."""
+    """TaskFlow's Redis board whose claims expire unless renewed.
 
-    def __init__(self, name, conf, claim_expiry, persistence=None):
+    ``kind``: the kind of flow whose jobs it holds.
+    """
+
+    def __init__(self, name, conf, claim_expiry, persistence=None,
+                 kind=None):
         super().__init__(name, conf, persistence=persistence)
         self.claim_expiry = claim_expiry
+        self.kind = kind
         self._renew_script = None
 
     def claim(self, job, who, expiry=None):
@@ -197,7 +221,8 @@ def connect(kind, persistence, cell_name=None):
     name = board_name(kind, cell_name)
     conf['namespace'] = name
     board = ExpiringRedisJobBoard(name, conf, CONF.jobboard.claim_expiry,
-                                  persistence=flow_db.get_backend(persistence))
+                                  persistence=flow_db.get_backend(persistence),
+                                  kind=kind)
     try:
         board.connect()
     except tf_exc.TaskFlowException as exc:
@@ -231,9 +256,29 @@ def post(board, kind, flow_uuid, book_name=None):
     return job
 
 
+def job_flow_uuid(job, kind):
+    """The uuid of the flow job ``job`` of a ``kind`` board names.
+
+    None unless its details are what ``post`` writes: exactly
+    ``{'flow_uuid': UUID, 'kind': kind}`` (see the module doc).
+    """
+    details = job.details
+    if not isinstance(details, dict) or set(details) != _JOB_DETAILS:
+        return None
+    flow_uuid = details['flow_uuid']
+    if details['kind'] != kind or not isinstance(flow_uuid, str) or \
+            not uuidutils.is_uuid_like(flow_uuid):
+        return None
+    return flow_uuid
+
+
 def referenced_flow_uuids(board):
-    """The flow uuids of every job on ``board``, claimed or not."""
-    return {(job.details or {}).get('flow_uuid')
+    """The flow uuids of every job on ``board``, claimed or not.
+
+    Only jobs that ``job_flow_uuid`` reads count: any other is trashed
+    by the conductor that claims it, and refers to no flow.
+    """
+    return {job_flow_uuid(job, board.kind)
             for job in board.iterjobs()} - {None}
 
 
@@ -420,8 +465,10 @@ class ClaimRenewer:
 class FlowConductor(impl_nonblocking.NonBlockingConductor):
     """TaskFlow's conductor running a conductor manager's flows.
 
-    ``manager`` provides ``persistence()``, ``owner`` (the claims'
-    owner name) and ``run_persisted(flow_detail, extra_listeners)``,
+    ``manager`` provides ``KIND`` and ``LEVEL`` (its board's kind; the
+    level of the flows it runs, see ``kinds``), ``persistence()``,
+    ``owner`` (the claims' owner name) and
+    ``run_persisted(flow_detail, extra_listeners)``,
     which runs a saved flow (first run or resumption, with the manager's
     transient values and listeners), never raises, and returns False
     without running it when this process runs that flow already.
@@ -440,7 +487,7 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
         self.renewer = ClaimRenewer(board, manager.owner)
 
     def _dispatch_job(self, job):
-        """Run the job's flow; whether to consume the job (see module)."""
+        """Run the job's flow; what becomes of the job (see module)."""
         with self.renewer.renewing(job) as claim:
             # First of all: the claim was taken some time ago (a thread
             # of the pool, a busy machine), it is renewed only at the
@@ -452,61 +499,88 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
                             'flow started here; not run', job.uuid,
                             self._manager.owner,
                             'lost' if claim.lost else 'not renewed')
-                return False
+                return LEAVE
             return self._run_claimed(job, claim)
 
-    def _run_claimed(self, job, claim):
-        flow_uuid = (job.details or {}).get('flow_uuid')
+    def _refuse(self, job, why):
+        LOG.warning('Job %s on board %s %s: nothing of it is run, and the '
+                    'job is moved to the board\'s trash', job.uuid,
+                    self._jobboard.name, why)
+        return TRASH
+
+    def _load(self, job, flow_uuid):
+        """``(flow_detail, None)``, or ``(None, what becomes of the job)``."""
         try:
             flow_detail = flow_db.get_connection(
                 self._manager.persistence()).get_flow_details(flow_uuid)
         except tf_exc.NotFound:
             LOG.warning('Job %s names flow %s, which does not exist: '
                         'dropping the job', job.uuid, flow_uuid)
-            return True
+            return None, CONSUME
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            # Rows that TaskFlow cannot decode stay so: not a retry.
+            return None, self._refuse(
+                job, f'names flow {flow_uuid}, which cannot be read '
+                     f'({type(exc).__name__}: {exc})')
         except Exception as exc:
             LOG.warning('Cannot load flow %s of job %s: %s; the job is '
                         'tried again when its claim expires', flow_uuid,
                         job.uuid, exc)
-            return False
+            return None, LEAVE
+        return flow_detail, None
+
+    def _run_claimed(self, job, claim):
+        flow_uuid = job_flow_uuid(job, self._manager.KIND)
+        if flow_uuid is None:
+            return self._refuse(job, f'is not a job cellboot posts (its '
+                                     f'details: {job.details!r:.200})')
+        flow_detail, verdict = self._load(job, flow_uuid)
+        if flow_detail is None:
+            return verdict
+        try:
+            kinds.kind_of(flow_uuid, flow_detail.meta, self._manager.LEVEL)
+        except kinds.CorruptFlow as exc:
+            return self._refuse(job, f'names a corrupt flow: {exc}')
         if flow_detail.state in engine.FINISHED_STATES:
             LOG.info('Flow %s of job %s has already ended (%s)', flow_uuid,
                      job.uuid, flow_detail.state)
-            return True
+            return CONSUME
         ran = self._manager.run_persisted(
             flow_detail, extra_listeners=[claim.watch])
         if not ran:
             LOG.info('Flow %s of job %s is being run by this conductor '
                      'already: not run twice; the job is left to its '
                      'claim', flow_uuid, job.uuid)
-            return False
+            return LEAVE
         if claim.lost:
             LOG.warning('Flow %s of job %s was stopped (%s) because the '
                         'claim was lost; the job is not consumed here',
                         flow_uuid, job.uuid, flow_detail.state)
-            return False
+            return LEAVE
         if flow_detail.state in engine.FINISHED_STATES:
-            return True
+            return CONSUME
         LOG.warning('Flow %s of job %s did not end (%s); it is tried again '
                     'when the claim expires', flow_uuid, job.uuid,
                     flow_detail.state)
-        return False
+        return LEAVE
 
     def _on_job_done(self, job, fut):
         try:
-            consume = fut.result()
+            verdict = fut.result()
         except BaseException:
             # Even a BaseException: this is a worker thread's callback,
             # where nothing above would handle it.
             LOG.exception('Job %s failed unexpectedly; it is tried again '
                           'when its claim expires', job.uuid)
-            consume = False
+            verdict = LEAVE
         try:
-            if consume:
+            if verdict == CONSUME:
                 self._try_finish_job(job, True)
-            # Not consumed: neither abandoned (another conductor would
-            # retry at once, in a loop if the cause lasts) nor trashed;
-            # the claim runs out.
+            elif verdict == TRASH:
+                self._try_finish_job(job, False, trash=True)
+            # Left: neither abandoned (another conductor would retry at
+            # once, in a loop if the cause lasts) nor trashed; the claim
+            # runs out.
         finally:
             self._dispatched.discard(fut)
 

@@ -9,9 +9,10 @@ flow's atoms only when one flow is asked for.
 Summaries and details are plain dicts, ready for a command or a REST
 answer::
 
-    {'uuid', 'name', 'state', 'kind', 'instance_uuids', 'conductor',
-     'owner', 'since', 'resumptions', 'request_id', 'started_at',
-     'duration', 'created_at', 'updated_at', 'location', 'meta'}
+    {'uuid', 'name', 'state', 'kind', 'corrupt', 'instance_uuids',
+     'conductor', 'owner', 'since', 'resumptions', 'request_id',
+     'started_at', 'duration', 'created_at', 'updated_at', 'location',
+     'meta'}
     + 'atoms': [{'name', 'type', 'state', 'intention', 'duration',
                  'result': None | str,
                  'failure': None | {'type', 'message'}}]   (details only)
@@ -26,14 +27,22 @@ flow, oldest first: ``{'by', 'at', 'from_state'}``, as written.
 An atom's ``result`` is a one-line summary of what it returned (see
 ``summarize_result``), never the whole value: a multi-create's atoms
 return one entry per instance.
+
+Rows are read as data written by someone the reader must not trust (a
+cell writes its own database): nothing they name is imported or called
+(atoms are put in order by the factory ``kinds`` registers for the
+flow's kind), and values of the wrong type read as absent. ``corrupt``
+is None, or why the flow is never run (``kinds.corruption``, or atoms
+that cannot be read); a corrupt flow is still listed and shown, for the
+operator to see what it holds.
 """
 
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 import datetime
 
 import sqlalchemy as sa
-from taskflow import engines
 from taskflow import exceptions as tf_exc
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow.persistence import models as tf_models
@@ -43,6 +52,7 @@ from cellboot.conf import CONF
 from cellboot.db import flow_db
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.workflows import kinds
 
 LOG = logging.getLogger(__name__)
 
@@ -80,6 +90,18 @@ def parse_time(value):
     return value.astimezone(datetime.timezone.utc)
 
 
+def _text(value):
+    """A stored value that must be text; None when it is anything else."""
+    return value if isinstance(value, str) else None
+
+
+def _seconds(value):
+    """A stored duration; None unless it is a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
 def _resumptions(value):
     """The meta's ``resumptions``, as a list of three-key dicts.
 
@@ -100,8 +122,8 @@ def ownership(meta, created_at=None):
     flow and never gave it up). ``since`` is the first readable of
     ``owned_since``, ``started_at`` and the row's ``created_at``.
     """
-    meta = meta or {}
-    owner = meta.get('owner') or meta.get('conductor')
+    meta = meta if isinstance(meta, dict) else {}
+    owner = _text(meta.get('owner')) or _text(meta.get('conductor'))
     since = None
     for value in (meta.get('owned_since'), meta.get('started_at'),
                   created_at):
@@ -111,22 +133,46 @@ def ownership(meta, created_at=None):
     return owner, since, _resumptions(meta.get('resumptions'))
 
 
-def _summary(row, location):
-    meta = row.meta or {}
+def _instance_uuids(value):
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [uuid for uuid in value if isinstance(uuid, str)]
+
+
+def _read_meta(text):
+    """A row's meta, from its text; ``(meta, None)`` or ``({}, reason)``.
+
+    Read as text and parsed here: TaskFlow's column type would raise on
+    a value that is not JSON, and one such row would hide every flow.
+    """
+    if text is None:
+        return {}, None
+    try:
+        meta = jsonutils.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return {}, 'its meta is not JSON'
+    return meta, None
+
+
+def _summary(row, location, level=None):
+    meta, unreadable = _read_meta(row.meta)
+    corrupt = unreadable or kinds.corruption(meta, level)
+    meta = meta if isinstance(meta, dict) else {}
     owner, since, resumptions = ownership(meta, row.created_at)
     return {
         'uuid': row.uuid,
         'name': row.name,
         'state': row.state,
-        'kind': meta.get('kind'),
-        'instance_uuids': list(meta.get('instance_uuids') or ()),
-        'conductor': meta.get('conductor'),
+        'kind': _text(meta.get('kind')),
+        'corrupt': corrupt,
+        'instance_uuids': _instance_uuids(meta.get('instance_uuids')),
+        'conductor': _text(meta.get('conductor')),
         'owner': owner,
         'since': since,
         'resumptions': resumptions,
-        'request_id': meta.get('request_id'),
-        'started_at': meta.get('started_at'),
-        'duration': meta.get('duration'),
+        'request_id': _text(meta.get('request_id')),
+        'started_at': _text(meta.get('started_at')),
+        'duration': _seconds(meta.get('duration')),
         'created_at': row.created_at,
         'updated_at': row.updated_at,
         'location': location,
@@ -134,14 +180,24 @@ def _summary(row, location):
     }
 
 
+def _select_flows():
+    """The flow detail columns a summary needs, the meta as text."""
+    return sa.select(_FLOWS.c.uuid, _FLOWS.c.name, _FLOWS.c.state,
+                     _FLOWS.c.created_at, _FLOWS.c.updated_at,
+                     sa.cast(_FLOWS.c.meta, sa.UnicodeText).label('meta'))
+
+
 def find_flows(connection, instance_uuid=None, kind=None, state=None,
-               location=FLOW_DATABASE):
+               location=FLOW_DATABASE, level=None):
     """Summaries of the flows persisted at ``connection``, oldest first.
 
     Filters: an instance the flow works on, its kind ('boot',
-    'reschedule'), its state (e.g. 'RUNNING').
+    'reschedule'), its state (e.g. 'RUNNING'). ``level``
+    (``kinds.SUPER``, ``kinds.CELL``): the level whose flows
+    ``connection`` holds; a flow of another level's kind is corrupt
+    there.
     """
-    query = sa.select(_FLOWS).order_by(_FLOWS.c.created_at, _FLOWS.c.uuid)
+    query = _select_flows().order_by(_FLOWS.c.created_at, _FLOWS.c.uuid)
     if instance_uuid:
         query = query.where(
             sa.cast(_FLOWS.c.meta, sa.Text).like(f'%{instance_uuid}%'))
@@ -150,7 +206,7 @@ def find_flows(connection, instance_uuid=None, kind=None, state=None,
     engine = flow_db.get_backend(connection).engine
     with engine.connect() as conn:
         rows = conn.execute(query).all()
-    found = [_summary(row, location) for row in rows]
+    found = [_summary(row, location, level) for row in rows]
     if instance_uuid:
         found = [flow for flow in found
                  if instance_uuid in flow['instance_uuids']]
@@ -159,12 +215,15 @@ def find_flows(connection, instance_uuid=None, kind=None, state=None,
     return found
 
 
-def _atom_order(flow_detail):
-    """Atom names in flow order, when the flow's factory is known."""
-    try:
-        flow = engines.flow_from_detail(flow_detail)
-    except (ValueError, ImportError):
+def _atom_order(summary):
+    """Atom names in flow order: those of the kind's flow, if it has one.
+
+    The flow is built by the factory that ``kinds`` registers for the
+    flow's kind; a corrupt flow has no order.
+    """
+    if summary['corrupt']:
         return []
+    flow = kinds.factory(summary['kind'])()
     names = [flow.retry.name] if getattr(flow, 'retry', None) else []
     return names + [atom.name for atom in flow]
 
@@ -249,45 +308,75 @@ def describe_atom(atom_detail):
     if failure is not None:
         described = {
             'type': failure_type(failure),
-            'message': failure.exception_str,
+            'message': _text(failure.exception_str),
         }
     return {
         'name': atom_detail.name,
         'type': type(atom_detail).__name__.replace('Detail', '').lower(),
         'state': atom_detail.state,
         'intention': atom_detail.intention,
-        'duration': (atom_detail.meta or {}).get('duration'),
+        'duration': _seconds((atom_detail.meta or {}).get('duration')),
         'result': summarize_result(atom_detail),
         'failure': described,
     }
 
 
-def get_flow(connection, flow_uuid, location=FLOW_DATABASE):
-    """A flow's summary and its atoms; FlowNotFound if it is not there."""
-    backend = flow_db.get_backend(connection)
+def _atoms(backend, flow_uuid, order):
+    """The flow's atoms described, in ``order``; ``(atoms, None)``, or
+    ``([], why they cannot be read)``.
+
+    Whatever TaskFlow cannot decode (values of the wrong type or shape,
+    text that is not JSON) makes the flow corrupt, not the request fail.
+    """
     try:
         flow_detail = backend.get_connection().get_flow_details(flow_uuid)
+        atoms = [ad for ad in flow_detail if ad.name != _INJECTOR]
+        atoms.sort(key=lambda ad: (order.index(ad.name) if ad.name in order
+                                   else len(order), str(ad.name)))
+        return [describe_atom(ad) for ad in atoms], None
+    except (tf_exc.NotFound, tf_exc.StorageFailure):
+        raise
+    except Exception as exc:
+        LOG.warning('The atoms of flow %s cannot be read: %s: %s',
+                    flow_uuid, type(exc).__name__, exc)
+        return [], f'its atoms cannot be read ({type(exc).__name__})'
+
+
+def get_flow(connection, flow_uuid, location=FLOW_DATABASE, level=None):
+    """A flow's summary and its atoms; FlowNotFound if it is not there.
+
+    ``level``: see ``find_flows``.
+    """
+    backend = flow_db.get_backend(connection)
+    with backend.engine.connect() as conn:
+        row = conn.execute(_select_flows().where(
+            _FLOWS.c.uuid == flow_uuid)).first()
+    if row is None:
+        raise exception.FlowNotFound(flow=flow_uuid)
+    details = _summary(row, location, level)
+    try:
+        atoms, unreadable = _atoms(backend, flow_uuid, _atom_order(details))
     except tf_exc.NotFound:
         raise exception.FlowNotFound(flow=flow_uuid)
-    engine = backend.engine
-    with engine.connect() as conn:
-        row = conn.execute(sa.select(_FLOWS).where(
-            _FLOWS.c.uuid == flow_uuid)).one()
-    details = _summary(row, location)
-    order = _atom_order(flow_detail)
-    atoms = [ad for ad in flow_detail if ad.name != _INJECTOR]
-    atoms.sort(key=lambda ad: (order.index(ad.name) if ad.name in order
-                               else len(order), ad.name))
-    details['atoms'] = [describe_atom(ad) for ad in atoms]
+    details['atoms'] = atoms
+    details['corrupt'] = details['corrupt'] or unreadable
     return details
 
 
+def warn_if_corrupt(flow):
+    """A WARNING naming a corrupt flow (a summary), where it is and why."""
+    if flow['corrupt']:
+        LOG.warning('Flow %s in the %s is corrupt and is never run: %s',
+                    flow['uuid'], flow['location'], flow['corrupt'])
+
+
 def _databases(context):
-    """(location, URL) of the flow database and of every cell database."""
-    found = [(FLOW_DATABASE, CONF.flow_persistence.connection)]
+    """(location, URL, level) of the flow database and of every cell's."""
+    found = [(FLOW_DATABASE, CONF.flow_persistence.connection, kinds.SUPER)]
     for cell in cell_mapping_obj.CellMapping.get_all(context):
         if not cell.is_cell0:
-            found.append((f'cell {cell.name}', cell.database_connection))
+            found.append((f'cell {cell.name}', cell.database_connection,
+                          kinds.CELL))
     return found
 
 
@@ -304,13 +393,16 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
     hide the others' flows.
     """
     found = []
-    for location, url in _databases(context):
+    for location, url, level in _databases(context):
         try:
             found.extend(find_flows(url, instance_uuid=instance_uuid,
-                                    state=state, location=location))
+                                    state=state, location=location,
+                                    level=level))
         except sa.exc.SQLAlchemyError as exc:
             LOG.warning('Cannot read the flows in the %s: %s', location,
                         exc)
+    for flow in found:
+        warn_if_corrupt(flow)
     if since_before is not None:
         found = [flow for flow in found
                  if flow['since'] is not None
@@ -322,12 +414,15 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
 
 def get_flow_everywhere(context, flow_uuid):
     """A flow by id, from whichever database holds it."""
-    for location, url in _databases(context):
+    for location, url, level in _databases(context):
         try:
-            return get_flow(url, flow_uuid, location=location)
+            found = get_flow(url, flow_uuid, location=location, level=level)
         except exception.FlowNotFound:
             continue
         except (sa.exc.SQLAlchemyError, tf_exc.StorageFailure) as exc:
             LOG.warning('Cannot read the flows in the %s: %s', location,
                         exc)
+            continue
+        warn_if_corrupt(found)
+        return found
     raise exception.FlowNotFound(flow=flow_uuid)

@@ -157,9 +157,20 @@ def seconds(text):
     return value
 
 
+def shown_state(flow):
+    """A flow's state as printed: ``CORRUPT (STATE)`` for a corrupt one.
+
+    A corrupt flow is never run (``cellboot.workflows.kinds``): its
+    stored state says nothing of what will become of it.
+    """
+    if flow['corrupt']:
+        return f'CORRUPT ({flow["state"]})'
+    return flow['state']
+
+
 def list_row(flow, now):
     """One ``flows list`` table row."""
-    return [flow['uuid'], flow['name'], flow['state'],
+    return [flow['uuid'], flow['name'], shown_state(flow),
             format_instances(flow['instance_uuids']), flow['owner'],
             format_since(flow['since'], now), len(flow['resumptions']),
             format_time(flow['updated_at']), flow['location']]
@@ -179,6 +190,7 @@ def list_record(flow, now):
         'name': flow['name'],
         'kind': flow['kind'],
         'state': flow['state'],
+        'corrupt': flow['corrupt'],
         'instance_uuids': flow['instance_uuids'],
         'owner': flow['owner'],
         'since': format_iso(since) if since else None,
@@ -232,8 +244,10 @@ def _details(context, ident):
 
 
 def _print_flow(flow, now):
-    output.say(f'Flow {flow["uuid"]} ({flow["name"]}): {flow["state"]}')
+    output.say(f'Flow {flow["uuid"]} ({flow["name"]}): {shown_state(flow)}')
     fields = (
+        ('Corrupt', flow['corrupt'] and
+         f'{flow["corrupt"]}; it is never run'),
         ('Kind', flow['kind']),
         ('Where', flow['location']),
         ('Instances', format_instances(flow['instance_uuids'],
@@ -321,7 +335,10 @@ def register(groups):
         'first, and how many more), the conductor that owns it (runs it, '
         'or last ran it) and since when, how many times it was resumed '
         'by another conductor, when it was last updated, and where it is '
-        'stored. A cell that cannot be read is skipped with a warning.')
+        'stored. A cell that cannot be read is skipped with a warning. '
+        'A corrupt flow (one no conductor will run: its row names an '
+        'unknown kind or code that is not cellboot\'s) shows the state '
+        'CORRUPT (STATE).')
     command.add_argument(
         '--state', metavar='STATE', type=flow_state,
         help=f'only flows in this state ({", ".join(FLOW_STATES)}; any '
@@ -347,7 +364,7 @@ def register(groups):
         'instances, conductor, owner (since when), each resumption by '
         'another conductor (when, by whom, from which state) and timing, '
         'then each atom\'s state, duration, result summary and failure '
-        '(type and message).',
+        '(type and message). A corrupt flow says so, and why.',
         exit_codes=((parsing.EXIT_ERROR, 'no flow has that id and none '
                                          'works on that instance'),))
     command.add_argument(

@@ -17,6 +17,7 @@ from cellboot.workflows import lookup
 from tests import base
 from tests.functional import cluster
 from tests.functional import invariants
+from tests.functional.sweepers import base as sweep_base
 
 
 class Killed(BaseException):
@@ -72,7 +73,8 @@ class RunRecorder(listener_base.Listener):
         self.ran.append(details['task_name'])
 
 
-class ResumeAfterCrashTest(base.TestCase):
+class _KilledConductorTest(base.TestCase):
+    """A cluster, a conductor that dies at an atom, and its successor."""
 
     def setUp(self):
         super().setUp()
@@ -105,6 +107,9 @@ class ResumeAfterCrashTest(base.TestCase):
         self.assertEqual(1, survivor.start(self.cluster.ctx))
         self.cluster.wait_for_quiet()
         return ran
+
+
+class ResumeAfterCrashTest(_KilledConductorTest):
 
     def test_a_killed_flow_is_left_running_with_its_first_atoms_done(self):
         (uuid,) = self._boot_and_kill('create-in-cell', count=1)
@@ -186,3 +191,44 @@ class ResumeAfterCrashTest(base.TestCase):
         (resumption,) = flow['meta']['resumptions']
         self.assertEqual(('conductor:2', 'PENDING'),
                          (resumption['by'], resumption['from_state']))
+
+
+class FlowsOfEarlierVersionsTest(_KilledConductorTest):
+    """Upgrade: flows written before the registry of kinds still resume.
+
+    Earlier versions wrote TaskFlow's factory details into every flow's
+    meta; the registry reads their known names as the kind and never
+    imports them.
+    """
+
+    def _as_written_before(self, uuid):
+        (flow,) = self.cluster.flows(uuid)
+        sweep_base.update_flow_meta(
+            self.cluster.flow_url, flow['uuid'],
+            factory={'name': 'cellboot.workflows.boot.get_flow',
+                     'args': [], 'kwargs': {}})
+        return flow['uuid']
+
+    def test_a_killed_flow_of_an_earlier_version_is_resumed(self):
+        uuids = self._boot_and_kill('create-in-cell')
+        flow_uuid = self._as_written_before(uuids[0])
+        self.assertEqual(['create-in-cell', 'map-instance',
+                          'delete-build-request', 'cast-to-compute'],
+                         self._restart())
+        flow = lookup.get_flow(self.cluster.flow_url, flow_uuid)
+        self.assertEqual(
+            ('SUCCESS', None, 'cellboot.workflows.boot.get_flow'),
+            (flow['state'], flow['corrupt'], flow['meta']['factory']['name']))
+        self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
+                                      for uuid in uuids})
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_its_atoms_are_shown_in_flow_order(self):
+        (uuid,) = self._boot_and_kill('map-instance', count=1)
+        flow = lookup.get_flow(self.cluster.flow_url,
+                               self._as_written_before(uuid))
+        self.assertEqual(
+            (None, ['schedule', 'map-host-to-cell', 'create-in-cell',
+                    'map-instance', 'delete-build-request',
+                    'cast-to-compute']),
+            (flow['corrupt'], [atom['name'] for atom in flow['atoms']]))

@@ -9,7 +9,7 @@ class BoardSettingsTest(base.TestCase):
 
     def test_boards_are_named_after_the_namespace_kind_and_cell(self):
         self.flags(namespace='region1', group='jobboard')
-        self.assertEqual(('region1.boot', 'region1.reschedule.cell2'),
+        self.assertEqual(('region1.boot', 'region1.cell.cell2.reschedule'),
                          (jobboard.board_name('boot'),
                           jobboard.board_name('reschedule', 'cell2')))
 

@@ -74,7 +74,7 @@ class SuperAndCellConductorCommandTest(base.TestCase):
                       boot)
         self.assertIn(f'Conductor {owner} started: reschedule flows, topic '
                       f'cellboot-conductor.cell1, jobboard '
-                      f'{redis.namespace}.reschedule.cell1', reschedule)
+                      f'{redis.namespace}.cell.cell1.reschedule', reschedule)
         process.send_signal(signal.SIGTERM)
         _stdout, stderr = process.communicate(timeout=TIMEOUT)
         self.assertEqual(0, process.returncode, stderr)

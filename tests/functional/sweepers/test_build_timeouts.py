@@ -26,11 +26,11 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.workflows import engine
-from cellboot.workflows import reschedule
 from tests import base
 from tests.functional.compute import base as compute_base
 from tests.functional import cluster
 from tests.functional import invariants
+from tests.functional import planted
 from tests.functional.sweepers import base as sweep_base
 
 TIMEOUT = 1
@@ -144,7 +144,7 @@ class BuildTimeoutsTest(base.TestCase):
         ctx = cb_context.RequestContext(user_id='alice',
                                         project_id='project-a')
         engine.create(
-            reschedule.get_flow,
+            'reschedule',
             {'instance': instance.to_dict(), 'request_spec': {},
              'host_list': [], 'build_retry': retry, 'max_attempts': 3},
             self.cell.database_connection,
@@ -153,6 +153,16 @@ class BuildTimeoutsTest(base.TestCase):
             meta=engine.flow_meta('reschedule', [uuid], ctx))
         self.assertEqual({'timed_out': 0}, self.check.sweep_once(self.ctx))
         self.assertEqual('building', self._instance(uuid).vm_state)
+
+    def test_a_corrupt_flow_naming_an_instance_does_not_spare_it(self):
+        # A planted row cannot keep a stuck build from its end: only the
+        # reschedule flows that may run count.
+        uuid = self._boot_until_stuck()
+        plants = planted.Plants(self.state_path, 'reschedule', uuid)
+        plants.plant(self.cell.database_connection)
+        self.assertEqual({'timed_out': 1}, self.check.sweep_once(self.ctx))
+        self.assertEqual(('error', []),
+                         (self._instance(uuid).vm_state, plants.ran()))
 
     def test_a_build_without_a_host_ends_error_too(self):
         # No flow leaves one (create-in-cell writes the chosen host with

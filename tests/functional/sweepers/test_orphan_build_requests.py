@@ -21,7 +21,6 @@ from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.objects import build_request as build_request_obj
-from cellboot.workflows import boot
 from cellboot.workflows import engine
 from cellboot.workflows import jobboard
 from tests import base
@@ -207,7 +206,7 @@ def _create_flow(manager, build_requests, specs, owner, age=TIMEOUT + 1):
                                 for br in build_requests},
              'request_spec': specs[0]}
     flow_detail, _created = engine.create(
-        boot.get_flow, store, manager.persistence(),
+        'boot', store, manager.persistence(),
         uuid_=engine.flow_uuid('boot', engine.boot_flow_key(build_requests)),
         meta=meta)
     return flow_detail.uuid

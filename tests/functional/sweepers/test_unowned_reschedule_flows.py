@@ -24,8 +24,11 @@ from cellboot.conductor import sweepers
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conf import CONF
 from cellboot import context as cb_context
+from cellboot.db import flow_db
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.workflows import engine
+from cellboot.workflows import jobboard
+from cellboot.workflows import kinds
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.compute import base as compute_base
@@ -118,7 +121,7 @@ class _Test(base.TestCase):
 
         def saved():
             found[:] = engine.unfinished(self.cell.database_connection,
-                                         'reschedule')
+                                         'reschedule', kinds.CELL)
             return found
 
         self.assertTrue(compute_base.wait_for(saved))
@@ -148,7 +151,7 @@ class _Test(base.TestCase):
         self.assertEqual({'UnownedFlows': {'handed_over': 1},
                           'BuildTimeouts': {'timed_out': 0}}, done)
         self.assertTrue(compute_base.wait_for(lambda: not engine.unfinished(
-            self.cell.database_connection, 'reschedule')))
+            self.cell.database_connection, 'reschedule', kinds.CELL)))
         self.assertEqual({'handed_over': 0},
                          self.sweep(survivor)['UnownedFlows'])
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
@@ -169,6 +172,41 @@ class SavedNeverPostedTest(_Test):
         self.addCleanup(survivor.stop)
         survivor.start(self.ctx)
         self.assert_finished_by_the_sweep(survivor, uuid, flow_uuid)
+
+
+class PostedOnTheOldBoardTest(_Test):
+    """Upgrade: the job is on the board a cell had before its own prefix.
+
+    Versions before the per-cell key prefix posted a cell's reschedules
+    on ``NAMESPACE.reschedule.CELL``, which the upgraded conductors no
+    longer read: the sweep posts the flow on the cell's board.
+    """
+
+    def test_the_flow_is_posted_on_the_cells_board_and_the_build_ends(self):
+        redis = self.useFixture(cb_fixtures.Redis())
+        self.flags(backend='redis', url=redis.url, namespace=redis.namespace,
+                   claim_expiry=CLAIM_EXPIRY, group='jobboard')
+        old = self.cell_conductor(owner='cell1-conductor-old:1')
+        conf = jobboard._redis_conf(redis.url)
+        old_name = f'{redis.namespace}.reschedule.{self.cell.name}'
+        conf['namespace'] = old_name
+        old.board = jobboard.ExpiringRedisJobBoard(
+            old_name, conf, CLAIM_EXPIRY, kind='reschedule',
+            persistence=flow_db.get_backend(self.cell.database_connection))
+        old.board.connect()
+        self.addCleanup(old.board.close)
+        uuid = self.reschedule_to(old)
+        flow_uuid = self.saved_flow()
+        self.assertEqual({flow_uuid},
+                         jobboard.referenced_flow_uuids(old.board))
+        survivor = self.cell_conductor()
+        self.addCleanup(survivor.stop)
+        survivor.start(self.ctx)
+        self.assertEqual(f'{redis.namespace}.cell.cell1.reschedule',
+                         survivor.board.name)
+        self.assert_finished_by_the_sweep(survivor, uuid, flow_uuid)
+        # The old job stays where it was, for the operator to delete.
+        self.assertEqual(1, old.board.job_count)
 
 
 class SavedNeverRunTest(_Test):

@@ -257,7 +257,7 @@ class SQLiteCellConductorJobboardTest(_CellConductorSetUp, base.SQLiteMixin,
                    namespace=redis.namespace, group='jobboard')
         self.addCleanup(self.conductor.stop)
         self.conductor.start(self.ctx)
-        self.assertEqual(f'{redis.namespace}.reschedule.cell1',
+        self.assertEqual(f'{redis.namespace}.cell.cell1.reschedule',
                          self.conductor.board.name)
         flow = self._reschedule([self._alternate(1)])
         deadline = time.monotonic() + 10

@@ -20,7 +20,7 @@ def _summary(**values):
     """A ``lookup`` summary of a flow, with ``values`` replaced."""
     summary = {
         'uuid': 'f1', 'name': 'boot', 'kind': 'boot', 'state': 'RUNNING',
-        'instance_uuids': ['i1', 'i2'], 'conductor': 'ctl1',
+        'corrupt': None, 'instance_uuids': ['i1', 'i2'], 'conductor': 'ctl1',
         'owner': 'ctl2:4242',
         'since': datetime.datetime(2026, 11, 22, 8, 30, 1, tzinfo=UTC),
         'resumptions': [{'by': 'ctl2:4242', 'at': '2026-11-22T08:30:01',
@@ -94,6 +94,10 @@ class ListRowTest(base.TestCase):
              '2026-11-22T08:30:01Z (3m12s ago)', 1, '', 'flow database'],
             flows.list_row(_summary(), NOW))
 
+    def test_a_corrupt_flows_state_says_so(self):
+        self.assertEqual('CORRUPT (RUNNING)', flows.list_row(
+            _summary(corrupt="its kind 'x' is none"), NOW)[2])
+
 
 class ListRecordTest(base.TestCase):
 
@@ -109,6 +113,12 @@ class ListRecordTest(base.TestCase):
              record['resumed'], record['started_at'], record['created_at'],
              record['updated_at'], record['instance_uuids']))
         self.assertNotIn('meta', record)
+
+    def test_a_record_says_why_a_flow_is_corrupt(self):
+        record = flows.list_record(_summary(corrupt="its kind 'x' is none"),
+                                   NOW)
+        self.assertEqual(("its kind 'x' is none", 'RUNNING'),
+                         (record['corrupt'], record['state']))
 
     def test_a_records_resumption_times_are_utc_as_since_is(self):
         record = flows.list_record(_summary(resumptions=[
