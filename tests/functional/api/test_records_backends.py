@@ -106,7 +106,8 @@ class _RecordsTests:
     def test_the_listing_has_build_requests_and_cell_servers(self):
         pending, moved = self.persist(count=2)
         self.in_cell(moved)
-        records = server_records.list_servers(self.ctx, 'project-a', 10)
+        records = server_records.list_servers(self.ctx, 'project-a', 10,
+                                              limit=10).records
         self.assertEqual(
             [(pending, 'BuildRequest'), (moved, 'InCell')],
             [(getattr(r, 'instance_uuid', None) or r.instance.uuid,
