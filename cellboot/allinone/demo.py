@@ -1,11 +1,12 @@
 """``cellboot all-in-one --demo N``: boot N servers, show where they went.
 
 Everything goes through the REST API as a user would (``cellboot.cli``'s
-client): the demo project's quota lifted (as the admin), N boot requests, then the server list polled until every server
-is ACTIVE or ERROR with a progress line, the hypervisors to name each
-host's cell, and the admin flow search to count reschedules (each
-reschedule runs one ``reschedule`` flow in its cell). The result is a
-table and a summary line::
+client): the demo project's quota lifted (as the admin), N boot
+requests, then the server list polled until every server is ACTIVE or
+ERROR with a progress line, the hypervisors to name each host's cell,
+and the admin flow search to count reschedules (each reschedule runs
+one ``reschedule`` flow in its cell). The result is a table and a
+summary line::
 
     Summary: 20 ACTIVE, 0 ERROR, 2 reschedules, 3.1 s
 """

@@ -173,8 +173,8 @@ class CellMapping(base.DomainObject):
 
         ``marker`` is a cell uuid; an unknown one raises MarkerNotFound.
         """
-        return [cls.from_row(row) for row in _get_page(context, limit,
-                                                        marker)]
+        return [cls.from_row(row)
+                for row in _get_page(context, limit, marker)]
 
     @classmethod
     def get_enabled(cls, context):

@@ -133,8 +133,8 @@ class Flavor(base.DomainObject):
 
         An unknown marker raises MarkerNotFound.
         """
-        return [cls.from_row(row) for row in _get_page(context, limit,
-                                                        marker)]
+        return [cls.from_row(row)
+                for row in _get_page(context, limit, marker)]
 
     def destroy(self, context):
         if not _destroy(context, self.id):

@@ -1,5 +1,7 @@
 """``/servers``: boot, list, show and delete servers."""
 
+import functools
+
 from oslo_log import log as logging
 
 from cellboot.api import boot_requests
@@ -103,14 +105,17 @@ def create(api, request, context):
     return errors.json_response(202, body)
 
 
+def _of_reservation(reservation_id, record):
+    return views.reservation_id(record) == reservation_id
+
+
 def _listed(context, request):
     """A page of the project's servers and its ``servers_links``."""
     page = pagination.from_request(request)
-    keep = None
     reservation_id = request.GET.get('reservation_id')
+    keep = None
     if reservation_id:
-        def keep(record):
-            return views.reservation_id(record) == reservation_id
+        keep = functools.partial(_of_reservation, reservation_id)
     found = server_records.list_servers(
         context, context.project_id, CONF.api.list_cell_timeout, page.limit,
         marker=page.marker, keep=keep)
