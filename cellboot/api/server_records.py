@@ -13,6 +13,10 @@ cleans up whatever it made (``workflows.fates.clean_up_deleted``). A
 server in a cell (cell0 included) is soft-deleted there, its claims
 released through the scheduler, and its mapping marked queued for
 delete; a compute host still building it finds it gone and stops.
+
+Listing goes a page at a time (``list_servers``): the page is chosen in
+the API database among the project's live mappings, and only its
+servers are read, from their build requests and their cells.
 """
 
 import collections

@@ -3,8 +3,9 @@
 Boot flows are in the flow database, reschedule flows in their cell's
 database; both keep the instance uuids they work on in their flow
 detail's meta (see ``engine``). Searches read TaskFlow's tables with
-SQLAlchemy Core (one query, whatever the number of flows) and load a
-flow's atoms only when one flow is asked for.
+SQLAlchemy Core (one query per database, whatever the number of flows;
+with a limit, one page of each, after a marker) and load a flow's atoms
+only when one flow is asked for.
 
 Summaries and details are plain dicts, ready for a command or a REST
 answer::

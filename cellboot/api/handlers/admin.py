@@ -1,6 +1,7 @@
 """Admin paths: ``/os-hypervisors/detail``, ``/os-cells``, ``/os-flows``.
 
-Each answers 403 to anyone but an administrator.
+Each answers 403 to anyone but an administrator. Each list is paged
+(``limit``, ``marker``, ``*_links``; see ``cellboot.api.pagination``).
 """
 
 from cellboot.api import auth

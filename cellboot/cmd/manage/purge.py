@@ -222,16 +222,19 @@ class Purge:
 
     def run(self):
         """Purge every database; the exit code."""
-        for cell in cell_mapping_obj.CellMapping.get_all(self.context):
-            label = 'cell0' if cell.is_cell0 else f'cell {cell.name}'
-            self.rows.setdefault(label, collections.OrderedDict())
+        cells = [('cell0' if cell.is_cell0 else f'cell {cell.name}', cell)
+                 for cell in cell_mapping_obj.CellMapping.get_all(
+                     self.context)]
+        flow_url = CONF.flow_persistence.connection
+        # Reported in this order, whatever order their rows come in.
+        for label in [label for label, _cell in cells] + [API_DATABASE] + (
+                [FLOW_DATABASE] if flow_url else []):
+            self.rows[label] = collections.OrderedDict()
+        for label, cell in cells:
             self.attempt(label, self.cell, cell, label)
-        self.rows.setdefault(API_DATABASE, collections.OrderedDict())
         self.attempt(API_DATABASE, self.orphan_specs)
-        if CONF.flow_persistence.connection:
-            self.rows.setdefault(FLOW_DATABASE, collections.OrderedDict())
-            self.attempt(FLOW_DATABASE, self.flows, FLOW_DATABASE,
-                         CONF.flow_persistence.connection)
+        if flow_url:
+            self.attempt(FLOW_DATABASE, self.flows, FLOW_DATABASE, flow_url)
         self.report()
         return parsing.EXIT_ERROR if self.failed else parsing.EXIT_OK
 
