@@ -47,6 +47,19 @@ class DatabaseConnectionError(CellbootException):
     msg_fmt = 'Cannot use database %(url)s: %(reason)s'
 
 
+class MarkerNotFound(Invalid):
+    msg_fmt = ('Marker %(marker)s could not be found: start again without '
+               'a marker.')
+
+
+class QuotaExceeded(CellbootException):
+    """Nova's TooManyInstances, word for word, so that clients parse it."""
+
+    msg_fmt = ('Quota exceeded for %(resource)s: Requested %(requested)s, '
+               'but already used %(used)s of %(limit)s %(resource)s')
+    code = 403
+
+
 class InvalidDatabaseURL(Invalid):
     msg_fmt = 'Invalid database URL %(url)r: %(reason)s'
 

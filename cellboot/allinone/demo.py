@@ -1,11 +1,12 @@
 """``cellboot all-in-one --demo N``: boot N servers, show where they went.
 
 Everything goes through the REST API as a user would (``cellboot.cli``'s
-client): N boot requests, then the server list polled until every server
-is ACTIVE or ERROR with a progress line, the hypervisors to name each
-host's cell, and the admin flow search to count reschedules (each
-reschedule runs one ``reschedule`` flow in its cell). The result is a
-table and a summary line::
+client): the demo project's quota lifted (as the admin), N boot
+requests, then the server list polled until every server is ACTIVE or
+ERROR with a progress line, the hypervisors to name each host's cell,
+and the admin flow search to count reschedules (each reschedule runs
+one ``reschedule`` flow in its cell). The result is a table and a
+summary line::
 
     Summary: 20 ACTIVE, 0 ERROR, 2 reschedules, 3.1 s
 """
@@ -21,6 +22,7 @@ from cellboot.cmd.manage import output
 
 ADMIN_TOKEN = 'admin:admin'
 DEMO_TOKEN = 'demo:demo'
+DEMO_PROJECT = DEMO_TOKEN.split(':')[1]
 RESCHEDULE_KIND = 'reschedule'
 
 
@@ -74,8 +76,8 @@ class _Progress:
 def _host_cells(admin):
     """``{host: cell name}`` from the hypervisors (admin)."""
     found = {}
-    for hypervisor in admin.get('/os-hypervisors/detail').get(
-            'hypervisors', []):
+    for hypervisor in admin.get_all('/os-hypervisors/detail',
+                                    'hypervisors'):
         name = (hypervisor.get('service', {}).get('host') or
                 hypervisor.get('hypervisor_hostname') or
                 hypervisor.get('host'))
@@ -86,17 +88,32 @@ def _host_cells(admin):
 def _reschedules(admin, server_ids):
     count = 0
     for server_id in server_ids:
-        flows = admin.get('/os-flows', instance_uuid=server_id).get(
-            'flows', [])
+        flows = admin.get_all('/os-flows', 'flows', instance_uuid=server_id)
         count += sum(1 for flow in flows
                      if flow.get('kind') == RESCHEDULE_KIND)
     return count
+
+
+def _lift_quota(admin):
+    """Make the demo project's quota unlimited, saying so if it was not.
+
+    A state directory reused run after run keeps the servers of earlier
+    demos, which the project's quota (10 servers by default) counts.
+    """
+    path = f'/os-quota-sets/{DEMO_PROJECT}'
+    limits = admin.get(path)['quota_set']
+    unlimited = {'instances': -1, 'cores': -1, 'ram': -1}
+    if any(limits.get(name) != value for name, value in unlimited.items()):
+        admin.put(path, {'quota_set': unlimited})
+        output.say(f'Quota of project {DEMO_PROJECT} set to unlimited for '
+                   f'the demo')
 
 
 def run(url, count, flavor, progress_stream=None):
     """Boot ``count`` servers through the API at ``url``; a Result."""
     user = cli_client.Client(url, DEMO_TOKEN)
     admin = cli_client.Client(url, ADMIN_TOKEN)
+    _lift_quota(admin)
     started = time.monotonic()
     ids = []
     width = len(str(count))

@@ -7,6 +7,11 @@ either the whole request is accepted or nothing is written. The cast to
 the super conductor comes after the commit; the rows are the source of
 truth (docs/rpc.md), so a cast that fails leaves an accepted request for
 the sweeper to start.
+
+The project's quota is checked first in that same transaction, with the
+project's lock row held (``cellboot.quota.claim``): concurrent boots of
+one project count and write one after the other, so together they never
+exceed it, and a boot over quota writes nothing.
 """
 
 from oslo_utils import uuidutils
@@ -15,6 +20,7 @@ from cellboot.db.api import connection as api_db
 from cellboot.objects import build_request
 from cellboot.objects import instance_mapping
 from cellboot.objects import request_spec
+from cellboot import quota
 
 
 def new_reservation_id():
@@ -22,16 +28,37 @@ def new_reservation_id():
     return 'r-' + uuidutils.generate_uuid()[:8]
 
 
-@api_db.writer
-def persist(context, count, instance, spec, group=None):
-    """Write the rows of ``count`` instances; their payloads.
+def persist(context, count, instance, spec, group=None, min_count=None):
+    """Write the rows of up to ``count`` instances; their payloads.
 
     ``instance`` is the serialized instance shared by all (name, flavor,
     image, metadata, zone, reservation id); ``spec`` the request spec.
-    Returns ``(build_requests, request_specs)``, the arguments of
-    ``schedule_and_build_instances``. Nested writers join this
-    transaction, so a failure of any row rolls back all of them.
+    As many instances as the project's quota allows are written, from
+    ``min_count`` (default: ``count``) to ``count``; fewer than
+    ``min_count`` raises QuotaExceeded and writes nothing. Returns
+    ``(build_requests, request_specs)``, the arguments of
+    ``schedule_and_build_instances``.
     """
+    min_count = count if min_count is None else min_count
+    try:
+        return _persist(context, min_count, count, instance, spec, group)
+    except quota.ProjectNotLocked:
+        quota.prepare(context, context.project_id)
+        return _persist(context, min_count, count, instance, spec, group)
+
+
+@api_db.writer
+def _persist(context, min_count, max_count, instance, spec, group):
+    """The transaction of ``persist``: quota first, then the rows.
+
+    Nested writers join this transaction, so a failure of any row rolls
+    back all of them.
+    """
+    flavor = instance.get('flavor') or {}
+    vcpus, memory_mb = flavor.get('vcpus', 0), flavor.get('memory_mb', 0)
+    count = quota.claim(context, context.project_id, min_count, max_count,
+                        vcpus, memory_mb)
+    spec = dict(spec, num_instances=count)
     build_requests = []
     for _index in range(count):
         uuid = uuidutils.generate_uuid()
@@ -41,7 +68,8 @@ def persist(context, count, instance, spec, group=None):
                                           values, user_id=context.user_id)
         request_spec.RequestSpec.create(context, uuid, spec)
         instance_mapping.InstanceMapping.create(
-            context, uuid, context.project_id, user_id=context.user_id)
+            context, uuid, context.project_id, user_id=context.user_id,
+            vcpus=vcpus, memory_mb=memory_mb)
         build_requests.append({'instance_uuid': uuid,
                                'project_id': context.project_id,
                                'user_id': context.user_id,

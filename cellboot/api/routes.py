@@ -7,12 +7,17 @@ at the root too). ``openapi.document()`` is built from this list.
 from cellboot.api import openapi
 from cellboot.api.handlers import admin
 from cellboot.api.handlers import flavors
+from cellboot.api.handlers import quota_sets
 from cellboot.api.handlers import server_groups
 from cellboot.api.handlers import servers
+from cellboot.api import pagination
 from cellboot.api.router import Route
 from cellboot.api import schemas
 
 PREFIX = '/v2.1'
+
+# Every list is paged (``cellboot.api.pagination``).
+PAGED = pagination.QUERY
 
 ROUTES = (
     Route('GET', '/', openapi.versions, 'API version document',
@@ -23,16 +28,17 @@ ROUTES = (
           'Boot one server, or min_count..max_count servers',
           body_schema=schemas.SERVER_CREATE, status=202),
     Route('GET', '/servers', servers.index,
-          "The project's servers (id, name, links)",
-          query=('reservation_id',)),
+          "The project's servers (id, name, links), a page at a time",
+          query=('reservation_id',) + PAGED),
     Route('GET', '/servers/detail', servers.detail,
           "The project's servers in full; UNKNOWN for an unreachable cell",
-          query=('reservation_id',)),
+          query=('reservation_id',) + PAGED),
     Route('GET', '/servers/{server_id}', servers.show,
           'One server: status, fault when ERROR, host for admins'),
     Route('DELETE', '/servers/{server_id}', servers.delete,
           'Delete a server at any stage of its build', status=204),
-    Route('GET', '/flavors', flavors.index, 'Every flavor'),
+    Route('GET', '/flavors', flavors.index, 'Every flavor, by name',
+          query=PAGED),
     Route('GET', '/flavors/{flavor_id}', flavors.show, 'One flavor'),
     Route('POST', '/flavors', flavors.create, 'Create a flavor', admin=True,
           body_schema=schemas.FLAVOR_CREATE),
@@ -40,18 +46,30 @@ ROUTES = (
           'Create an affinity or anti-affinity group',
           body_schema=schemas.SERVER_GROUP_CREATE),
     Route('GET', '/os-server-groups', server_groups.index,
-          "The project's server groups"),
+          "The project's server groups", query=PAGED),
     Route('GET', '/os-server-groups/{group_id}', server_groups.show,
           'One server group and its members'),
     Route('DELETE', '/os-server-groups/{group_id}', server_groups.delete,
           'Delete a server group', status=204),
     Route('GET', '/os-hypervisors/detail', admin.hypervisors,
-          'Compute hosts with their cell, usage and capacity', admin=True),
-    Route('GET', '/os-cells', admin.cells, 'Cell mappings', admin=True),
+          'Compute hosts with their cell, usage and capacity', admin=True,
+          query=PAGED),
+    Route('GET', '/os-cells', admin.cells, 'Cell mappings', admin=True,
+          query=PAGED),
     Route('GET', '/os-flows', admin.flows,
           "Persisted flows, filtered by instance and state", admin=True,
-          query=('instance_uuid', 'state')),
+          query=('instance_uuid', 'state') + PAGED),
     Route('GET', '/os-flows/{flow_id}', admin.flow,
           "One flow with each atom's state, timing, result or failure",
           admin=True),
+    Route('GET', '/os-quota-sets/{project_id}', quota_sets.show,
+          "A project's limits (users: their own project only)"),
+    Route('GET', '/os-quota-sets/{project_id}/detail', quota_sets.detail,
+          "A project's limits and what it uses now"),
+    Route('PUT', '/os-quota-sets/{project_id}', quota_sets.update,
+          "Set some of a project's limits (-1: unlimited)", admin=True,
+          body_schema=quota_sets.QUOTA_SET_UPDATE),
+    Route('DELETE', '/os-quota-sets/{project_id}', quota_sets.delete,
+          'Give a project the default limits back', admin=True,
+          status=202),
 )

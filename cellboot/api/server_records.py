@@ -13,6 +13,10 @@ cleans up whatever it made (``workflows.fates.clean_up_deleted``). A
 server in a cell (cell0 included) is soft-deleted there, its claims
 released through the scheduler, and its mapping marked queued for
 delete; a compute host still building it finds it gone and stops.
+
+Listing goes a page at a time (``list_servers``): the page is chosen in
+the API database among the project's live mappings, and only its
+servers are read, from their build requests and their cells.
 """
 
 import collections
@@ -136,51 +140,89 @@ def delete(context, uuid, scheduler):
         pass
 
 
-def _cell_servers(cctxt, project_id, uuids):
-    instances = [inst for inst in
-                 instance_obj.Instance.get_all_by_project(cctxt, project_id)
-                 if inst.uuid in uuids]
+def _cell_servers(cctxt, uuids):
+    """``[(instance, fault)]`` of the live instances of ``uuids``."""
+    instances = instance_obj.Instance.get_by_uuids(cctxt, uuids)
     faults = instance_fault.InstanceFault.get_latest_for_instances(
         cctxt, [inst.uuid for inst in instances
                 if inst.vm_state == instance_obj.vm_states.ERROR])
     return [(inst, faults.get(inst.uuid)) for inst in instances]
 
 
-def list_servers(context, project_id, timeout):
-    """Every server of a project, oldest first.
+def _read(context, mappings, timeout):
+    """``[(uuid, record or None)]`` of ``mappings``, in their order.
 
-    Returns a list of ``BuildRequest``, ``InCell`` and, for servers of a
-    cell that did not answer within ``timeout`` seconds, ``(uuid,
-    UNREACHABLE)`` tuples. Cells are read in parallel.
+    A record is a ``BuildRequest``, an ``InCell`` or ``(uuid,
+    UNREACHABLE)`` for a cell that did not answer within ``timeout``
+    seconds; None for a server that is gone (deleted meanwhile). Only
+    these servers are read: their build requests in one query, and each
+    cell once, in parallel, for its servers of the page.
     """
-    pending = {br.instance_uuid: br for br in
-               build_request.BuildRequest.get_by_project(context,
-                                                         project_id)}
-    mappings = instance_mapping.InstanceMapping.get_by_project(context,
-                                                               project_id)
-    by_cell = collections.defaultdict(set)
+    mappings = {mapping.instance_uuid: mapping for mapping in mappings}
+    waiting = [uuid for uuid, mapping in mappings.items()
+               if mapping.cell_mapping is None]
+    pending = build_request.BuildRequest.get_by_instance_uuids(context,
+                                                               waiting)
+    moved = [uuid for uuid in waiting if uuid not in pending]
+    # The boot flow may have moved these into a cell since their mapping
+    # was read: the mapping says where they are now.
+    for uuid, mapping in instance_mapping.InstanceMapping \
+            .get_by_instance_uuids(context, moved).items():
+        if not mapping.queued_for_delete:
+            mappings[uuid] = mapping
+    by_cell = collections.defaultdict(list)
     cells = {}
-    for mapping in mappings:
-        if mapping.cell_mapping is not None and not mapping.queued_for_delete:
-            by_cell[mapping.cell_mapping.uuid].add(mapping.instance_uuid)
+    for uuid, mapping in mappings.items():
+        if mapping.cell_mapping is not None:
+            by_cell[mapping.cell_mapping.uuid].append(uuid)
             cells[mapping.cell_mapping.uuid] = mapping.cell_mapping
     results = cb_context.scatter_gather_cells(
         context, cells.values(), timeout,
-        lambda cctxt: _cell_servers(cctxt, project_id,
-                                    by_cell[cctxt.cell_uuid]))
-    found = {}
+        lambda cctxt: _cell_servers(cctxt, by_cell[cctxt.cell_uuid]))
+    found = dict(pending)
     for cell_uuid, result in results.items():
         if cb_context.is_cell_failure(result):
-            for uuid in by_cell[cell_uuid]:
-                found[uuid] = (uuid, UNREACHABLE)
+            found.update((uuid, (uuid, UNREACHABLE))
+                         for uuid in by_cell[cell_uuid])
             continue
         for instance, fault in result:
             found[instance.uuid] = InCell(instance, fault, cells[cell_uuid])
-    ordered = []
-    for mapping in mappings:
-        uuid = mapping.instance_uuid
-        if uuid in found:
-            ordered.append(found[uuid])
-        elif uuid in pending:
-            ordered.append(pending[uuid])
-    return ordered
+    return [(uuid, found.get(uuid)) for uuid in mappings]
+
+
+# A page of a listing: its records, whether more may follow, and the
+# instance uuid to give as the next page's marker.
+ServerPage = collections.namedtuple('ServerPage', 'records more marker')
+
+
+def list_servers(context, project_id, timeout, limit, marker=None,
+                 keep=None):
+    """A page of up to ``limit`` of a project's servers, oldest first.
+
+    The page is read in the API database (the project's live instance
+    mappings after ``marker``, in id order), then only its servers are
+    read from their build requests and cells (see ``_read``), never the
+    project's whole history. ``marker`` is an instance uuid of the
+    project (MarkerNotFound otherwise). ``keep(record)``, a filter,
+    makes the page read on until it holds ``limit`` servers that pass it
+    or the list ends. Returns a ServerPage.
+    """
+    records = []
+    while True:
+        mappings = instance_mapping.InstanceMapping.get_page(
+            context, project_id, limit + 1, marker)
+        more = len(mappings) > limit
+        mappings = mappings[:limit]
+        if not mappings:
+            return ServerPage(records, False, marker)
+        for index, (uuid, record) in enumerate(_read(context, mappings,
+                                                     timeout)):
+            marker = uuid
+            if record is None or (keep is not None and not keep(record)):
+                continue
+            records.append(record)
+            if len(records) == limit:
+                return ServerPage(records, more or index < len(mappings) - 1,
+                                  marker)
+        if not more:
+            return ServerPage(records, False, marker)

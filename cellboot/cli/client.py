@@ -6,6 +6,8 @@ one-line message and the exit code a script can test (see
 ``cellboot.cli.exit_codes``).
 """
 
+import urllib.parse
+
 import requests
 
 from cellboot.cli import exit_codes
@@ -98,3 +100,29 @@ class Client:
 
     def delete(self, path):
         return self.request('DELETE', path)
+
+    def put(self, path, body):
+        return self.request('PUT', path, body=body)
+
+    def get_all(self, path, key, **params):
+        """Every item of a paged list ``key``, page after page.
+
+        Follows the ``KEY_links`` "next" links (the API pages every
+        list, see docs/api.md); only their query is taken, the
+        request goes to this client's URL.
+        """
+        items, seen = [], set()
+        answer = self.get(path, **params) or {}
+        while True:
+            items += answer.get(key, [])
+            following = [link for link in answer.get(f'{key}_links') or ()
+                         if link.get('rel') == 'next']
+            if not following:
+                return items
+            query = dict(urllib.parse.parse_qsl(
+                urllib.parse.urlsplit(following[0].get('href', '')).query))
+            if not query.get('marker') or query['marker'] in seen:
+                raise CLIError(f'{self.url}{path} answered a next link '
+                               f'that goes nowhere new: {following[0]}')
+            seen.add(query['marker'])
+            answer = self.get(path, **query) or {}

@@ -46,7 +46,7 @@ def get_flow(client, flow_id):
 
 def flows_of_server(client, server_id):
     """Every flow about a server, with its atoms, oldest first."""
-    found = client.get('/os-flows', instance_uuid=server_id).get('flows', [])
+    found = client.get_all('/os-flows', 'flows', instance_uuid=server_id)
     return [get_flow(client, flow['uuid']) for flow in found]
 
 

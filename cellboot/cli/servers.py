@@ -33,7 +33,8 @@ def _created_servers(client, answer, count):
     if answer.get('servers'):
         return [server['id'] for server in answer['servers']]
     reservation = answer.get('reservation_id') or views.reservation_id(first)
-    servers = client.get('/servers/detail').get('servers', [])
+    servers = client.get_all('/servers/detail', 'servers',
+                             reservation_id=reservation)
     ids = [server['id'] for server in servers
            if reservation and views.reservation_id(server) == reservation]
     if not ids and first.get('id'):
@@ -109,7 +110,7 @@ def _table(servers):
 
 
 def list_servers(client, args):
-    _table(client.get('/servers/detail').get('servers', []))
+    _table(client.get_all('/servers/detail', 'servers'))
     return exit_codes.OK
 
 

@@ -17,13 +17,14 @@ from cellboot.conf import fake_driver
 from cellboot.conf import filter_scheduler
 from cellboot.conf import flow_persistence
 from cellboot.conf import jobboard
+from cellboot.conf import quota
 from cellboot.conf import scheduler
 
 CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
            filter_scheduler, conductor, jobboard, compute, fake_driver,
-           api)
+           api, quota)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -52,6 +52,14 @@ api_opts = [
                help='Most servers one POST /servers may ask for '
                     '(max_count); bounds the size of one API-database '
                     'transaction.'),
+    cfg.IntOpt('max_limit',
+               default=1000,
+               min=1,
+               help='Most items one page of a listing holds (GET /servers, '
+                    '/flavors, /os-flows, ...): a larger or missing '
+                    '"limit" gets this many, with a "next" link to the '
+                    'rest. 1000, as Nova\'s osapi_max_limit: a page stays '
+                    'one bounded query and one bounded response.'),
     cfg.IntOpt('wsgi_threads',
                default=16,
                min=1,

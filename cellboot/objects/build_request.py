@@ -81,6 +81,14 @@ class BuildRequest(base.DomainObject):
                 _get_where(context, _REQUESTS.c.project_id == project_id)]
 
     @classmethod
+    def get_by_instance_uuids(cls, context, instance_uuids):
+        """``{instance_uuid: request}`` of those that still have one."""
+        if not instance_uuids:
+            return {}
+        return {row.instance_uuid: cls._from_row(row) for row in _get_where(
+            context, _REQUESTS.c.instance_uuid.in_(list(instance_uuids)))}
+
+    @classmethod
     def get_all(cls, context):
         return [cls._from_row(row) for row in _get_where(context, sa.true())]
 

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import pages
 from cellboot import exception
 from cellboot.objects import base
 
@@ -49,6 +50,20 @@ def _get_all(context, where=sa.true()):
     query = sa.select(_CELLS).where(where).order_by(_CELL0_FIRST,
                                                     _CELLS.c.name)
     return context.session.execute(query).all()
+
+
+@api_db.reader
+def _get_page(context, limit, marker):
+    order = (_CELL0_FIRST, _CELLS.c.name)
+    marker_values = None
+    if marker is not None:
+        found = context.session.execute(sa.select(*order).where(
+            _CELLS.c.uuid == marker)).first()
+        if found is None:
+            raise exception.MarkerNotFound(marker=marker)
+        marker_values = tuple(found)
+    return context.session.execute(
+        pages.page(sa.select(_CELLS), order, marker_values, limit)).all()
 
 
 @api_db.reader
@@ -151,6 +166,15 @@ class CellMapping(base.DomainObject):
     def get_all(cls, context):
         """Every cell, cell0 first, then by name."""
         return [cls.from_row(row) for row in _get_all(context)]
+
+    @classmethod
+    def get_page(cls, context, limit, marker=None):
+        """Up to ``limit`` cells in ``get_all``'s order, after ``marker``.
+
+        ``marker`` is a cell uuid; an unknown one raises MarkerNotFound.
+        """
+        return [cls.from_row(row)
+                for row in _get_page(context, limit, marker)]
 
     @classmethod
     def get_enabled(cls, context):

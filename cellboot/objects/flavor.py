@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import pages
 from cellboot import exception
 from cellboot.objects import base
 
@@ -36,6 +37,20 @@ def _create(context, values):
 @api_db.reader
 def _get_where(context, where):
     return _get(context, where)
+
+
+@api_db.reader
+def _get_page(context, limit, marker):
+    marker_values = None
+    if marker is not None:
+        name = context.session.execute(sa.select(_FLAVORS.c.name).where(
+            _FLAVORS.c.flavorid == marker)).scalar()
+        if name is None:
+            raise exception.MarkerNotFound(marker=marker)
+        marker_values = (name,)
+    return context.session.execute(pages.page(
+        sa.select(_FLAVORS), (_FLAVORS.c.name,), marker_values,
+        limit)).all()
 
 
 @api_db.writer
@@ -111,6 +126,15 @@ class Flavor(base.DomainObject):
     def get_all(cls, context):
         """Every flavor, by name."""
         return [cls.from_row(row) for row in _get_where(context, sa.true())]
+
+    @classmethod
+    def get_page(cls, context, limit, marker=None):
+        """Up to ``limit`` flavors by name, after the flavor id ``marker``.
+
+        An unknown marker raises MarkerNotFound.
+        """
+        return [cls.from_row(row)
+                for row in _get_page(context, limit, marker)]
 
     def destroy(self, context):
         if not _destroy(context, self.id):

@@ -208,6 +208,15 @@ class Instance(base.DomainObject):
             _INSTANCES.c.deleted == sa.false()))]
 
     @classmethod
+    def get_by_uuids(cls, context, uuids):
+        """The live instances of ``uuids`` in this cell, oldest first."""
+        if not uuids:
+            return []
+        return [cls._from_row(row) for row in _get_where(context, sa.and_(
+            _INSTANCES.c.uuid.in_(list(uuids)),
+            _INSTANCES.c.deleted == sa.false()))]
+
+    @classmethod
     def get_all_by_host(cls, context, host):
         """The live instances on a compute host, oldest first."""
         return [cls._from_row(row) for row in _get_where(context, sa.and_(

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import pages
 from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
@@ -47,6 +48,35 @@ def _get_by_project(context, project_id):
     query = _select(_MAPPINGS.c.project_id == project_id).order_by(
         _MAPPINGS.c.id)
     return context.session.execute(query).all()
+
+
+def _live_of(project_id):
+    return sa.and_(_MAPPINGS.c.project_id == project_id,
+                   _MAPPINGS.c.queued_for_delete == sa.false())
+
+
+@api_db.reader
+def _get_page(context, project_id, limit, marker):
+    marker_values = None
+    if marker is not None:
+        # The marker may have been deleted since its page was read: any
+        # mapping of the project will do, none of another project.
+        marker_id = context.session.execute(
+            sa.select(_MAPPINGS.c.id).where(
+                _MAPPINGS.c.instance_uuid == marker,
+                _MAPPINGS.c.project_id == project_id)).scalar()
+        if marker_id is None:
+            raise exception.MarkerNotFound(marker=marker)
+        marker_values = (marker_id,)
+    query = pages.page(_select(_live_of(project_id)), (_MAPPINGS.c.id,),
+                       marker_values, limit)
+    return context.session.execute(query).all()
+
+
+@api_db.reader
+def _get_by_instance_uuids(context, instance_uuids):
+    return context.session.execute(_select(
+        _MAPPINGS.c.instance_uuid.in_(instance_uuids))).all()
 
 
 def _in_cell(cell_uuid):
@@ -96,7 +126,7 @@ class InstanceMapping(base.DomainObject):
     """An instance, its owner, and its cell (None while only requested)."""
 
     FIELDS = ('id', 'instance_uuid', 'cell_mapping', 'project_id', 'user_id',
-              'queued_for_delete', 'created_at')
+              'queued_for_delete', 'vcpus', 'memory_mb', 'created_at')
 
     @classmethod
     def _from_row(cls, row):
@@ -106,10 +136,15 @@ class InstanceMapping(base.DomainObject):
 
     @classmethod
     def create(cls, context, instance_uuid, project_id, user_id=None,
-               cell_uuid=None):
-        """Map an instance; a second mapping for it raises Exists."""
+               cell_uuid=None, vcpus=0, memory_mb=0):
+        """Map an instance; a second mapping for it raises Exists.
+
+        ``vcpus`` and ``memory_mb`` are the size of the instance's flavor,
+        what it counts for in its project's quota.
+        """
         values = {'instance_uuid': instance_uuid, 'project_id': project_id,
-                  'user_id': user_id, 'queued_for_delete': False}
+                  'user_id': user_id, 'queued_for_delete': False,
+                  'vcpus': vcpus, 'memory_mb': memory_mb}
         try:
             return cls._from_row(_create(context, values, cell_uuid))
         except db_exc.DBDuplicateEntry as exc:
@@ -127,6 +162,25 @@ class InstanceMapping(base.DomainObject):
         """The project's mappings, oldest first."""
         return [cls._from_row(row)
                 for row in _get_by_project(context, project_id)]
+
+    @classmethod
+    def get_page(cls, context, project_id, limit, marker=None):
+        """Up to ``limit`` live mappings of a project, in id order.
+
+        Live: not queued for delete. ``marker`` is the instance uuid of
+        the last mapping of the previous page; one that the project never
+        had raises MarkerNotFound.
+        """
+        return [cls._from_row(row)
+                for row in _get_page(context, project_id, limit, marker)]
+
+    @classmethod
+    def get_by_instance_uuids(cls, context, instance_uuids):
+        """``{instance_uuid: mapping}`` of those that have one."""
+        if not instance_uuids:
+            return {}
+        return {row.instance_uuid: cls._from_row(row) for row in
+                _get_by_instance_uuids(context, list(instance_uuids))}
 
     @classmethod
     def count_by_cell(cls, context, cell_uuid):

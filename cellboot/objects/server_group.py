@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import pages
 from cellboot import exception
 from cellboot.objects import base
 from cellboot.scheduler.resources import contention
@@ -93,6 +94,22 @@ def _get(context, where):
 
 
 @api_db.reader
+def _get_page(context, project_id, limit, marker):
+    of_project = _GROUPS.c.project_id == project_id
+    marker_values = None
+    if marker is not None:
+        # Another project's group is no marker: it is not in the list.
+        marker_id = context.session.execute(sa.select(_GROUPS.c.id).where(
+            of_project, _GROUPS.c.uuid == marker)).scalar()
+        if marker_id is None:
+            raise exception.MarkerNotFound(marker=marker)
+        marker_values = (marker_id,)
+    query = pages.page(sa.select(_GROUPS).where(of_project),
+                       (_GROUPS.c.id,), marker_values, limit)
+    return _with_members(context, context.session.execute(query).all())
+
+
+@api_db.reader
 def _get_by_instance(context, instance_uuid):
     query = sa.select(_GROUPS).join(
         _MEMBERS, _MEMBERS.c.group_id == _GROUPS.c.id,
@@ -164,6 +181,16 @@ class ServerGroup(base.DomainObject):
         """The project's groups, oldest first."""
         return [cls._from(found)
                 for found in _get(context, _GROUPS.c.project_id == project_id)]
+
+    @classmethod
+    def get_page(cls, context, project_id, limit, marker=None):
+        """Up to ``limit`` of the project's groups, oldest first.
+
+        ``marker`` is the uuid of the last group of the previous page;
+        one the project does not have raises MarkerNotFound.
+        """
+        return [cls._from(found) for found in
+                _get_page(context, project_id, limit, marker)]
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid):

@@ -3,8 +3,9 @@
 Boot flows are in the flow database, reschedule flows in their cell's
 database; both keep the instance uuids they work on in their flow
 detail's meta (see ``engine``). Searches read TaskFlow's tables with
-SQLAlchemy Core (one query, whatever the number of flows) and load a
-flow's atoms only when one flow is asked for.
+SQLAlchemy Core (one query per database, whatever the number of flows;
+with a limit, one page of each, after a marker) and load a flow's atoms
+only when one flow is asked for.
 
 Summaries and details are plain dicts, ready for a command or a REST
 answer::
@@ -50,6 +51,7 @@ from taskflow.types import failure as tf_failure
 
 from cellboot.conf import CONF
 from cellboot.db import flow_db
+from cellboot.db import pages
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.workflows import kinds
@@ -58,6 +60,9 @@ LOG = logging.getLogger(__name__)
 
 _TABLES = tf_tables.fetch(sa.MetaData())
 _FLOWS = _TABLES.flowdetails
+
+# The order of every flow listing: oldest first, the uuid for a tie.
+_ORDER = (_FLOWS.c.created_at, _FLOWS.c.uuid)
 
 # The atom TaskFlow adds to hold a flow's injected store.
 _INJECTOR = '_TaskFlow_INJECTOR'
@@ -188,31 +193,47 @@ def _select_flows():
 
 
 def find_flows(connection, instance_uuid=None, kind=None, state=None,
-               location=FLOW_DATABASE, level=None):
+               location=FLOW_DATABASE, level=None, limit=None,
+               after=None):
     """Summaries of the flows persisted at ``connection``, oldest first.
 
     Filters: an instance the flow works on, its kind ('boot',
     'reschedule'), its state (e.g. 'RUNNING'). ``level``
     (``kinds.SUPER``, ``kinds.CELL``): the level whose flows
     ``connection`` holds; a flow of another level's kind is corrupt
-    there.
+    there. ``limit`` and ``after`` (the ``(created_at, uuid)`` of a
+    flow) make it one page of the list: at most ``limit`` flows that
+    sort after ``after``.
     """
-    query = _select_flows().order_by(_FLOWS.c.created_at, _FLOWS.c.uuid)
+    query = _select_flows()
     if instance_uuid:
         query = query.where(
             sa.cast(_FLOWS.c.meta, sa.Text).like(f'%{instance_uuid}%'))
     if state:
         query = query.where(_FLOWS.c.state == state)
     engine = flow_db.get_backend(connection).engine
+    found = []
     with engine.connect() as conn:
-        rows = conn.execute(query).all()
-    found = [_summary(row, location, level) for row in rows]
-    if instance_uuid:
-        found = [flow for flow in found
-                 if instance_uuid in flow['instance_uuids']]
-    if kind:
-        found = [flow for flow in found if flow['kind'] == kind]
-    return found
+        while True:
+            # The text match on meta may find a flow that only mentions
+            # the instance: such rows are read past, page after page.
+            rows = conn.execute(pages.page(query, _ORDER, after,
+                                           limit)).all()
+            found += [flow for flow in (_summary(row, location, level)
+                                        for row in rows)
+                      if _matches(flow, instance_uuid, kind)]
+            if limit is None or len(rows) < limit or len(found) >= limit:
+                return found[:limit]
+            after = (rows[-1].created_at, rows[-1].uuid)
+
+
+def _matches(flow, instance_uuid, kind):
+    return ((not instance_uuid or instance_uuid in flow['instance_uuids'])
+            and (not kind or flow['kind'] == kind))
+
+
+def _sort_key(flow):
+    return (flow['created_at'] is None, flow['created_at'], flow['uuid'])
 
 
 def _atom_order(summary):
@@ -381,23 +402,31 @@ def _databases(context):
 
 
 def find_flows_everywhere(context, instance_uuid=None, state=None,
-                          since_before=None):
+                          since_before=None, limit=None, marker=None):
     """Flow summaries from the flow database and every cell, oldest first.
 
     ``since_before`` (an aware datetime) keeps the flows owned since
     before it (``since``, see ``ownership``): with a RUNNING state, the
     flows that may be stuck.
 
+    ``limit`` and ``marker`` (a flow uuid; MarkerNotFound if no database
+    has it) make it one page: the ``limit`` first flows after the marker,
+    each database read for no more than that.
+
     A database that cannot be read (a cell down, TaskFlow's tables never
     synced) is skipped with a warning, so that one broken cell does not
     hide the others' flows.
     """
+    databases = _databases(context)
+    after = None
+    if marker is not None:
+        after = _position(databases, marker)
     found = []
-    for location, url, level in _databases(context):
+    for location, url, level in databases:
         try:
             found.extend(find_flows(url, instance_uuid=instance_uuid,
                                     state=state, location=location,
-                                    level=level))
+                                    level=level, limit=limit, after=after))
         except sa.exc.SQLAlchemyError as exc:
             LOG.warning('Cannot read the flows in the %s: %s', location,
                         exc)
@@ -407,9 +436,24 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
         found = [flow for flow in found
                  if flow['since'] is not None
                  and flow['since'] < since_before]
-    found.sort(key=lambda flow: (flow['created_at'] is None,
-                                 flow['created_at'], flow['uuid']))
-    return found
+    found.sort(key=_sort_key)
+    return found[:limit]
+
+
+def _position(databases, flow_uuid):
+    """``(created_at, uuid)`` of a flow in any of ``databases``."""
+    for location, url, _level in databases:
+        try:
+            with flow_db.get_backend(url).engine.connect() as conn:
+                row = conn.execute(sa.select(*_ORDER).where(
+                    _FLOWS.c.uuid == flow_uuid)).first()
+        except sa.exc.SQLAlchemyError as exc:
+            LOG.warning('Cannot read the flows in the %s: %s', location,
+                        exc)
+            continue
+        if row is not None and row.created_at is not None:
+            return tuple(row)
+    raise exception.MarkerNotFound(marker=flow_uuid)
 
 
 def get_flow_everywhere(context, flow_uuid):

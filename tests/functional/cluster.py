@@ -97,7 +97,8 @@ def persist_request(ctx, count=1, flavor=None, **spec_values):
             ctx, uuid, ctx.project_id, instance, user_id=ctx.user_id)
         request_spec.RequestSpec.create(ctx, uuid, spec)
         instance_mapping.InstanceMapping.create(
-            ctx, uuid, ctx.project_id, user_id=ctx.user_id)
+            ctx, uuid, ctx.project_id, user_id=ctx.user_id,
+            vcpus=flavor['vcpus'], memory_mb=flavor['memory_mb'])
         build_requests.append({'instance_uuid': uuid,
                                'project_id': ctx.project_id,
                                'user_id': ctx.user_id,

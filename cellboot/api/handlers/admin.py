@@ -1,10 +1,12 @@
 """Admin paths: ``/os-hypervisors/detail``, ``/os-cells``, ``/os-flows``.
 
-Each answers 403 to anyone but an administrator.
+Each answers 403 to anyone but an administrator. Each list is paged
+(``limit``, ``marker``, ``*_links``; see ``cellboot.api.pagination``).
 """
 
 from cellboot.api import auth
 from cellboot.api import errors
+from cellboot.api import pagination
 from cellboot.api import views
 from cellboot import exception
 from cellboot.objects import cell_mapping
@@ -14,19 +16,28 @@ from cellboot.workflows import lookup
 
 def hypervisors(api, request, context):
     auth.require_admin(context)
+    page = pagination.from_request(request)
+    hosts, more = pagination.of_list(
+        api.scheduler.host_states(context),
+        lambda host: (host['service_host'], host['uuid']),
+        lambda host: host['uuid'], page)
     names = {cell.uuid: cell.name
              for cell in cell_mapping.CellMapping.get_all(context)}
-    hosts = sorted(api.scheduler.host_states(context),
-                   key=lambda host: host['service_host'])
-    return errors.json_response(200, {'hypervisors': [
-        views.hypervisor(host, names) for host in hosts]})
+    last = hosts[-1]['uuid'] if hosts else None
+    return errors.json_response(200, dict(
+        {'hypervisors': [views.hypervisor(host, names) for host in hosts]},
+        **pagination.links(request, 'hypervisors', page, last, more)))
 
 
 def cells(api, request, context):
     auth.require_admin(context)
-    return errors.json_response(200, {'cells': [
-        views.cell(cell)
-        for cell in cell_mapping.CellMapping.get_all(context)]})
+    page = pagination.from_request(request)
+    found, more = page.split(cell_mapping.CellMapping.get_page(
+        context, page.limit + 1, marker=page.marker))
+    last = found[-1].uuid if found else None
+    return errors.json_response(200, dict(
+        {'cells': [views.cell(cell) for cell in found]},
+        **pagination.links(request, 'cells', page, last, more)))
 
 
 def _plain(flow):
@@ -44,10 +55,14 @@ def flows(api, request, context):
         except ValueError as exc:
             raise errors.BadRequest(f'state: {exc}.')
     instance_uuid = request.GET.get('instance_uuid') or None
-    found = lookup.find_flows_everywhere(context, instance_uuid=instance_uuid,
-                                         state=state)
-    return errors.json_response(200, {'flows': [_plain(flow)
-                                                for flow in found]})
+    page = pagination.from_request(request)
+    found, more = page.split(lookup.find_flows_everywhere(
+        context, instance_uuid=instance_uuid, state=state,
+        limit=page.limit + 1, marker=page.marker))
+    last = found[-1]['uuid'] if found else None
+    return errors.json_response(200, dict(
+        {'flows': [_plain(flow) for flow in found]},
+        **pagination.links(request, 'flows', page, last, more)))
 
 
 def flow(api, request, context, flow_id):

@@ -2,6 +2,7 @@
 
 from cellboot.api import auth
 from cellboot.api import errors
+from cellboot.api import pagination
 from cellboot.api import schemas
 from cellboot.api import views
 from cellboot import exception
@@ -9,9 +10,13 @@ from cellboot.objects import flavor as flavor_obj
 
 
 def index(api, request, context):
-    return errors.json_response(200, {'flavors': [
-        views.flavor(request, item)
-        for item in flavor_obj.Flavor.get_all(context)]})
+    page = pagination.from_request(request)
+    items, more = page.split(flavor_obj.Flavor.get_page(
+        context, page.limit + 1, marker=page.marker))
+    last = items[-1].flavorid if items else None
+    return errors.json_response(200, dict(
+        {'flavors': [views.flavor(request, item) for item in items]},
+        **pagination.links(request, 'flavors', page, last, more)))
 
 
 def show(api, request, context, flavor_id):

@@ -1,6 +1,7 @@
 """``/os-server-groups``: a project's affinity and anti-affinity groups."""
 
 from cellboot.api import errors
+from cellboot.api import pagination
 from cellboot.api import schemas
 from cellboot.api import views
 from cellboot import exception
@@ -30,10 +31,13 @@ def create(api, request, context):
 
 
 def index(api, request, context):
-    return errors.json_response(200, {'server_groups': [
-        views.server_group(group) for group in
-        server_group.ServerGroup.get_by_project(context,
-                                                context.project_id)]})
+    page = pagination.from_request(request)
+    groups, more = page.split(server_group.ServerGroup.get_page(
+        context, context.project_id, page.limit + 1, marker=page.marker))
+    last = groups[-1].uuid if groups else None
+    return errors.json_response(200, dict(
+        {'server_groups': [views.server_group(group) for group in groups]},
+        **pagination.links(request, 'server_groups', page, last, more)))
 
 
 def show(api, request, context, group_id):

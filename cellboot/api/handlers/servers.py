@@ -1,9 +1,12 @@
 """``/servers``: boot, list, show and delete servers."""
 
+import functools
+
 from oslo_log import log as logging
 
 from cellboot.api import boot_requests
 from cellboot.api import errors
+from cellboot.api import pagination
 from cellboot.api import schemas
 from cellboot.api import server_records
 from cellboot.api import views
@@ -43,6 +46,7 @@ def _group(context, hints):
 
 
 def _counts(server):
+    """``(min_count, max_count)``: as many as the quota allows between."""
     min_count = server.get('min_count', 1)
     max_count = server.get('max_count', min_count)
     if min_count > max_count:
@@ -53,7 +57,7 @@ def _counts(server):
         raise errors.BadRequest(
             f'max_count ({max_count}) is over the limit of '
             f'{CONF.api.max_count} servers per request ([api] max_count).')
-    return max_count
+    return min_count, max_count
 
 
 def create(api, request, context):
@@ -61,7 +65,7 @@ def create(api, request, context):
                             schemas.parse_json(request))
     server = body['server']
     hints = dict(body.get('os:scheduler_hints') or {})
-    count = _counts(server)
+    min_count, max_count = _counts(server)
     flavor = _flavor(context, server['flavorRef'])
     group = _group(context, hints)
     flavor_values = {'flavorid': flavor.flavorid, 'name': flavor.name,
@@ -73,12 +77,14 @@ def create(api, request, context):
                 'image_ref': server.get('imageRef') or None,
                 'availability_zone': server.get('availability_zone'),
                 'metadata': server.get('metadata') or {}}
-    spec = {'flavor': flavor_values, 'num_instances': count,
+    spec = {'flavor': flavor_values, 'num_instances': max_count,
             'availability_zone': server.get('availability_zone'),
             'scheduler_hints': hints, 'project_id': context.project_id,
             'user_id': context.user_id}
-    build_requests, specs = boot_requests.persist(context, count, instance,
-                                                  spec, group=group)
+    # QuotaExceeded (403) when not even min_count fit: nothing written.
+    build_requests, specs = boot_requests.persist(
+        context, max_count, instance, spec, group=group,
+        min_count=min_count)
     try:
         api.conductor.schedule_and_build_instances(context, build_requests,
                                                    specs)
@@ -93,32 +99,42 @@ def create(api, request, context):
     body = {'server': {'id': uuids[0], 'reservation_id': reservation_id,
                        'links': views.server_summary(
                            request, (uuids[0],))['links']}}
-    if count > 1:
+    if max_count > 1:
         body['reservation_id'] = reservation_id
         body['servers'] = [{'id': uuid} for uuid in uuids]
     return errors.json_response(202, body)
 
 
+def _of_reservation(reservation_id, record):
+    return views.reservation_id(record) == reservation_id
+
+
 def _listed(context, request):
-    records = server_records.list_servers(context, context.project_id,
-                                          CONF.api.list_cell_timeout)
+    """A page of the project's servers and its ``servers_links``."""
+    page = pagination.from_request(request)
     reservation_id = request.GET.get('reservation_id')
+    keep = None
     if reservation_id:
-        records = [record for record in records
-                   if views.reservation_id(record) == reservation_id]
-    return records
+        keep = functools.partial(_of_reservation, reservation_id)
+    found = server_records.list_servers(
+        context, context.project_id, CONF.api.list_cell_timeout, page.limit,
+        marker=page.marker, keep=keep)
+    return found.records, pagination.links(request, 'servers', page,
+                                           found.marker, found.more)
 
 
 def index(api, request, context):
-    return errors.json_response(200, {'servers': [
-        views.server_summary(request, record)
-        for record in _listed(context, request)]})
+    records, links = _listed(context, request)
+    return errors.json_response(200, dict({'servers': [
+        views.server_summary(request, record) for record in records]},
+        **links))
 
 
 def detail(api, request, context):
-    return errors.json_response(200, {'servers': [
+    records, links = _listed(context, request)
+    return errors.json_response(200, dict({'servers': [
         views.server_detail(request, context, record)
-        for record in _listed(context, request)]})
+        for record in records]}, **links))
 
 
 def show(api, request, context, server_id):

@@ -22,12 +22,13 @@ from cellboot.cmd.manage import flavor
 from cellboot.cmd.manage import flows
 from cellboot.cmd.manage import output
 from cellboot.cmd.manage import parsing
+from cellboot.cmd.manage import quota
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 
 PROG = 'cellboot-manage'
 
-GROUPS = (db, cell_v2, flavor, flows)
+GROUPS = (db, cell_v2, flavor, flows, quota)
 
 # A one-shot command should fail at once on a database that is down, not
 # retry for minutes as a long-running service does; an operator can still
@@ -35,7 +36,7 @@ GROUPS = (db, cell_v2, flavor, flows)
 _COMMAND_DB_DEFAULTS = {'max_retries': 0}
 
 DESCRIPTION = """\
-Manage cellboot's databases, cells and flavors.
+Manage cellboot's databases, cells, flavors, flows and quotas.
 
 A typical first set-up, after writing /etc/cellboot/cellboot.conf:
 

@@ -1,4 +1,4 @@
-"""``cellboot-manage db``: create and upgrade every cellboot database.
+"""``cellboot-manage db``: create, upgrade and purge every cellboot database.
 
 ``db sync`` migrates the API database first, because the cell mappings
 that name the cell databases live there, then the flow database, then
@@ -13,6 +13,7 @@ import itertools
 
 from cellboot.cmd.manage import output
 from cellboot.cmd.manage import parsing
+from cellboot.cmd.manage import purge
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -148,9 +149,10 @@ def version(context, args):
 
 def register(groups):
     commands = parsing.add_group(
-        groups, 'db', 'create and upgrade the databases',
+        groups, 'db', 'create, upgrade and purge the databases',
         'Create or upgrade the tables of the API database, the flow '
-        'database and every cell database.')
+        'database and every cell database, and purge the rows of deleted '
+        'servers and ended flows.')
     command = parsing.add_command(
         commands, 'sync', sync, 'create or upgrade every database',
         'Upgrade the API database ([api_database] connection), then the '
@@ -171,3 +173,4 @@ def register(groups):
         'Print the alembic revision of the API database and of every mapped '
         'cell database ("none" when not synced yet).',
         exit_codes=((1, 'a database could not be read'),))
+    purge.register(commands)

@@ -59,7 +59,10 @@ class InstanceMapping(Base):
     __table_args__ = (
         sa.UniqueConstraint('instance_uuid',
                             name='uniq_instance_mappings0instance_uuid'),
-        sa.Index('instance_mappings_project_id_idx', 'project_id'),
+        # A project's live servers, in id order: the quota count and the
+        # pages of a server listing.
+        sa.Index('instance_mappings_project_id_queued_for_delete_idx',
+                 'project_id', 'queued_for_delete'),
         sa.Index('instance_mappings_cell_id_idx', 'cell_id'),
     )
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
@@ -70,8 +73,46 @@ class InstanceMapping(Base):
     project_id = sa.Column(sa.String(255), nullable=False)
     user_id = sa.Column(sa.String(255), nullable=True)
     queued_for_delete = sa.Column(sa.Boolean, nullable=False, default=False)
+    # The flavor's size, so that a project's usage is one SUM (quotas).
+    vcpus = sa.Column(sa.Integer, nullable=False, default=0,
+                      server_default='0')
+    memory_mb = sa.Column(sa.Integer, nullable=False, default=0,
+                          server_default='0')
     created_at = created_at()
     updated_at = updated_at()
+
+
+class Quota(Base):
+    """A project's limit of one resource, overriding ``[quota]``."""
+
+    __tablename__ = 'quotas'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'resource',
+                            name='uniq_quotas0project_id0resource'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource = sa.Column(sa.String(255), nullable=False)
+    hard_limit = sa.Column(sa.Integer, nullable=False)  # -1: unlimited
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class QuotaLock(Base):
+    """One row per project, locked by each boot while it checks quota.
+
+    ``SELECT ... FOR UPDATE`` of this row serializes a project's boots on
+    MariaDB and PostgreSQL, so that two requests never both see room for
+    the last server.
+    """
+
+    __tablename__ = 'quota_locks'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', name='uniq_quota_locks0project_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    created_at = created_at()
 
 
 class BuildRequest(Base):

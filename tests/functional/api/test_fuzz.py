@@ -40,7 +40,8 @@ json_values = st.recursive(
 SERVER_FIELDS = ('name', 'flavorRef', 'imageRef', 'availability_zone',
                  'min_count', 'max_count', 'metadata')
 
-QUERY_NAMES = ('instance_uuid', 'state', 'reservation_id', 'other')
+QUERY_NAMES = ('instance_uuid', 'state', 'reservation_id', 'limit',
+               'marker', 'other')
 
 tokens = st.sampled_from([None, 'alice:project-a', 'admin:admin',
                           'bob:project-b', '', ':', 'x' * 300 + ':p'])
@@ -57,11 +58,17 @@ VALID = {
                           ('name', 'policy')),
 }
 
+# Valid bodies of each PUT path.
+VALID_PUT = {
+    '/os-quota-sets/project-a': ('quota_set', {'instances': 5},
+                                 ('instances', 'cores', 'ram', 'other')),
+}
+
 
 @st.composite
 def mutated_bodies(draw, path='/servers'):
     """A valid body of ``path`` with one to three fields replaced."""
-    key, valid, fields = VALID[path]
+    key, valid, fields = VALID.get(path) or VALID_PUT[path]
     inner = dict(valid)
     for field in draw(st.lists(st.sampled_from(fields), min_size=1,
                                max_size=3)):
@@ -137,6 +144,17 @@ class FuzzTest(base.TestCase):
         def check(path_and_body, token):
             path, body = path_and_body
             self.send('POST', path, json.dumps(body).encode('utf-8'), token)
+
+        check()
+
+    def test_generated_quota_bodies_never_get_a_500(self):
+        path = '/os-quota-sets/project-a'
+
+        @settings(max_examples=EXAMPLES, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.one_of(mutated_bodies(path), json_values), tokens)
+        def check(body, token):
+            self.send('PUT', path, json.dumps(body).encode('utf-8'), token)
 
         check()
 

@@ -106,11 +106,42 @@ class _RecordsTests:
     def test_the_listing_has_build_requests_and_cell_servers(self):
         pending, moved = self.persist(count=2)
         self.in_cell(moved)
-        records = server_records.list_servers(self.ctx, 'project-a', 10)
+        records = server_records.list_servers(self.ctx, 'project-a', 10,
+                                              limit=10).records
         self.assertEqual(
             [(pending, 'BuildRequest'), (moved, 'InCell')],
             [(getattr(r, 'instance_uuid', None) or r.instance.uuid,
               type(r).__name__) for r in records])
+
+    def test_pages_of_the_listing_walk_every_server_once(self):
+        uuids = self.persist(count=5)
+        cell = self.in_cell(uuids[1])
+        for uuid in uuids[3:]:
+            instance_mapping.InstanceMapping.get_by_instance_uuid(
+                self.ctx, uuid).set_cell(self.ctx, cell.uuid)
+            with cb_context.target_cell(self.ctx, cell) as cctxt:
+                instance_obj.Instance.create(
+                    cctxt, uuid, 'project-a', instance_obj.vm_states.ACTIVE)
+            build_request.BuildRequest.get_by_instance_uuid(
+                self.ctx, uuid).destroy(self.ctx)
+        seen, marker, more = [], None, True
+        while more:
+            page = server_records.list_servers(self.ctx, 'project-a', 10,
+                                               limit=2, marker=marker)
+            seen += [getattr(r, 'instance_uuid', None) or r.instance.uuid
+                     for r in page.records]
+            marker, more = page.marker, page.more
+        self.assertEqual(uuids, seen)
+
+    def test_a_deleted_server_leaves_the_listing(self):
+        first, second = self.persist(count=2)
+        self.in_cell(second)
+        server_records.delete(self.ctx, second, self.scheduler)
+        page = server_records.list_servers(self.ctx, 'project-a', 10,
+                                           limit=5)
+        self.assertEqual(([first], False),
+                         ([r.instance_uuid for r in page.records],
+                          page.more))
 
 
 SAMPLE_UUID = '11111111-2222-3333-4444-555555555555'

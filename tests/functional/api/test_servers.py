@@ -36,6 +36,13 @@ class ServersTest(base.TestCase):
         body = response.json()
         return [s['id'] for s in body.get('servers', [body['server']])]
 
+    def unlimit(self, *resources):
+        """Lift alice's project's quota of ``resources``."""
+        response = self.admin.request(
+            'PUT', '/os-quota-sets/project-a',
+            json={'quota_set': dict.fromkeys(resources, -1)})
+        self.assertEqual(200, response.status_code, response.text)
+
     def assertInvariants(self):
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
 
@@ -124,6 +131,8 @@ class ServersTest(base.TestCase):
 
     def test_an_unschedulable_server_is_error_with_its_fault(self):
         self.admin.post('/flavors', json={'flavor': HUGE})
+        # The huge flavor is over the default quota of 20 cores.
+        self.unlimit('cores')
         (uuid,) = self.boot_and_settle(flavor='huge')
         server = self.alice.get(f'/servers/{uuid}').json()['server']
         self.assertEqual('ERROR', server['status'])
@@ -148,6 +157,8 @@ class ServersTest(base.TestCase):
 
     def test_deleting_a_server_in_cell0_answers_204(self):
         self.admin.post('/flavors', json={'flavor': HUGE})
+        # The huge flavor is over the default quota of 20 cores.
+        self.unlimit('cores')
         (uuid,) = self.boot_and_settle(flavor='huge')
         self.assertEqual(
             204, self.alice.delete(f"/servers/{uuid}").status_code)
@@ -170,6 +181,8 @@ class ServersTest(base.TestCase):
             404, self.alice.delete(f"/servers/{uuid}").status_code)
 
     def test_delete_right_after_boot_while_the_flow_runs(self):
+        # Up to 12 servers at once, over the default quota of 10.
+        self.unlimit('instances')
         uuids = []
         for _ in range(5):
             body = self.alice.boot(count=4).json()

@@ -81,6 +81,12 @@ OPTIONS = f"""
     sweep_interval = {SWEEP_INTERVAL}
     orphan_build_request_timeout = {ORPHAN_TIMEOUT}
     build_timeout = {BUILD_TIMEOUT}
+
+    # One project boots every server of the run: no quota may refuse it.
+    [quota]
+    instances = -1
+    cores = -1
+    ram = -1
     """
 
 CELL_OPTIONS = f"""

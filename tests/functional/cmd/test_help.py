@@ -38,7 +38,9 @@ class HelpTest(base.TestCase):
                      ('cell_v2', 'discover_hosts'),
                      ('cell_v2', 'simple_cell_setup'),
                      ('cell_v2', 'verify_instance'),
-                     ('flavor', 'create'), ('flavor', 'list')]:
+                     ('flavor', 'create'), ('flavor', 'list'),
+                     ('quota', 'show'), ('quota', 'update'),
+                     ('db', 'purge')]:
             self.assertIn(path, paths)
 
     def test_every_level_has_a_help_listing_its_exit_codes(self):

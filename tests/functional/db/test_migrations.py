@@ -5,6 +5,7 @@ build exactly the models' schema, record their revision in their own
 version tables, and can be run again without effect.
 """
 
+import json
 import logging
 import os
 import socket
@@ -27,6 +28,9 @@ from tests.functional.db.schema import CELL_HEAD
 from tests.functional.db.schema import schema_differences
 from tests.functional.db.schema import schema_snapshot
 from tests.functional.db.schema import table_names
+
+# The API revision before quotas, whose upgrade fills in mapping sizes.
+API_BEFORE_QUOTAS = '55420de898bd'
 
 # A failure to reach a server must be reported well within this (seconds).
 FAIL_FAST_SECONDS = 10
@@ -130,6 +134,35 @@ class _MigrationTests:
 
         self.assertIn('services', str(error))
         self.assertEqual(1, len(str(error).splitlines()))
+
+    def test_quota_revision_sizes_existing_mappings_from_their_specs(self):
+        migration.db_sync('api', self.url, version=API_BEFORE_QUOTAS)
+        mappings = sa.table('instance_mappings', sa.column('instance_uuid'),
+                            sa.column('project_id'),
+                            sa.column('queued_for_delete'))
+        specs = sa.table('request_specs', sa.column('instance_uuid'),
+                         sa.column('spec'))
+        engine = sa.create_engine(self.url, poolclass=pool.NullPool)
+        self.addCleanup(engine.dispose)
+        sized = json.dumps({'flavor': {'vcpus': 2, 'memory_mb': 1024}})
+        with engine.begin() as conn:
+            for uuid, spec in (('sized', sized), ('no-flavor', '{}'),
+                               ('broken', 'not json'), ('no-spec', None)):
+                conn.execute(sa.insert(mappings).values(
+                    instance_uuid=uuid, project_id='p1',
+                    queued_for_delete=False))
+                if spec is not None:
+                    conn.execute(sa.insert(specs).values(
+                        instance_uuid=uuid, spec=spec))
+
+        migration.db_sync('api', self.url)
+
+        with engine.connect() as conn:
+            sizes = dict((row[0], tuple(row[1:])) for row in conn.execute(
+                sa.text('SELECT instance_uuid, vcpus, memory_mb '
+                        'FROM instance_mappings')))
+        self.assertEqual({'sized': (2, 1024), 'no-flavor': (0, 0),
+                          'broken': (0, 0), 'no-spec': (0, 0)}, sizes)
 
     def test_db_sync_logs_the_tree_and_both_revisions(self):
         logger = self.useFixture(fixtures.FakeLogger(

@@ -1,0 +1,80 @@
+"""``/os-quota-sets/{project_id}``: a project's limits, and its usage.
+
+A user reads their own project's quota (403 for another project's);
+administrators read any project's and change it. ``/detail`` adds what
+the project uses now, in Nova's shape (``limit``, ``in_use``,
+``reserved``, the last always 0: quotas are counted, not reserved).
+"""
+
+from cellboot.api import auth
+from cellboot.api import errors
+from cellboot.api import schemas
+from cellboot import exception
+from cellboot import quota
+
+_limit = {'type': 'integer', 'minimum': quota.UNLIMITED,
+          'maximum': quota.MAX_LIMIT}
+
+# The body of PUT: any of the resources, each -1 (unlimited) or more.
+QUOTA_SET_UPDATE = {
+    'type': 'object',
+    'properties': {
+        'quota_set': {
+            'type': 'object',
+            'properties': {resource: _limit for resource in quota.RESOURCES},
+            'additionalProperties': False,
+            'minProperties': 1,
+        },
+    },
+    'required': ['quota_set'],
+    'additionalProperties': False,
+}
+
+
+def _project(context, project_id):
+    """The project asked about, if the caller may read its quota."""
+    try:
+        quota.validate_project_id(project_id)
+    except exception.Invalid as exc:
+        raise errors.BadRequest(str(exc))
+    if not context.is_admin and project_id != context.project_id:
+        raise errors.Forbidden(
+            "Only an administrator may read another project's quota.")
+    return project_id
+
+
+def _answer(context, project_id, detail=False):
+    limits, _overridden = quota.limits(context, project_id)
+    body = {'id': project_id}
+    if detail:
+        used = quota.usage(context, project_id)
+        body.update({resource: {'limit': limits[resource],
+                                'in_use': used[resource], 'reserved': 0}
+                     for resource in quota.RESOURCES})
+    else:
+        body.update(limits)
+    return errors.json_response(200, {'quota_set': body})
+
+
+def show(api, request, context, project_id):
+    return _answer(context, _project(context, project_id))
+
+
+def detail(api, request, context, project_id):
+    return _answer(context, _project(context, project_id), detail=True)
+
+
+def update(api, request, context, project_id):
+    auth.require_admin(context)
+    project_id = _project(context, project_id)
+    body = schemas.validate(QUOTA_SET_UPDATE,
+                            schemas.parse_json(request))['quota_set']
+    quota.update(context, project_id, body)
+    return _answer(context, project_id)
+
+
+def delete(api, request, context, project_id):
+    """Revert to the defaults (Nova answers 202, and so does this)."""
+    auth.require_admin(context)
+    quota.reset(context, _project(context, project_id))
+    return errors.json_response(202)
