@@ -22,7 +22,6 @@ transaction of whichever context manager ``pick(context)`` returns.
 import collections
 import functools
 import os
-import re
 import threading
 
 from oslo_db import exception as db_exc
@@ -31,11 +30,9 @@ import sqlalchemy
 from sqlalchemy.engine import url as sa_url
 
 from cellboot import exception
+from cellboot import masking
 
 SQLITE_BUSY_TIMEOUT_MS = 30000
-
-# "scheme://user:password@" in a URL that SQLAlchemy cannot parse.
-_USERINFO_PASSWORD = re.compile(r'(//[^:/@]*:)[^@]*@')
 
 # oslo.db [database]-style options that enginefacade.configure() accepts.
 FACADE_OPTS = frozenset({
@@ -297,21 +294,7 @@ def parse_url(url):
         parsed = sa_url.make_url(url)
         parsed.get_dialect()
     except Exception as exc:  # ArgumentError, NoSuchModuleError, ...
-        raise exception.InvalidDatabaseURL(url=mask_password(url),
-                                           reason=str(exc))
+        raise exception.InvalidDatabaseURL(
+            url=masking.mask_url(url),
+            reason=masking.mask_text(exc, url))
     return parsed
-
-
-def mask_password(url):
-    """Return ``url`` with any password replaced by ``***``."""
-    if not url:
-        return url
-    try:
-        parsed = sa_url.make_url(url)
-    except Exception:
-        # An unparseable URL may still carry a password: mask whatever
-        # stands between "user:" and "@" rather than print it.
-        return _USERINFO_PASSWORD.sub(r'\1***@', url)
-    if parsed.password is None:
-        return url
-    return parsed.render_as_string(hide_password=True)

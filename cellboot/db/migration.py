@@ -45,6 +45,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.db import facade
 from cellboot.db import flow_db
 from cellboot import exception
+from cellboot import masking
 
 LOG = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ def db_sync(database, connection, version=None):
     config = alembic_config(database)
     target = _target_revision(config, database, version)
     with _checked_engine(connection) as engine:
-        masked = facade.mask_password(connection)
+        masked = masking.mask_url(connection)
         try:
             with engine.begin() as conn:
                 current = _current_revision(conn, models.VERSION_TABLE)
@@ -158,7 +159,7 @@ def sync_flow_tables(connection):
     """
     with _checked_engine(connection):
         pass
-    masked = facade.mask_password(connection)
+    masked = masking.mask_url(connection)
     LOG.info("Syncing TaskFlow's persistence tables in %s.", masked)
     try:
         flow_db.sync(connection)
@@ -224,7 +225,7 @@ def _checked_engine(connection):
     (a test can drop the database at once).
     """
     url = facade.parse_url(connection)
-    masked = facade.mask_password(connection)
+    masked = masking.mask_url(connection)
     if url.get_backend_name() == 'sqlite':
         _make_sqlite_directory(url, masked)
     _probe(url, masked)

@@ -17,9 +17,9 @@ from sqlalchemy import pool
 
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
-from cellboot.db import facade
 from cellboot.db import migration
 from cellboot import exception
+from cellboot import masking
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.db.schema import API_HEAD
@@ -138,7 +138,7 @@ class _MigrationTests:
         migration.db_sync('api', self.url)
 
         self.assertIn(f'Upgrading the api database '
-                      f'{facade.mask_password(self.url)} from an '
+                      f'{masking.mask_url(self.url)} from an '
                       f'empty schema to {API_HEAD}', logger.output)
 
 
