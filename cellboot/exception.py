@@ -29,6 +29,15 @@ class NotFound(CellbootException):
     code = 404
 
 
+class Forbidden(CellbootException):
+    msg_fmt = 'Forbidden.'
+    code = 403
+
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+
+
 class Conflict(CellbootException):
     msg_fmt = 'Resource already exists.'
     code = 409

@@ -11,6 +11,12 @@ from cellboot.api.handlers import server_groups
 from cellboot.api.handlers import servers
 from cellboot.api.router import Route
 from cellboot.api import schemas
+from cellboot.policies import cells as cells_policies
+from cellboot.policies import flavors as flavors_policies
+from cellboot.policies import flows as flows_policies
+from cellboot.policies import hypervisors as hypervisors_policies
+from cellboot.policies import server_groups as groups_policies
+from cellboot.policies import servers as server_policies
 
 PREFIX = '/v2.1'
 
@@ -21,37 +27,45 @@ ROUTES = (
           authenticated=False),
     Route('POST', '/servers', servers.create,
           'Boot one server, or min_count..max_count servers',
-          body_schema=schemas.SERVER_CREATE, status=202),
+          policy=server_policies.CREATE, body_schema=schemas.SERVER_CREATE,
+          status=202),
     Route('GET', '/servers', servers.index,
           "The project's servers (id, name, links)",
-          query=('reservation_id',)),
+          policy=server_policies.INDEX, query=('reservation_id',)),
     Route('GET', '/servers/detail', servers.detail,
           "The project's servers in full; UNKNOWN for an unreachable cell",
-          query=('reservation_id',)),
+          policy=server_policies.DETAIL, query=('reservation_id',)),
     Route('GET', '/servers/{server_id}', servers.show,
-          'One server: status, fault when ERROR, host for admins'),
+          'One server: status, fault when ERROR, host for admins',
+          policy=server_policies.SHOW),
     Route('DELETE', '/servers/{server_id}', servers.delete,
-          'Delete a server at any stage of its build', status=204),
+          'Delete a server at any stage of its build',
+          policy=server_policies.DELETE, status=204),
     Route('GET', '/flavors', flavors.index, 'Every flavor'),
     Route('GET', '/flavors/{flavor_id}', flavors.show, 'One flavor'),
-    Route('POST', '/flavors', flavors.create, 'Create a flavor', admin=True,
-          body_schema=schemas.FLAVOR_CREATE),
+    Route('POST', '/flavors', flavors.create, 'Create a flavor',
+          policy=flavors_policies.CREATE, body_schema=schemas.FLAVOR_CREATE),
     Route('POST', '/os-server-groups', server_groups.create,
           'Create an affinity or anti-affinity group',
+          policy=groups_policies.CREATE,
           body_schema=schemas.SERVER_GROUP_CREATE),
     Route('GET', '/os-server-groups', server_groups.index,
-          "The project's server groups"),
+          "The project's server groups", policy=groups_policies.INDEX),
     Route('GET', '/os-server-groups/{group_id}', server_groups.show,
-          'One server group and its members'),
+          'One server group and its members',
+          policy=groups_policies.SHOW),
     Route('DELETE', '/os-server-groups/{group_id}', server_groups.delete,
-          'Delete a server group', status=204),
+          'Delete a server group', policy=groups_policies.DELETE,
+          status=204),
     Route('GET', '/os-hypervisors/detail', admin.hypervisors,
-          'Compute hosts with their cell, usage and capacity', admin=True),
-    Route('GET', '/os-cells', admin.cells, 'Cell mappings', admin=True),
+          'Compute hosts with their cell, usage and capacity',
+          policy=hypervisors_policies.LIST_DETAIL),
+    Route('GET', '/os-cells', admin.cells, 'Cell mappings',
+          policy=cells_policies.INDEX),
     Route('GET', '/os-flows', admin.flows,
-          "Persisted flows, filtered by instance and state", admin=True,
-          query=('instance_uuid', 'state')),
+          "Persisted flows, filtered by instance and state",
+          policy=flows_policies.INDEX, query=('instance_uuid', 'state')),
     Route('GET', '/os-flows/{flow_id}', admin.flow,
           "One flow with each atom's state, timing, result or failure",
-          admin=True),
+          policy=flows_policies.SHOW),
 )

@@ -20,6 +20,7 @@ import collections
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
+from cellboot.api import auth
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models as api_models
@@ -28,6 +29,7 @@ from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_fault
 from cellboot.objects import instance_mapping
+from cellboot.policies import servers as server_policies
 
 _REQUESTS = api_models.BuildRequest.__table__
 _MAPPINGS = api_models.InstanceMapping.__table__
@@ -65,15 +67,17 @@ def _delete_pending(context, instance_uuid):
 def get_mapping(context, uuid):
     """The mapping of a server the context may see; 404 otherwise.
 
-    Another project's server is reported as missing, not forbidden, so
-    that its existence is not revealed.
+    A server the policy does not let the caller see (another project's,
+    by default) is reported as missing, not forbidden, so that its
+    existence is not revealed.
     """
     try:
         mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
             context, uuid)
     except exception.InstanceMappingNotFound:
         raise ServerNotFound(uuid=uuid)
-    if not context.is_admin and mapping.project_id != context.project_id:
+    if not auth.may(context, server_policies.SHOW, mapping.project_id,
+                    mapping.user_id):
         raise ServerNotFound(uuid=uuid)
     return mapping
 
@@ -110,6 +114,9 @@ def get(context, uuid):
 def delete(context, uuid, scheduler):
     """Delete a server wherever it is; ServerNotFound if it is not."""
     mapping = get_mapping(context, uuid)
+    auth.authorize(context, server_policies.DELETE,
+                   {'project_id': mapping.project_id,
+                    'user_id': mapping.user_id})
     if mapping.cell_mapping is None:
         if _delete_pending(context, uuid):
             return

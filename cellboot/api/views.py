@@ -5,8 +5,10 @@ the same thing cannot drift apart. Fields follow Nova's names; the
 extended attributes (host, cell) are shown to administrators only.
 """
 
+from cellboot.api import auth
 from cellboot.api import server_records
 from cellboot.objects import build_request as build_request_obj
+from cellboot.policies import servers as server_policies
 
 # Status of a server per vm_state, as Nova reports it.
 STATUS = {'building': 'BUILD', 'active': 'ACTIVE', 'error': 'ERROR',
@@ -75,7 +77,8 @@ def server_detail(request, context, record):
                        inst.get('availability_zone'),
                        inst.get('reservation_id'), record.created_at)
         view.update(status='BUILD', updated=None)
-        if context.is_admin:
+        if auth.may(context, server_policies.EXTENDED_ATTRIBUTES,
+                    record.project_id, record.user_id):
             view.update({'OS-EXT-SRV-ATTR:host': None,
                          'cellboot:cell': None})
         return view
@@ -97,7 +100,8 @@ def server_detail(request, context, record):
         if context.is_admin:
             fault['details'] = record.fault.details
         view['fault'] = fault
-    if context.is_admin:
+    if auth.may(context, server_policies.EXTENDED_ATTRIBUTES,
+                inst.project_id, inst.user_id):
         view.update({'OS-EXT-SRV-ATTR:host': inst.host,
                      'OS-EXT-SRV-ATTR:hypervisor_hostname': inst.node,
                      'cellboot:cell': record.cell.name})

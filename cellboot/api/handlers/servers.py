@@ -2,15 +2,17 @@
 
 from oslo_log import log as logging
 
+from cellboot.api import auth
 from cellboot.api import boot_requests
 from cellboot.api import errors
 from cellboot.api import schemas
+from cellboot.api.handlers import server_groups
 from cellboot.api import server_records
 from cellboot.api import views
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import flavor as flavor_obj
-from cellboot.objects import server_group
+from cellboot.policies import servers as server_policies
 
 LOG = logging.getLogger(__name__)
 
@@ -32,14 +34,22 @@ def _group(context, hints):
     uuid = hints.get('group')
     if uuid is None:
         return None
-    try:
-        group = server_group.ServerGroup.get_by_uuid(context, uuid)
-    except exception.ServerGroupNotFound:
-        group = None
-    if group is None or (group.project_id != context.project_id
-                         and not context.is_admin):
+    group = server_groups.visible_group(context, uuid)
+    if group is None:
         raise errors.BadRequest(f'Server group {uuid} could not be found.')
     return group
+
+
+def _check_hints(context, hints):
+    """403 for a hint the caller's policy does not allow.
+
+    ``target_cell`` picks a cell, which only those who know the topology
+    (administrators, by default) may do. ``same_host`` and
+    ``different_host`` need no rule: the scheduler resolves them within
+    the request's project only.
+    """
+    if hints.get('target_cell'):
+        auth.authorize(context, server_policies.CREATE_TARGET_CELL)
 
 
 def _counts(server):
@@ -61,6 +71,8 @@ def create(api, request, context):
                             schemas.parse_json(request))
     server = body['server']
     hints = dict(body.get('os:scheduler_hints') or {})
+    project_id = auth.owning_project(context)
+    _check_hints(context, hints)
     count = _counts(server)
     flavor = _flavor(context, server['flavorRef'])
     group = _group(context, hints)
@@ -75,7 +87,7 @@ def create(api, request, context):
                 'metadata': server.get('metadata') or {}}
     spec = {'flavor': flavor_values, 'num_instances': count,
             'availability_zone': server.get('availability_zone'),
-            'scheduler_hints': hints, 'project_id': context.project_id,
+            'scheduler_hints': hints, 'project_id': project_id,
             'user_id': context.user_id}
     build_requests, specs = boot_requests.persist(context, count, instance,
                                                   spec, group=group)
