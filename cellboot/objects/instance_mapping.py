@@ -49,6 +49,14 @@ def _get_by_project(context, project_id):
     return context.session.execute(query).all()
 
 
+@api_db.reader
+def _owned_by(context, project_id, instance_uuids):
+    return set(context.session.execute(
+        sa.select(_MAPPINGS.c.instance_uuid).where(
+            _MAPPINGS.c.project_id == project_id,
+            _MAPPINGS.c.instance_uuid.in_(instance_uuids))).scalars())
+
+
 def _in_cell(cell_uuid):
     return _MAPPINGS.c.cell_id == cell_mapping.cell_id_subquery(cell_uuid)
 
@@ -121,6 +129,17 @@ class InstanceMapping(base.DomainObject):
         if row is None:
             raise exception.InstanceMappingNotFound(uuid=instance_uuid)
         return cls._from_row(row)
+
+    @classmethod
+    def owned_by(cls, context, project_id, instance_uuids):
+        """Those of ``instance_uuids`` that are servers of ``project_id``.
+
+        One query, whatever the number; no project owns nothing.
+        """
+        instance_uuids = sorted(set(instance_uuids))
+        if not project_id or not instance_uuids:
+            return set()
+        return _owned_by(context, project_id, instance_uuids)
 
     @classmethod
     def get_by_project(cls, context, project_id):
