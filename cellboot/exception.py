@@ -307,3 +307,9 @@ class MaxRetriesExceeded(NoValidHost):
 class FlowNotFound(NotFound):
     msg_fmt = ('Flow %(flow)s could not be found in the flow database or '
                'in any cell database.')
+
+
+class FlowLookupIncomplete(CellbootException):
+    msg_fmt = ('Flow %(flow)s is not in the databases that answered; '
+               '%(locations)s did not answer, try again later.')
+    code = 503

@@ -27,6 +27,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from cellboot.api import auth
+from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models as api_models
@@ -110,17 +111,35 @@ def get_mapping(context, uuid):
     return mapping
 
 
+def in_cell(context, uuid, cell, fn):
+    """``fn(cctxt)`` in ``cell``, waiting ``[api] cell_timeout`` at most.
+
+    A cell that fails or does not answer in time raises CellUnreachable
+    (503); the thread left waiting on a silent cell ends with the
+    driver's timeouts (``[api] cell_read_timeout``). InstanceNotFound
+    becomes ServerNotFound; other errors are raised as they are.
+    """
+    result = cb_context.scatter_gather_cells(
+        context, [cell], CONF.api.cell_timeout, fn)[cell.uuid]
+    if result is cb_context.did_not_respond_sentinel:
+        raise _unreachable(uuid, cell, 'no answer within [api] '
+                                       'cell_timeout')
+    if isinstance(result, cb_context.CellFailure):
+        if isinstance(result.exception, exception.InstanceNotFound):
+            raise ServerNotFound(uuid=uuid)
+        if isinstance(result.exception, CELL_ERRORS):
+            raise _unreachable(uuid, cell, result.exception)
+        raise result.exception
+    return result
+
+
 def _read_in_cell(context, uuid, cell):
-    try:
-        with cb_context.target_cell(context, cell) as cctxt:
-            instance = instance_obj.Instance.get_by_uuid(cctxt, uuid)
-            fault = instance_fault.InstanceFault.get_latest_for_instances(
-                cctxt, [uuid]).get(uuid)
-    except exception.InstanceNotFound:
-        raise ServerNotFound(uuid=uuid)
-    except CELL_ERRORS as exc:
-        raise _unreachable(uuid, cell, exc)
-    return InCell(instance, fault, cell)
+    def read(cctxt):
+        instance = instance_obj.Instance.get_by_uuid(cctxt, uuid)
+        fault = instance_fault.InstanceFault.get_latest_for_instances(
+            cctxt, [uuid]).get(uuid)
+        return InCell(instance, fault, cell)
+    return in_cell(context, uuid, cell, read)
 
 
 def get(context, uuid):
@@ -162,12 +181,10 @@ def delete(context, uuid, scheduler):
             raise ServerNotFound(uuid=uuid)
         return
     cell = mapping.cell_mapping
-    try:
-        if not deletes.soft_delete_in_cell(context, uuid, cell):
-            LOG.info('Server %s has no instance in cell %s; finishing its '
-                     'delete', uuid, cell.name)
-    except CELL_ERRORS as exc:
-        raise _unreachable(uuid, cell, exc)
+    if not in_cell(context, uuid, cell, lambda cctxt: deletes.
+                   soft_delete_in_cell(cctxt, uuid, cell)):
+        LOG.info('Server %s has no instance in cell %s; finishing its '
+                 'delete', uuid, cell.name)
     try:
         mapping.set_queued_for_delete(context)
     except CELL_ERRORS as exc:

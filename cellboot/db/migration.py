@@ -56,25 +56,6 @@ TREES = {
     'cell': cell_models,
 }
 
-# Seconds to wait for a database server to accept a connection (and, for
-# the probe, to answer it) before giving up: long enough for a loaded
-# server, short enough that an operator with a wrong host name, or a
-# server that accepts connections but never answers, is told so at once.
-CONNECT_TIMEOUT_SECONDS = 5
-
-# Per DB-API driver: the connect() argument that bounds the connection
-# attempt, and the one that bounds reads. The MySQL drivers' connect
-# timeout covers the TCP connection only, so the probe also bounds its
-# reads (the server's greeting); migrations run without a read timeout,
-# as a DDL on a big table can take long. libpq's covers the whole
-# start-up.
-_TIMEOUT_ARGS = {
-    'pymysql': ('connect_timeout', 'read_timeout'),
-    'mysqldb': ('connect_timeout', 'read_timeout'),
-    'psycopg2': ('connect_timeout', None),
-    'psycopg': ('connect_timeout', None),
-}
-
 
 def alembic_config(database, connection=None):
     """The alembic configuration of one tree ('api' or 'cell').
@@ -252,17 +233,11 @@ def _probe(url, masked):
 def _connect_args(url, probe):
     """DB-API connect() arguments that bound the waits on a server.
 
-    Arguments the URL already sets are left alone; drivers we do not know
-    get none (an unknown argument would make them fail).
+    The probe also bounds its reads (the server's greeting); migrations
+    run without a read timeout, as a DDL on a big table can take long.
     """
-    connect_arg, read_arg = _TIMEOUT_ARGS.get(url.get_driver_name(),
-                                              (None, None))
-    args = {}
-    if connect_arg:
-        args[connect_arg] = CONNECT_TIMEOUT_SECONDS
-    if probe and read_arg:
-        args[read_arg] = CONNECT_TIMEOUT_SECONDS
-    return {k: v for k, v in args.items() if k not in url.query}
+    return facade.timeout_args(
+        url, facade.CONNECT_TIMEOUT_SECONDS if probe else None)
 
 
 def _create_engine(url, masked, connect_args):

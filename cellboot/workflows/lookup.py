@@ -28,9 +28,11 @@ An atom's ``result`` is a one-line summary of what it returned (see
 return one entry per instance.
 """
 
+import collections
+import datetime
+
 from oslo_log import log as logging
 from oslo_utils import uuidutils
-import datetime
 
 import sqlalchemy as sa
 from taskflow import engines
@@ -40,6 +42,7 @@ from taskflow.persistence import models as tf_models
 from taskflow.types import failure as tf_failure
 
 from cellboot.conf import CONF
+from cellboot import context as cb_context
 from cellboot.db import flow_db
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -54,7 +57,8 @@ _INJECTOR = '_TaskFlow_INJECTOR'
 
 FLOW_DATABASE = 'flow database'
 
-# Seconds to wait for each cell when searching them all.
+# Seconds to wait for each database when searching them all, by default
+# (the API passes its [api] cell_timeout).
 CELL_TIMEOUT = 30
 
 # Longest result summary kept per atom (characters).
@@ -282,35 +286,69 @@ def get_flow(connection, flow_uuid, location=FLOW_DATABASE):
     return details
 
 
+# Where flows are persisted, in the shape scatter_gather_cells reads.
+_Place = collections.namedtuple('_Place', 'uuid name database_connection')
+
+
 def _databases(context):
-    """(location, URL) of the flow database and of every cell database."""
-    found = [(FLOW_DATABASE, CONF.flow_persistence.connection)]
+    """The flow database and every cell database, as ``_Place``s."""
+    found = [_Place(FLOW_DATABASE, FLOW_DATABASE,
+                    CONF.flow_persistence.connection)]
     for cell in cell_mapping_obj.CellMapping.get_all(context):
         if not cell.is_cell0:
-            found.append((f'cell {cell.name}', cell.database_connection))
+            location = f'cell {cell.name}'
+            found.append(_Place(location, location,
+                                cell.database_connection))
+    return found
+
+
+def _everywhere(context, timeout, fn):
+    """``{location: result}`` of ``fn(url, location)`` in every database.
+
+    Read in parallel, each for ``timeout`` seconds at most; a database
+    that fails or does not answer yields ``None`` (with a warning), so
+    that one broken or silent cell does not hide the others' flows nor
+    hold up the answer.
+    """
+    places = {place.uuid: place for place in _databases(context)}
+    results = cb_context.scatter_gather_cells(
+        context, places.values(), timeout,
+        lambda cctxt: fn(places[cctxt.cell_uuid].database_connection,
+                         cctxt.cell_uuid))
+    found = {}
+    for location, result in results.items():
+        if cb_context.is_cell_failure(result):
+            LOG.warning('Cannot read the flows in the %s: %s', location,
+                        getattr(result, 'exception', 'it did not answer '
+                                f'within {timeout} s'))
+            result = None
+        found[location] = result
     return found
 
 
 def find_flows_everywhere(context, instance_uuid=None, state=None,
-                          since_before=None):
+                          since_before=None, timeout=CELL_TIMEOUT,
+                          unreachable=None):
     """Flow summaries from the flow database and every cell, oldest first.
 
     ``since_before`` (an aware datetime) keeps the flows owned since
     before it (``since``, see ``ownership``): with a RUNNING state, the
     flows that may be stuck.
 
-    A database that cannot be read (a cell down, TaskFlow's tables never
-    synced) is skipped with a warning, so that one broken cell does not
-    hide the others' flows.
+    A database that cannot be read within ``timeout`` seconds (a cell
+    down or silent, TaskFlow's tables never synced) is skipped with a
+    warning and its location appended to ``unreachable`` (a list, when
+    given), so that one broken cell does not hide the others' flows.
     """
     found = []
-    for location, url in _databases(context):
-        try:
-            found.extend(find_flows(url, instance_uuid=instance_uuid,
-                                    state=state, location=location))
-        except sa.exc.SQLAlchemyError as exc:
-            LOG.warning('Cannot read the flows in the %s: %s', location,
-                        exc)
+    results = _everywhere(context, timeout, lambda url, location: find_flows(
+        url, instance_uuid=instance_uuid, state=state, location=location))
+    for location, flows in results.items():
+        if flows is None:
+            if unreachable is not None:
+                unreachable.append(location)
+            continue
+        found.extend(flows)
     if since_before is not None:
         found = [flow for flow in found
                  if flow['since'] is not None
@@ -320,14 +358,30 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
     return found
 
 
-def get_flow_everywhere(context, flow_uuid):
-    """A flow by id, from whichever database holds it."""
-    for location, url in _databases(context):
+def get_flow_everywhere(context, flow_uuid, timeout=CELL_TIMEOUT):
+    """A flow by id, from whichever database holds it.
+
+    FlowNotFound when no database has it; FlowLookupIncomplete (503)
+    when none of those that answered has it and some did not answer
+    within ``timeout`` seconds, since the flow may be there.
+    """
+    def lookup(url, location):
         try:
             return get_flow(url, flow_uuid, location=location)
         except exception.FlowNotFound:
-            continue
-        except (sa.exc.SQLAlchemyError, tf_exc.StorageFailure) as exc:
-            LOG.warning('Cannot read the flows in the %s: %s', location,
-                        exc)
+            return _MISSING
+
+    results = _everywhere(context, timeout, lookup)
+    for flow in results.values():
+        if flow is not None and flow is not _MISSING:
+            return flow
+    silent = sorted(location for location, flow in results.items()
+                    if flow is None)
+    if silent:
+        raise exception.FlowLookupIncomplete(flow=flow_uuid,
+                                             locations=', '.join(silent))
     raise exception.FlowNotFound(flow=flow_uuid)
+
+
+# What a database that answered without the flow yields.
+_MISSING = object()

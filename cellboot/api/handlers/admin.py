@@ -5,7 +5,9 @@ Each answers 403 to anyone its route's policy rule refuses
 """
 
 from cellboot.api import errors
+from cellboot.api import handlers
 from cellboot.api import views
+from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.workflows import flow_states
@@ -41,15 +43,22 @@ def flows(api, request, context):
         except ValueError as exc:
             raise errors.BadRequest(f'state: {exc}.')
     instance_uuid = request.GET.get('instance_uuid') or None
-    found = lookup.find_flows_everywhere(context, instance_uuid=instance_uuid,
-                                         state=state)
-    return errors.json_response(200, {'flows': [_plain(flow)
-                                                for flow in found]})
+    unreachable = []
+    found = lookup.find_flows_everywhere(
+        context, instance_uuid=instance_uuid, state=state,
+        timeout=CONF.api.cell_timeout, unreachable=unreachable)
+    # Where flows could not be read: the listing is partial there.
+    return errors.json_response(200, {
+        'flows': [_plain(flow) for flow in found],
+        'unreachable': sorted(unreachable)})
 
 
 def flow(api, request, context, flow_id):
     try:
-        found = lookup.get_flow_everywhere(context, flow_id)
+        found = lookup.get_flow_everywhere(context, flow_id,
+                                           timeout=CONF.api.cell_timeout)
     except exception.FlowNotFound:
         raise errors.NotFound(f'Flow {flow_id} could not be found.')
+    except exception.FlowLookupIncomplete as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(200, {'flow': _plain(found)})

@@ -5,6 +5,7 @@ from oslo_log import log as logging
 from cellboot.api import auth
 from cellboot.api import boot_requests
 from cellboot.api import errors
+from cellboot.api import handlers
 from cellboot.api import schemas
 from cellboot.api.handlers import server_groups
 from cellboot.api import server_records
@@ -134,11 +135,18 @@ def detail(api, request, context):
 
 
 def show(api, request, context, server_id):
-    record = server_records.get(context, server_id)
+    try:
+        record = server_records.get(context, server_id)
+    except server_records.CellUnreachable as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(
         200, {'server': views.server_detail(request, context, record)})
 
 
 def delete(api, request, context, server_id):
-    server_records.delete(context, server_id, api.scheduler)
+    try:
+        server_records.delete(context, server_id, api.scheduler)
+    except (server_records.CellUnreachable,
+            server_records.DeleteNotFinished) as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(204)

@@ -276,7 +276,7 @@ class BadInputTest(base.TestCase):
 
     def test_silent_mysql_server_fails_within_the_timeout(self):
         self.useFixture(fixtures.MonkeyPatch(
-            'cellboot.db.migration.CONNECT_TIMEOUT_SECONDS', 1))
+            'cellboot.db.facade.CONNECT_TIMEOUT_SECONDS', 1))
         port = self.useFixture(SilentServer()).port
 
         self.assertFailsFast(exception.DatabaseConnectionError,
@@ -286,7 +286,7 @@ class BadInputTest(base.TestCase):
     def test_silent_postgresql_server_fails_within_the_timeout(self):
         # libpq waits at least 2 seconds, whatever it is told.
         self.useFixture(fixtures.MonkeyPatch(
-            'cellboot.db.migration.CONNECT_TIMEOUT_SECONDS', 2))
+            'cellboot.db.facade.CONNECT_TIMEOUT_SECONDS', 2))
         port = self.useFixture(SilentServer()).port
 
         self.assertFailsFast(exception.DatabaseConnectionError,
