@@ -77,6 +77,20 @@ class AdminTest(PolicyTestCase):
         self.assertTrue(policy.authorize(
             context, 'os_compute_api:os-hypervisors:list-detail'))
 
+    def test_another_system_scope_than_all_is_not_a_cloud_admin(self):
+        context = auth.context_from_request(
+            _keystone_request(['admin'], system_scope='project'),
+            api_conf.KEYSTONE)
+        self.assertFalse(context.is_admin)
+
+    def test_require_admin_follows_the_admin_api_rule(self):
+        user = auth.context_from_request(
+            _noauth2_request('alice:p1'), api_conf.NOAUTH2)
+        self.assertEqual(403, self.assertRaises(
+            Exception, auth.require_admin, user).code)
+        self.write_policy('"admin_api": "user_id:alice"\n')
+        auth.require_admin(user)
+
     def test_a_keystone_token_without_project_or_system_is_401(self):
         error = self.assertRaises(
             Exception, auth.context_from_request,
