@@ -12,12 +12,15 @@ takes effect on the next request, without a restart.
 
 import threading
 
+from oslo_log import log as logging
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import policies
+
+LOG = logging.getLogger(__name__)
 
 PROJECT = 'cellboot'
 
@@ -63,6 +66,24 @@ def get_enforcer():
     return init()
 
 
+def _loaded():
+    """The enforcer with its rules read; None if the file is unreadable.
+
+    A policy file that does not parse refuses every request (logged as
+    an ERROR naming the file) rather than fall back to the defaults,
+    which may grant what the file meant to forbid.
+    """
+    enforcer = init()
+    try:
+        enforcer.load_rules()
+    except ValueError as exc:
+        LOG.error('The policy file %s cannot be read, every request is '
+                  'refused until it is fixed: %s', enforcer.policy_path
+                  or enforcer.policy_file, exc)
+        return None
+    return enforcer
+
+
 def authorize(context, action, target=None, do_raise=True):
     """Whether ``context`` may do ``action`` on ``target``.
 
@@ -74,7 +95,11 @@ def authorize(context, action, target=None, do_raise=True):
     if target is None:
         target = {'project_id': context.project_id,
                   'user_id': context.user_id}
-    enforcer = init()
+    enforcer = _loaded()
+    if enforcer is None:
+        if do_raise:
+            raise exception.PolicyNotAuthorized(action=action)
+        return False
     try:
         return enforcer.authorize(
             action, target, context, do_raise=do_raise,
@@ -90,5 +115,8 @@ def authorize(context, action, target=None, do_raise=True):
 def check_is_admin(context):
     """Whether ``context_is_admin`` holds for the context's credentials."""
     credentials = context.to_policy_values()
-    return init().authorize('context_is_admin', credentials, credentials,
-                            do_raise=False)
+    enforcer = _loaded()
+    if enforcer is None:
+        return False
+    return enforcer.authorize('context_is_admin', credentials, credentials,
+                              do_raise=False)

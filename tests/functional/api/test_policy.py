@@ -82,6 +82,17 @@ class PolicyFileTest(base.TestCase):
         self.assertIsNotNone(server['OS-EXT-SRV-ATTR:host'])
         self.assertEqual('cell1', server['cellboot:cell'])
 
+    def test_a_policy_file_that_does_not_parse_refuses_everything(self):
+        self.write_policy('"os_compute_api:servers:index": [unclosed\n')
+        for client in (self.alice, self.admin):
+            response = client.get('/servers')
+            self.assertEqual(403, response.status_code, response.text)
+        self.assertEqual(403, self.alice.boot().status_code)
+        self.assertEqual([], build_request.BuildRequest.get_by_project(
+            self.api.cluster.ctx, 'project-a'))
+        self.write_policy('{}\n')
+        self.assertEqual(200, self.alice.get('/servers').status_code)
+
     def test_a_broken_rule_refuses_rather_than_allows(self):
         self.write_policy('"os_compute_api:servers:index": "no_such_check:x"'
                           '\n')
