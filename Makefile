@@ -5,7 +5,8 @@
 #                   last line is the run's JSON summary
 #   make devstack-test  only the devstack plugin's test (both modes)
 #   make pep8       flake8 over the code, the tests and the tools
-#   make genconfig  regenerate etc/cellboot/cellboot.conf.sample
+#   make genconfig  regenerate etc/cellboot/cellboot.conf.sample and
+#                   etc/cellboot/policy.yaml.sample
 #   make services   prepare MariaDB/PostgreSQL for the opportunistic tests
 #   make venv       create .venv and install cellboot[test] into it
 #   make clean      remove build and test leftovers (keeps .venv)
@@ -27,6 +28,7 @@ PIP_LOG := $(VENV)/pip-install.log
 PACKAGING := setup.cfg setup.py pyproject.toml requirements.txt constraints.txt
 
 GENCONFIG_CONF := etc/cellboot/cellboot-config-generator.conf
+GENPOLICY_CONF := etc/cellboot/cellboot-policy-generator.conf
 PEP8_PATHS := cellboot tests tools setup.py
 
 # Python 3.11 or newer: prefer python3.11, else python3 when it is new
@@ -112,6 +114,7 @@ pep8: venv
 
 genconfig: venv
 	$(VENV)/bin/oslo-config-generator --config-file $(GENCONFIG_CONF)
+	$(VENV)/bin/oslopolicy-sample-generator --config-file $(GENPOLICY_CONF)
 
 clean:
 	rm -rf build dist .eggs *.egg-info .stestr .pytest_cache .tox \

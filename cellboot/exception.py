@@ -29,6 +29,15 @@ class NotFound(CellbootException):
     code = 404
 
 
+class Forbidden(CellbootException):
+    msg_fmt = 'Forbidden.'
+    code = 403
+
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = 'Policy does not allow %(action)s to be performed.'
+
+
 class Conflict(CellbootException):
     msg_fmt = 'Resource already exists.'
     code = 409
@@ -311,3 +320,9 @@ class MaxRetriesExceeded(NoValidHost):
 class FlowNotFound(NotFound):
     msg_fmt = ('Flow %(flow)s could not be found in the flow database or '
                'in any cell database.')
+
+
+class FlowLookupIncomplete(CellbootException):
+    msg_fmt = ('Flow %(flow)s is not in the databases that answered; '
+               '%(locations)s did not answer, try again later.')
+    code = 503

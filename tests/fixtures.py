@@ -24,6 +24,7 @@ from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
 from cellboot.db import flow_db
+from cellboot import policy
 
 BACKENDS = ('sqlite', 'mysql', 'postgresql')
 
@@ -109,6 +110,12 @@ class ConfFixture(fixtures.Fixture):
         CONF([], project='cellboot', default_config_files=[])
         self.state_path = self.useFixture(fixtures.TempDir()).path
         self.conf.config(state_path=self.state_path)
+        # The rules in code, or a test's own file here: never a policy
+        # file of the machine (/etc/cellboot/policy.yaml).
+        self.policy_file = os.path.join(self.state_path, 'policy.yaml')
+        self.conf.config(policy_file=self.policy_file, group='oslo_policy')
+        policy.reset()
+        self.addCleanup(policy.reset)
         self.addCleanup(api_connection.reset)
         self.addCleanup(cell_connection.reset)
         self.addCleanup(flow_db.reset)

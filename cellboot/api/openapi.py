@@ -29,7 +29,7 @@ def _responses(route):
     failures = []
     if route.authenticated:
         failures.append(401)
-    if route.admin:
+    if route.policy:
         failures.append(403)
     if route.body_schema is not None:
         failures += [400, 413]
@@ -49,8 +49,8 @@ def _operation(route):
         'operationId': f'{route.method.lower()}{route.path}',
         'responses': _responses(route),
     }
-    if route.admin:
-        operation['x-admin-only'] = True
+    if route.policy:
+        operation['x-policy'] = route.policy
     operation['security'] = ([{'token': []}] if route.authenticated
                              else [])
     parameters = [{'name': name, 'in': 'path', 'required': True,

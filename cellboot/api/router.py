@@ -16,13 +16,19 @@ _PARAM = re.compile(r'\{(\w+)\}')
 
 @dataclasses.dataclass(frozen=True)
 class Route:
-    """One method on one path, and what the API documents about it."""
+    """One method on one path, and what the API documents about it.
+
+    ``policy`` names the oslo.policy rule (``cellboot.policies``) that
+    the caller must pass, with its own project as the target, before the
+    handler runs; handlers of one resource check its rule again against
+    the resource's own project.
+    """
 
     method: str
     path: str
     handler: object
     summary: str
-    admin: bool = False
+    policy: str = None
     authenticated: bool = True
     body_schema: dict = None
     query: tuple = ()

@@ -10,9 +10,14 @@ Deleting follows the same path. A server that is only a build request is
 deleted with its mapping in one transaction; the boot flow notices
 either row missing (``map-instance`` / ``delete-build-request``) and
 cleans up whatever it made (``workflows.fates.clean_up_deleted``). A
-server in a cell (cell0 included) is soft-deleted there, its claims
-released through the scheduler, and its mapping marked queued for
-delete; a compute host still building it finds it gone and stops.
+server in a cell (cell0 included) is deleted in the idempotent steps of
+``cellboot.workflows.deletes``: soft-deleted in its cell, its mapping
+marked queued for delete, its claims released, a build request left by
+the flow removed. A delete that fails before the mapping is marked
+answers an error and changes nothing the owner sees; one that fails
+after answers 204 and leaves the rest to a retried DELETE (204 if it
+found something left, 404 if not) or to the super conductors' sweep. A
+compute host still building the server finds it gone and stops.
 
 Listing goes a page at a time (``list_servers``): the page is chosen in
 the API database among the project's live mappings, and only its
@@ -22,8 +27,11 @@ servers are read, from their build requests and their cells.
 import collections
 
 from oslo_db import exception as db_exc
+from oslo_log import log as logging
 import sqlalchemy as sa
 
+from cellboot.api import auth
+from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models as api_models
@@ -32,6 +40,10 @@ from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_fault
 from cellboot.objects import instance_mapping
+from cellboot.policies import servers as server_policies
+from cellboot.workflows import deletes
+
+LOG = logging.getLogger(__name__)
 
 _REQUESTS = api_models.BuildRequest.__table__
 _MAPPINGS = api_models.InstanceMapping.__table__
@@ -51,8 +63,27 @@ class ServerNotFound(exception.NotFound):
 
 
 class CellUnreachable(exception.CellbootException):
-    msg_fmt = 'The cell of server %(uuid)s does not answer: %(reason)s'
+    """The cell database holding a server failed or did not answer.
+
+    The message is for users: the cell's name and the database's error
+    are logged for the operator, not answered.
+    """
+
+    msg_fmt = ('The cell holding server %(uuid)s did not answer; try again '
+               'later.')
     code = 503
+
+
+class DeleteNotFinished(exception.CellbootException):
+    msg_fmt = ('Server %(uuid)s could not be deleted completely now; '
+               'delete it again.')
+    code = 503
+
+
+def _unreachable(uuid, cell, exc):
+    LOG.warning('Cell %s (%s) did not answer for server %s: %s', cell.name,
+                cell.uuid, uuid, exc)
+    return CellUnreachable(uuid=uuid)
 
 
 @api_db.writer
@@ -69,30 +100,50 @@ def _delete_pending(context, instance_uuid):
 def get_mapping(context, uuid):
     """The mapping of a server the context may see; 404 otherwise.
 
-    Another project's server is reported as missing, not forbidden, so
-    that its existence is not revealed.
+    A server the policy does not let the caller see (another project's,
+    by default) is reported as missing, not forbidden, so that its
+    existence is not revealed.
     """
     try:
         mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
             context, uuid)
     except exception.InstanceMappingNotFound:
         raise ServerNotFound(uuid=uuid)
-    if not context.is_admin and mapping.project_id != context.project_id:
+    if not auth.may(context, server_policies.SHOW, mapping.project_id,
+                    mapping.user_id):
         raise ServerNotFound(uuid=uuid)
     return mapping
 
 
+def in_cell(context, uuid, cell, fn):
+    """``fn(cctxt)`` in ``cell``, waiting ``[api] cell_timeout`` at most.
+
+    A cell that fails or does not answer in time raises CellUnreachable
+    (503); the thread left waiting on a silent cell ends with the
+    driver's timeouts (``[api] cell_read_timeout``). InstanceNotFound
+    becomes ServerNotFound; other errors are raised as they are.
+    """
+    result = cb_context.scatter_gather_cells(
+        context, [cell], CONF.api.cell_timeout, fn)[cell.uuid]
+    if result is cb_context.did_not_respond_sentinel:
+        raise _unreachable(uuid, cell, 'no answer within [api] '
+                                       'cell_timeout')
+    if isinstance(result, cb_context.CellFailure):
+        if isinstance(result.exception, exception.InstanceNotFound):
+            raise ServerNotFound(uuid=uuid)
+        if isinstance(result.exception, CELL_ERRORS):
+            raise _unreachable(uuid, cell, result.exception)
+        raise result.exception
+    return result
+
+
 def _read_in_cell(context, uuid, cell):
-    try:
-        with cb_context.target_cell(context, cell) as cctxt:
-            instance = instance_obj.Instance.get_by_uuid(cctxt, uuid)
-            fault = instance_fault.InstanceFault.get_latest_for_instances(
-                cctxt, [uuid]).get(uuid)
-    except exception.InstanceNotFound:
-        raise ServerNotFound(uuid=uuid)
-    except CELL_ERRORS as exc:
-        raise CellUnreachable(uuid=uuid, reason=type(exc).__name__)
-    return InCell(instance, fault, cell)
+    def read(cctxt):
+        instance = instance_obj.Instance.get_by_uuid(cctxt, uuid)
+        fault = instance_fault.InstanceFault.get_latest_for_instances(
+            cctxt, [uuid]).get(uuid)
+        return InCell(instance, fault, cell)
+    return in_cell(context, uuid, cell, read)
 
 
 def get(context, uuid):
@@ -112,32 +163,48 @@ def get(context, uuid):
 
 
 def delete(context, uuid, scheduler):
-    """Delete a server wherever it is; ServerNotFound if it is not."""
+    """Delete a server wherever it is; ServerNotFound if it is not.
+
+    The steps are those of the module docstring; a server whose delete
+    already passed step 2 only has the later steps finished (404 when
+    there was nothing left to finish: it is deleted).
+    """
     mapping = get_mapping(context, uuid)
-    if mapping.cell_mapping is None:
+    auth.authorize(context, server_policies.DELETE,
+                   {'project_id': mapping.project_id,
+                    'user_id': mapping.user_id})
+    if mapping.cell_mapping is None and not mapping.queued_for_delete:
         if _delete_pending(context, uuid):
             return
         # The boot flow created it in a cell just now.
         mapping = get_mapping(context, uuid)
-        if mapping.cell_mapping is None:
+        if mapping.cell_mapping is None and not mapping.queued_for_delete:
             raise ServerNotFound(uuid=uuid)
+    if mapping.queued_for_delete:
+        if not deletes.finish(context, uuid, scheduler):
+            raise ServerNotFound(uuid=uuid)
+        return
+    cell = mapping.cell_mapping
+    if not in_cell(context, uuid, cell, lambda cctxt: deletes.
+                   soft_delete_in_cell(cctxt, uuid, cell)):
+        LOG.info('Server %s has no instance in cell %s; finishing its '
+                 'delete', uuid, cell.name)
     try:
-        with cb_context.target_cell(context, mapping.cell_mapping) as cctxt:
-            instance_obj.Instance.get_by_uuid(cctxt, uuid).destroy(cctxt)
-    except exception.InstanceNotFound:
-        raise ServerNotFound(uuid=uuid)
+        mapping.set_queued_for_delete(context)
     except CELL_ERRORS as exc:
-        raise CellUnreachable(uuid=uuid, reason=type(exc).__name__)
-    scheduler.release_resources(context, uuid)
-    mapping.set_queued_for_delete(context)
-    # A build request the flow had not removed yet must not outlive the
-    # instance (the flow's delete-build-request then finds it gone and
-    # cleans up, which is what a deleted server needs).
+        # The API database: the delete is retried whole, or finished by
+        # the conductors' sweep, which finds the instance soft-deleted.
+        LOG.warning('Could not mark server %s queued for delete: %s', uuid,
+                    exc)
+        raise DeleteNotFinished(uuid=uuid)
     try:
-        build_request.BuildRequest.get_by_instance_uuid(
-            context, uuid).destroy(context)
-    except exception.BuildRequestNotFound:
-        pass
+        deletes.finish(context, uuid, scheduler)
+    except Exception as exc:
+        # Deleted for its owner; what is left is finished by a retry or
+        # by the super conductors' sweep.
+        LOG.warning('Server %s is deleted but its claims or build request '
+                    'could not be removed yet (%s); the conductors\' sweep '
+                    'will finish it', uuid, exc)
 
 
 def _cell_servers(cctxt, uuids):

@@ -2,11 +2,15 @@
 
 One function per representation, so that a listing and a single GET of
 the same thing cannot drift apart. Fields follow Nova's names; the
-extended attributes (host, cell) are shown to administrators only.
+extended attributes (host, cell) and a fault's details are shown to
+those the policy allows (administrators, by default).
 """
 
+from cellboot.api import auth
 from cellboot.api import server_records
 from cellboot.objects import build_request as build_request_obj
+from cellboot.objects import fault_messages
+from cellboot.policies import servers as server_policies
 
 # Status of a server per vm_state, as Nova reports it.
 STATUS = {'building': 'BUILD', 'active': 'ACTIVE', 'error': 'ERROR',
@@ -75,7 +79,8 @@ def server_detail(request, context, record):
                        inst.get('availability_zone'),
                        inst.get('reservation_id'), record.created_at)
         view.update(status='BUILD', updated=None)
-        if context.is_admin:
+        if auth.may(context, server_policies.EXTENDED_ATTRIBUTES,
+                    record.project_id, record.user_id):
             view.update({'OS-EXT-SRV-ATTR:host': None,
                          'cellboot:cell': None})
         return view
@@ -92,15 +97,28 @@ def server_detail(request, context, record):
                 updated=_time(inst.updated_at),
                 launched_at=_time(inst.launched_at))
     if record.fault is not None and inst.vm_state == 'error':
-        fault = {'code': record.fault.code, 'message': record.fault.message,
-                 'created': _time(record.fault.created_at)}
-        if context.is_admin:
-            fault['details'] = record.fault.details
-        view['fault'] = fault
-    if context.is_admin:
+        view['fault'] = _fault(context, record.fault, inst)
+    if auth.may(context, server_policies.EXTENDED_ATTRIBUTES,
+                inst.project_id, inst.user_id):
         view.update({'OS-EXT-SRV-ATTR:host': inst.host,
                      'OS-EXT-SRV-ATTR:hypervisor_hostname': inst.node,
                      'cellboot:cell': record.cell.name})
+    return view
+
+
+def _fault(context, fault, inst):
+    """A fault as the caller may read it.
+
+    Those the policy lets see fault details (administrators) read the
+    fault as written and its details; the owner reads a sentence fit for
+    users, whatever the row holds (``fault_messages.for_user``).
+    """
+    view = {'code': fault.code, 'created': _time(fault.created_at)}
+    if auth.may(context, server_policies.FAULT_DETAILS, inst.project_id,
+                inst.user_id):
+        view.update(message=fault.message, details=fault.details)
+    else:
+        view['message'] = fault_messages.for_user(fault.code, fault.message)
     return view
 
 

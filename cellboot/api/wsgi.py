@@ -9,7 +9,7 @@ serve. The stack, outermost first:
    keystone``;
 3. ``API`` — refuses oversized bodies (413) before reading them, finds
    the route (404/405), builds the request context from the token
-   (401), and calls the handler.
+   (401), checks the route's policy rule (403), and calls the handler.
 """
 
 
@@ -87,8 +87,8 @@ class API:
         context = None
         if route.authenticated:
             context = auth.context_from_request(request, self.strategy)
-            if route.admin:
-                auth.require_admin(context)
+            if route.policy:
+                auth.authorize(context, route.policy)
         request.environ[auth.CONTEXT_KEY] = context
         return route.handler(self, request, context, **params)
 

@@ -123,6 +123,9 @@ def show(client, args):
             ['created', server.get('created')]]
     if views.fault_message(server):
         rows.append(['fault', views.fault_message(server)])
+    if views.fault_details(server):
+        rows.append(['fault details',
+                     output.one_line(views.fault_details(server))])
     output.table(['Field', 'Value'], [row for row in rows
                                       if row[1] is not None])
     flows.print_trail(client, server['id'])

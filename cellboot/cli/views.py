@@ -38,6 +38,12 @@ def fault_message(server):
     return fault.get('message')
 
 
+def fault_details(server):
+    """What went wrong as the services saw it; only admins are sent it."""
+    fault = server.get('fault') or {}
+    return fault.get('details')
+
+
 def is_final(server):
     return server.get('status') in FINAL_STATUSES
 

@@ -50,6 +50,7 @@ from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
 from cellboot.db.cell import connection as cell_db
 from cellboot import exception
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.objects import instance_fault
@@ -208,7 +209,8 @@ class ComputeManager:
                     context, instance,
                     functools.partial(instance.fail_interrupted_build,
                                       host=self.host),
-                    message, EVENT_RESTART, host=self.host, code=FAULT_CODE):
+                    message, EVENT_RESTART, host=self.host, code=FAULT_CODE,
+                    user_message=fault_messages.BUILD_INTERRUPTED):
                 continue
             LOG.warning('Instance %s: %s; set to ERROR', instance.uuid,
                         message)
@@ -403,9 +405,10 @@ class ComputeManager:
         The caller has released the claim. An instance deleted or settled
         meanwhile is left as it is (the fault is harmless history).
         """
+        _code, message, details = fault_messages.describe(failure)
         instance_fault.InstanceFault.create(
-            context, current.uuid, FAULT_CODE, str(failure),
-            details=type(failure).__name__, host=self.host)
+            context, current.uuid, FAULT_CODE, message, details=details,
+            host=self.host)
         try:
             current.update(context, expected_vm_state=vm_states.BUILDING,
                            vm_state=vm_states.ERROR, task_state=None)

@@ -34,6 +34,7 @@ from oslo_utils import timeutils
 
 from cellboot.conf import CONF
 from cellboot import context as cb_context
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.workflows import engine
 from cellboot.workflows import fates
@@ -109,7 +110,8 @@ class BuildTimeouts:
                 context, instance,
                 lambda cctxt: instance.time_out_build(cctxt, cutoff),
                 message, EVENT_BUILD_TIMEOUT, host=instance.host,
-                cell_mapping=self.manager.cell_mapping, code=FAULT_CODE):
+                cell_mapping=self.manager.cell_mapping, code=FAULT_CODE,
+                user_message=fault_messages.BUILD_TIMED_OUT):
             return False
         LOG.warning('Instance %s: %s; set to ERROR', instance.uuid, message)
         self.claims.release(context, self.manager.scheduler,

@@ -34,6 +34,7 @@ from oslo_log import log as logging
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as mapping_obj
 from cellboot.objects import request_spec as request_spec_obj
@@ -117,7 +118,8 @@ class EndedFlowRequests:
                     context, instance,
                     functools.partial(instance.fail_untaken_build,
                                       cutoff=cutoff),
-                    message, EVENT, host=instance.host, cell_mapping=cell):
+                    message, EVENT, host=instance.host, cell_mapping=cell,
+                    user_message=fault_messages.BUILD_NOT_FINISHED):
                 # Taken, or changed within the timeout: next sweep.
                 return False
             LOG.warning('Instance %s: %s; set to ERROR', uuid, message)

@@ -7,7 +7,8 @@ Each conductor process runs the checks of its kind every ``[conductor]
 sweep_interval`` s, in a daemon thread, the first one an interval after
 start (a conductor that just started resumes its own flows first):
 
-* a super conductor (kind ``boot``): ``orphans.OrphanBuildRequests``;
+* a super conductor (kind ``boot``): ``orphans.OrphanBuildRequests``,
+  then ``unfinished_deletes.UnfinishedDeletes``;
 * a cell conductor (kind ``reschedule``):
   ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
   nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
@@ -26,6 +27,7 @@ from oslo_log import log as logging
 from cellboot.compute import registration
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
+from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
 
@@ -78,7 +80,8 @@ class Sweeper:
 def checks_for(manager):
     """The checks of a conductor manager's kind (see the module doc)."""
     if manager.KIND == 'boot':
-        return [orphans.OrphanBuildRequests(manager)]
+        return [orphans.OrphanBuildRequests(manager),
+                unfinished_deletes.UnfinishedDeletes(manager)]
     return [unowned_flows.UnownedFlows(manager),
             build_timeouts.BuildTimeouts(manager)]
 

@@ -46,6 +46,29 @@ api_opts = [
                       'that has not answered by then has its servers '
                       'listed with status UNKNOWN rather than failing the '
                       'whole listing.'),
+    cfg.FloatOpt('cell_timeout',
+                 default=10.0,
+                 min=0.1,
+                 help='Seconds the API waits for one cell database when it '
+                      'reads or deletes one server, or looks for flows. A '
+                      'cell that has not answered by then is reported: a '
+                      'server answers 503 with Retry-After, a flow listing '
+                      'names the cell in "unreachable", so that one silent '
+                      'cell never holds every API thread. As long as a '
+                      'listing waits (list_cell_timeout) by default.'),
+    cfg.IntOpt('cell_read_timeout',
+               default=30,
+               min=0,
+               help='Seconds a database read of a cell reached through its '
+                    'cell mapping may wait for the server (the DB-API '
+                    'driver\'s read timeout: PyMySQL read_timeout; '
+                    'PostgreSQL bounds the connection with connect_timeout '
+                    'only). Applies to every process that reaches cells '
+                    'through their mappings (the API, super conductors). '
+                    'A cell that accepts connections and never answers '
+                    'keeps a thread at most this long after cell_timeout '
+                    'gave up on it; 0 leaves reads unbounded. 30 s is '
+                    'longer than any read of one cell takes.'),
     cfg.IntOpt('max_count',
                default=1000,
                min=1,

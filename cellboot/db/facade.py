@@ -22,7 +22,6 @@ transaction of whichever context manager ``pick(context)`` returns.
 import collections
 import functools
 import os
-import re
 import threading
 
 from oslo_db import exception as db_exc
@@ -31,11 +30,28 @@ import sqlalchemy
 from sqlalchemy.engine import url as sa_url
 
 from cellboot import exception
+from cellboot import masking
 
 SQLITE_BUSY_TIMEOUT_MS = 30000
 
-# "scheme://user:password@" in a URL that SQLAlchemy cannot parse.
-_USERINFO_PASSWORD = re.compile(r'(//[^:/@]*:)[^@]*@')
+# Seconds to wait for a database server to accept a connection (and, for
+# the migrations' probe, to answer it) before giving up: long enough for
+# a loaded server, short enough that an operator with a wrong host name,
+# or a server that accepts connections but never answers, is told so at
+# once.
+CONNECT_TIMEOUT_SECONDS = 5
+
+# Per DB-API driver: the connect() argument that bounds the connection
+# attempt, and the one that bounds reads. The MySQL drivers' connect
+# timeout covers the TCP connection only, so what must not hang also
+# bounds its reads (the server's greeting is one); libpq's covers the
+# whole start-up, and it has no read timeout.
+TIMEOUT_ARGS = {
+    'pymysql': ('connect_timeout', 'read_timeout'),
+    'mysqldb': ('connect_timeout', 'read_timeout'),
+    'psycopg2': ('connect_timeout', None),
+    'psycopg': ('connect_timeout', None),
+}
 
 # oslo.db [database]-style options that enginefacade.configure() accepts.
 FACADE_OPTS = frozenset({
@@ -289,6 +305,25 @@ def _give_back_turn(info):
         queue.release()
 
 
+def timeout_args(url, read_timeout=None):
+    """DB-API connect() arguments that bound the waits on ``url``'s server.
+
+    Always the connect timeout; the read timeout when ``read_timeout``
+    (seconds) is given and the driver has one. Arguments the URL already
+    sets are left alone; drivers we do not know get none (an unknown
+    argument would make them fail).
+    """
+    url = parse_url(url) if isinstance(url, str) else url
+    connect_arg, read_arg = TIMEOUT_ARGS.get(url.get_driver_name(),
+                                             (None, None))
+    args = {}
+    if connect_arg:
+        args[connect_arg] = CONNECT_TIMEOUT_SECONDS
+    if read_timeout and read_arg:
+        args[read_arg] = read_timeout
+    return {k: v for k, v in args.items() if k not in url.query}
+
+
 def parse_url(url):
     """Parse a database URL or raise InvalidDatabaseURL with the reason."""
     if not url or not isinstance(url, str):
@@ -297,21 +332,7 @@ def parse_url(url):
         parsed = sa_url.make_url(url)
         parsed.get_dialect()
     except Exception as exc:  # ArgumentError, NoSuchModuleError, ...
-        raise exception.InvalidDatabaseURL(url=mask_password(url),
-                                           reason=str(exc))
+        raise exception.InvalidDatabaseURL(
+            url=masking.mask_url(url),
+            reason=masking.mask_text(exc, url))
     return parsed
-
-
-def mask_password(url):
-    """Return ``url`` with any password replaced by ``***``."""
-    if not url:
-        return url
-    try:
-        parsed = sa_url.make_url(url)
-    except Exception:
-        # An unparseable URL may still carry a password: mask whatever
-        # stands between "user:" and "@" rather than print it.
-        return _USERINFO_PASSWORD.sub(r'\1***@', url)
-    if parsed.password is None:
-        return url
-    return parsed.render_as_string(hide_password=True)

@@ -41,6 +41,7 @@ import sqlalchemy as sa
 from sqlalchemy import pool
 from taskflow.persistence.backends import impl_sqlalchemy
 
+from cellboot.conf import CONF
 from cellboot.db import facade
 
 # Seconds after which a pooled server connection is replaced, below the
@@ -123,7 +124,11 @@ def _create_engine(connection):
             engine = sa.create_engine(url)
             facade.install_sqlite_pragmas(engine)
         return engine
+    # A cell's server may accept connections and never answer: the
+    # driver's timeouts bound how long a reader waits on it.
     return sa.create_engine(url,
+                            connect_args=facade.timeout_args(
+                                url, CONF.api.cell_read_timeout),
                             isolation_level=_SERVER_ISOLATION_LEVEL,
                             pool_pre_ping=True,
                             pool_recycle=POOL_RECYCLE_SECONDS)

@@ -45,6 +45,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.db import facade
 from cellboot.db import flow_db
 from cellboot import exception
+from cellboot import masking
 
 LOG = logging.getLogger(__name__)
 
@@ -53,25 +54,6 @@ LOG = logging.getLogger(__name__)
 TREES = {
     'api': api_models,
     'cell': cell_models,
-}
-
-# Seconds to wait for a database server to accept a connection (and, for
-# the probe, to answer it) before giving up: long enough for a loaded
-# server, short enough that an operator with a wrong host name, or a
-# server that accepts connections but never answers, is told so at once.
-CONNECT_TIMEOUT_SECONDS = 5
-
-# Per DB-API driver: the connect() argument that bounds the connection
-# attempt, and the one that bounds reads. The MySQL drivers' connect
-# timeout covers the TCP connection only, so the probe also bounds its
-# reads (the server's greeting); migrations run without a read timeout,
-# as a DDL on a big table can take long. libpq's covers the whole
-# start-up.
-_TIMEOUT_ARGS = {
-    'pymysql': ('connect_timeout', 'read_timeout'),
-    'mysqldb': ('connect_timeout', 'read_timeout'),
-    'psycopg2': ('connect_timeout', None),
-    'psycopg': ('connect_timeout', None),
 }
 
 
@@ -122,7 +104,7 @@ def db_sync(database, connection, version=None):
     config = alembic_config(database)
     target = _target_revision(config, database, version)
     with _checked_engine(connection) as engine:
-        masked = facade.mask_password(connection)
+        masked = masking.mask_url(connection)
         try:
             with engine.begin() as conn:
                 current = _current_revision(conn, models.VERSION_TABLE)
@@ -158,7 +140,7 @@ def sync_flow_tables(connection):
     """
     with _checked_engine(connection):
         pass
-    masked = facade.mask_password(connection)
+    masked = masking.mask_url(connection)
     LOG.info("Syncing TaskFlow's persistence tables in %s.", masked)
     try:
         flow_db.sync(connection)
@@ -224,7 +206,7 @@ def _checked_engine(connection):
     (a test can drop the database at once).
     """
     url = facade.parse_url(connection)
-    masked = facade.mask_password(connection)
+    masked = masking.mask_url(connection)
     if url.get_backend_name() == 'sqlite':
         _make_sqlite_directory(url, masked)
     _probe(url, masked)
@@ -251,17 +233,11 @@ def _probe(url, masked):
 def _connect_args(url, probe):
     """DB-API connect() arguments that bound the waits on a server.
 
-    Arguments the URL already sets are left alone; drivers we do not know
-    get none (an unknown argument would make them fail).
+    The probe also bounds its reads (the server's greeting); migrations
+    run without a read timeout, as a DDL on a big table can take long.
     """
-    connect_arg, read_arg = _TIMEOUT_ARGS.get(url.get_driver_name(),
-                                              (None, None))
-    args = {}
-    if connect_arg:
-        args[connect_arg] = CONNECT_TIMEOUT_SECONDS
-    if probe and read_arg:
-        args[read_arg] = CONNECT_TIMEOUT_SECONDS
-    return {k: v for k, v in args.items() if k not in url.query}
+    return facade.timeout_args(
+        url, facade.CONNECT_TIMEOUT_SECONDS if probe else None)
 
 
 def _create_engine(url, masked, connect_args):

@@ -104,6 +104,13 @@ def _count(context, where):
             where)).scalar()
 
 
+@cell_db.reader
+def _deleted_uuids(context):
+    return list(context.session.execute(
+        sa.select(_INSTANCES.c.uuid).where(
+            _INSTANCES.c.deleted == sa.true())).scalars())
+
+
 def _last_change():
     """When an instance last changed (a new row has no updated_at)."""
     return sa.func.coalesce(_INSTANCES.c.updated_at, _INSTANCES.c.created_at)
@@ -199,6 +206,11 @@ class Instance(base.DomainObject):
         if not rows:
             raise exception.InstanceNotFound(uuid=uuid)
         return cls._from_row(rows[0])
+
+    @classmethod
+    def get_deleted_uuids(cls, context):
+        """The uuids of this cell's soft-deleted instances."""
+        return _deleted_uuids(context)
 
     @classmethod
     def get_all_by_project(cls, context, project_id):

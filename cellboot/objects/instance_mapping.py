@@ -18,6 +18,8 @@ from cellboot.objects import base
 from cellboot.objects import cell_mapping
 
 _MAPPINGS = models.InstanceMapping.__table__
+_ALLOCATIONS = models.Allocation.__table__
+_REQUESTS = models.BuildRequest.__table__
 
 
 def _select(where):
@@ -77,6 +79,34 @@ def _get_page(context, project_id, limit, marker):
 def _get_by_instance_uuids(context, instance_uuids):
     return context.session.execute(_select(
         _MAPPINGS.c.instance_uuid.in_(instance_uuids))).all()
+
+
+@api_db.reader
+def _owned_by(context, project_id, instance_uuids):
+    return set(context.session.execute(
+        sa.select(_MAPPINGS.c.instance_uuid).where(
+            _MAPPINGS.c.project_id == project_id,
+            _MAPPINGS.c.instance_uuid.in_(instance_uuids))).scalars())
+
+
+@api_db.reader
+def _deleted_with_leftovers(context, limit):
+    uuid = _MAPPINGS.c.instance_uuid
+    leftovers = sa.or_(
+        sa.exists().where(_ALLOCATIONS.c.consumer_id == uuid),
+        sa.exists().where(_REQUESTS.c.instance_uuid == uuid))
+    return list(context.session.execute(
+        sa.select(uuid).where(_MAPPINGS.c.queued_for_delete == sa.true(),
+                              leftovers).order_by(_MAPPINGS.c.id)
+        .limit(limit)).scalars())
+
+
+@api_db.reader
+def _not_queued_for_delete(context, instance_uuids):
+    return set(context.session.execute(
+        sa.select(_MAPPINGS.c.instance_uuid).where(
+            _MAPPINGS.c.queued_for_delete == sa.false(),
+            _MAPPINGS.c.instance_uuid.in_(instance_uuids))).scalars())
 
 
 def _in_cell(cell_uuid):
@@ -156,6 +186,37 @@ class InstanceMapping(base.DomainObject):
         if row is None:
             raise exception.InstanceMappingNotFound(uuid=instance_uuid)
         return cls._from_row(row)
+
+    @classmethod
+    def owned_by(cls, context, project_id, instance_uuids):
+        """Those of ``instance_uuids`` that are servers of ``project_id``.
+
+        One query, whatever the number; no project owns nothing.
+        """
+        instance_uuids = sorted(set(instance_uuids))
+        if not project_id or not instance_uuids:
+            return set()
+        return _owned_by(context, project_id, instance_uuids)
+
+    @classmethod
+    def deleted_with_leftovers(cls, context, limit=1000):
+        """Servers queued for delete that still hold claims or a request.
+
+        What a delete that failed after its mark left (see
+        ``cellboot.workflows.deletes``); at most ``limit`` uuids, oldest
+        mapping first.
+        """
+        return _deleted_with_leftovers(context, limit)
+
+    @classmethod
+    def not_queued_for_delete(cls, context, instance_uuids, chunk=500):
+        """Those of ``instance_uuids`` whose mapping is not queued yet."""
+        instance_uuids = sorted(set(instance_uuids))
+        found = set()
+        for start in range(0, len(instance_uuids), chunk):
+            found |= _not_queued_for_delete(
+                context, instance_uuids[start:start + chunk])
+        return found
 
     @classmethod
     def get_by_project(cls, context, project_id):

@@ -19,7 +19,6 @@ the caller (``client.RPCClient`` strips the remote traceback from it).
 """
 
 from importlib import metadata
-import re
 import threading
 
 from oslo_config import cfg
@@ -28,6 +27,7 @@ from oslo_messaging import transport as om_transport
 
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot import masking
 from cellboot.rpc import inprocess
 
 # The embedded mode needs no broker; a deployment sets its rabbit:// URL.
@@ -59,17 +59,6 @@ def set_defaults():
 set_defaults()
 
 
-# ``//user:password@`` or ``,user:password@`` (one per broker host).
-_CREDENTIALS = re.compile(r'(?P<head>(?://|,)[^:/@,]*):[^@/,]*@')
-
-
-def mask_url(url):
-    """``url`` with every broker host's password shown as ``***``."""
-    if not url:
-        return url
-    return _CREDENTIALS.sub(r'\g<head>:***@', url)
-
-
 def get_transport(url):
     """The shared RPC transport for ``url``; raises InvalidTransportURL.
 
@@ -96,7 +85,8 @@ def _new_transport(url):
         parsed = oslo_messaging.TransportURL.parse(CONF, url)
     except oslo_messaging.InvalidTransportURL as exc:
         raise exception.InvalidTransportURL(
-            url=mask_url(url), reason='it is not a transport URL (expected '
+            url=masking.mask_url(url),
+            reason='it is not a transport URL (expected '
             'driver://[user:pass@]host:port[,...]/vhost)') from exc
     drivers = sorted(ep.name for ep in metadata.entry_points(
         group='oslo.messaging.drivers'))
@@ -104,7 +94,8 @@ def _new_transport(url):
         # Checked here: oslo.messaging would log a warning of its own
         # before failing, a second line for the operator to read.
         raise exception.InvalidTransportURL(
-            url=mask_url(url), reason=f'there is no messaging driver '
+            url=masking.mask_url(url),
+            reason=f'there is no messaging driver '
             f'{parsed.transport!r} (installed: {", ".join(drivers)})')
     if parsed.transport.split('+')[0] == inprocess.DRIVER:
         # The embedded bus: oslo.messaging's fake driver, but woken on
@@ -132,14 +123,14 @@ def get_cell_transport(cell_mapping):
     """The bus of ``cell_mapping``, as recorded in the API database."""
     if cell_mapping.is_cell0:
         raise exception.InvalidTransportURL(
-            url=cell_mapping.transport_url,
+            url=masking.mask_url(cell_mapping.transport_url),
             reason='cell0 has no message bus: it only holds instances whose '
                    'build failed before reaching a cell')
     try:
         return get_transport(cell_mapping.transport_url)
     except exception.InvalidTransportURL as exc:
         raise exception.InvalidTransportURL(
-            url=mask_url(cell_mapping.transport_url),
+            url=masking.mask_url(cell_mapping.transport_url),
             reason=f'cell {cell_mapping.name} ({cell_mapping.uuid}): '
                    f'{exc.kwargs.get("reason")}; fix the transport_url of '
                    f'its cell mapping') from exc
@@ -149,7 +140,7 @@ def describe(transport):
     """The (masked) URL of a cached transport, for error messages."""
     for url, cached in list(_transports.items()):
         if cached is transport:
-            return mask_url(url)
+            return masking.mask_url(url)
     return '<unknown transport>'
 
 

@@ -27,10 +27,17 @@ scheduler a read of the server group; without it a ``group`` hint is
 looked up. ``resolve`` turns the hints into the resource provider uuids
 that the filters compare against (where the named instances hold their
 allocations), so filters never touch a database.
+
+``same_host`` and ``different_host`` see only the servers of the
+request's own project: another project's server is treated exactly as an
+unknown uuid, so that the hints neither tell whether it exists nor put a
+server next to another tenant's. ``target_cell`` is for administrators;
+the API checks that by policy before the spec is written.
 """
 
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.objects import instance_mapping
 from cellboot.objects import server_group
 from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import usage
@@ -130,8 +137,12 @@ class ScheduleRequest:
                                                                 uuid))
             return found
 
-        self.same_host_providers = providers_of(self.same_host)
-        self.different_host_providers = providers_of(self.different_host)
+        own = instance_mapping.InstanceMapping.owned_by(
+            context, self.project_id, self.same_host + self.different_host)
+        self.same_host_providers = providers_of(
+            uuid for uuid in self.same_host if uuid in own)
+        self.different_host_providers = providers_of(
+            uuid for uuid in self.different_host if uuid in own)
         self._resolve_target_cell(context)
         if self.group_uuid and not self._group_given:
             self._load_group(context)

@@ -22,7 +22,8 @@ and the end of its create action, under the request that created it.
 Each is idempotent (a resumed flow may replay the step that called it),
 and writes an ERROR instance with its fault and action event in one
 transaction of the instance's cell, so that no ERROR goes without a
-fault whatever fails.
+fault whatever fails. A fault's message is for the server's owner, its
+details for administrators (``cellboot.objects.fault_messages``).
 ``settle`` is what the boot flow does once an instance exists in a cell
 (mapping, then build request), shared by the flow and the burials.
 """
@@ -36,6 +37,7 @@ from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action as action_obj
 from cellboot.objects import instance_fault as fault_obj
@@ -82,11 +84,6 @@ def owner(build_request):
             build_request.get('user_id') or inst.get('user_id'))
 
 
-def fault_code(error):
-    """The HTTP-like code of a fault for ``error`` (500 when unknown)."""
-    return getattr(error, 'code', None) or 500
-
-
 def record_event(cctxt, instance_uuid, event, error=None, host=None):
     """Record ``event`` of the request's action, finished at once.
 
@@ -113,17 +110,18 @@ def record_event(cctxt, instance_uuid, event, error=None, host=None):
         details=error)
 
 
-def _add_fault_once(cctxt, instance_uuid, code, message, host=None):
-    """A fault, unless a replay of this step already recorded one.
+def _add_fault_once(cctxt, instance_uuid, error, host=None):
+    """A fault for ``error``, unless a replay of this step recorded one.
 
-    The fault's message is cut to 255 characters; its details keep the
-    whole of it.
+    Its message is the owner's sentence for the error, its details the
+    whole operator's text (``fault_messages.describe``).
     """
     if instance_uuid in fault_obj.InstanceFault.get_latest_for_instances(
             cctxt, [instance_uuid]):
         return False
+    code, message, details = fault_messages.describe(error)
     fault_obj.InstanceFault.create(cctxt, instance_uuid, code, message,
-                                   details=message, host=host)
+                                   details=details, host=host)
     return True
 
 
@@ -237,8 +235,7 @@ def bury_in_cell0(context, scheduler, build_request, request_spec, error,
                 instance_obj.vm_states.ERROR, user_id=user_id,
                 **instance_values(build_request, request_spec))
         # else a replay: the instance is in cell0 already
-        if _add_fault_once(cctxt, instance_uuid, fault_code(error),
-                           message):
+        if _add_fault_once(cctxt, instance_uuid, error):
             record_event(cctxt, instance_uuid, SCHEDULE_EVENT,
                          error=message)
     scheduler.release_resources(context, instance_uuid)
@@ -261,8 +258,7 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
     with cb_context.target_cell(context, cell_mapping) as cctxt, \
             batches.transaction(
                 cctxt, cell_connection.pick_context_manager(cctxt)):
-        outcome = _fail(cctxt, instance_uuid, expected, message,
-                        fault_code(error), event)
+        outcome = _fail(cctxt, instance_uuid, expected, error, event)
     if outcome == FAILED:
         LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
                     cell_mapping.name, message)
@@ -271,7 +267,7 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
     return outcome
 
 
-def _fail(cctxt, instance_uuid, expected, message, code, event):
+def _fail(cctxt, instance_uuid, expected, error, event):
     """ERROR, fault and event in the targeted cell; see fail_in_cell."""
     try:
         instance = instance_obj.Instance.get_by_uuid(cctxt, instance_uuid)
@@ -285,15 +281,19 @@ def _fail(cctxt, instance_uuid, expected, message, code, event):
         except exception.UnexpectedVMState as exc:
             LOG.info('Not failing instance %s: %s', instance_uuid, exc)
             return None
-    if _add_fault_once(cctxt, instance_uuid, code, message,
-                       host=instance.host):
-        record_event(cctxt, instance_uuid, event, error=message)
+    if _add_fault_once(cctxt, instance_uuid, error, host=instance.host):
+        record_event(cctxt, instance_uuid, event, error=str(error))
     return FAILED
 
 
 def end_build_in_error(context, instance, set_error, message, event,
-                       host=None, cell_mapping=None, code=500):
+                       host=None, cell_mapping=None, code=500,
+                       user_message=None):
     """End a build nobody will finish: ERROR, fault, event, action end.
+
+    ``message`` is the operator's text (the fault's details and the
+    event's); ``user_message`` the owner's sentence
+    (``fault_messages``), derived from ``message`` when not given.
 
     ``set_error(cctxt)`` is the instance's conditional update to ERROR
     (``Instance.time_out_build`` and its kind) and says whether this
@@ -313,8 +313,10 @@ def end_build_in_error(context, instance, set_error, message, event,
             cctxt, cell_connection.pick_context_manager(cctxt)):
         if not set_error(cctxt):
             return False
-        fault_obj.InstanceFault.create(cctxt, instance.uuid, code, message,
-                                       details=message, host=host)
+        _code, shown, details = fault_messages.describe(message,
+                                                        user_message)
+        fault_obj.InstanceFault.create(cctxt, instance.uuid, code, shown,
+                                       details=details, host=host)
         record_event(cctxt, instance.uuid, event, error=message, host=host)
         action_obj.InstanceAction.get_by_request_id(
             cctxt, instance.uuid, cctxt.request_id).finish(

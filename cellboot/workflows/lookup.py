@@ -38,10 +38,12 @@ that cannot be read); a corrupt flow is still listed and shown, for the
 operator to see what it holds.
 """
 
+import collections
+import datetime
+
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
-import datetime
 
 import sqlalchemy as sa
 from taskflow import exceptions as tf_exc
@@ -50,6 +52,7 @@ from taskflow.persistence import models as tf_models
 from taskflow.types import failure as tf_failure
 
 from cellboot.conf import CONF
+from cellboot import context as cb_context
 from cellboot.db import flow_db
 from cellboot.db import pages
 from cellboot import exception
@@ -69,7 +72,8 @@ _INJECTOR = '_TaskFlow_INJECTOR'
 
 FLOW_DATABASE = 'flow database'
 
-# Seconds to wait for each cell when searching them all.
+# Seconds to wait for each database when searching them all, by default
+# (the API passes its [api] cell_timeout).
 CELL_TIMEOUT = 30
 
 # Longest result summary kept per atom (characters).
@@ -391,18 +395,51 @@ def warn_if_corrupt(flow):
                     flow['uuid'], flow['location'], flow['corrupt'])
 
 
+# Where flows are persisted, in the shape scatter_gather_cells reads
+# (``uuid`` is the location an operator reads), with the level whose
+# flows it holds (``kinds.SUPER``, ``kinds.CELL``).
+_Place = collections.namedtuple('_Place',
+                                'uuid name database_connection level')
+
+
 def _databases(context):
-    """(location, URL, level) of the flow database and of every cell's."""
-    found = [(FLOW_DATABASE, CONF.flow_persistence.connection, kinds.SUPER)]
+    """The flow database and every cell database, as ``_Place``s."""
+    found = [_Place(FLOW_DATABASE, FLOW_DATABASE,
+                    CONF.flow_persistence.connection, kinds.SUPER)]
     for cell in cell_mapping_obj.CellMapping.get_all(context):
         if not cell.is_cell0:
-            found.append((f'cell {cell.name}', cell.database_connection,
-                          kinds.CELL))
+            location = f'cell {cell.name}'
+            found.append(_Place(location, location,
+                                cell.database_connection, kinds.CELL))
+    return found
+
+
+def _everywhere(context, places, timeout, fn):
+    """``{location: result}`` of ``fn(place)`` for every place.
+
+    Read in parallel, each for ``timeout`` seconds at most; a database
+    that fails or does not answer yields ``None`` (with a warning), so
+    that one broken or silent cell does not hide the others' flows nor
+    hold up the answer.
+    """
+    places = {place.uuid: place for place in places}
+    results = cb_context.scatter_gather_cells(
+        context, places.values(), timeout,
+        lambda cctxt: fn(places[cctxt.cell_uuid]))
+    found = {}
+    for location, result in results.items():
+        if cb_context.is_cell_failure(result):
+            LOG.warning('Cannot read the flows in the %s: %s', location,
+                        getattr(result, 'exception', 'it did not answer '
+                                f'within {timeout} s'))
+            result = None
+        found[location] = result
     return found
 
 
 def find_flows_everywhere(context, instance_uuid=None, state=None,
-                          since_before=None, limit=None, marker=None):
+                          since_before=None, limit=None, marker=None,
+                          timeout=CELL_TIMEOUT, unreachable=None):
     """Flow summaries from the flow database and every cell, oldest first.
 
     ``since_before`` (an aware datetime) keeps the flows owned since
@@ -413,23 +450,26 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
     has it) make it one page: the ``limit`` first flows after the marker,
     each database read for no more than that.
 
-    A database that cannot be read (a cell down, TaskFlow's tables never
-    synced) is skipped with a warning, so that one broken cell does not
-    hide the others' flows.
+    A database that cannot be read within ``timeout`` seconds (a cell
+    down or silent, TaskFlow's tables never synced) is skipped with a
+    warning and its location appended to ``unreachable`` (a list, when
+    given), so that one broken cell does not hide the others' flows.
     """
-    databases = _databases(context)
+    places = _databases(context)
     after = None
     if marker is not None:
-        after = _position(databases, marker)
+        after = _position(context, places, marker, timeout)
+    results = _everywhere(context, places, timeout, lambda place: find_flows(
+        place.database_connection, instance_uuid=instance_uuid,
+        state=state, location=place.uuid, level=place.level, limit=limit,
+        after=after))
     found = []
-    for location, url, level in databases:
-        try:
-            found.extend(find_flows(url, instance_uuid=instance_uuid,
-                                    state=state, location=location,
-                                    level=level, limit=limit, after=after))
-        except sa.exc.SQLAlchemyError as exc:
-            LOG.warning('Cannot read the flows in the %s: %s', location,
-                        exc)
+    for location, flows in results.items():
+        if flows is None:
+            if unreachable is not None:
+                unreachable.append(location)
+            continue
+        found.extend(flows)
     for flow in found:
         warn_if_corrupt(flow)
     if since_before is not None:
@@ -440,33 +480,51 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
     return found[:limit]
 
 
-def _position(databases, flow_uuid):
-    """``(created_at, uuid)`` of a flow in any of ``databases``."""
-    for location, url, _level in databases:
-        try:
-            with flow_db.get_backend(url).engine.connect() as conn:
-                row = conn.execute(sa.select(*_ORDER).where(
-                    _FLOWS.c.uuid == flow_uuid)).first()
-        except sa.exc.SQLAlchemyError as exc:
-            LOG.warning('Cannot read the flows in the %s: %s', location,
-                        exc)
-            continue
-        if row is not None and row.created_at is not None:
-            return tuple(row)
+def _position_in(url, flow_uuid):
+    with flow_db.get_backend(url).engine.connect() as conn:
+        row = conn.execute(sa.select(*_ORDER).where(
+            _FLOWS.c.uuid == flow_uuid)).first()
+    if row is not None and row.created_at is not None:
+        return tuple(row)
+    return None
+
+
+def _position(context, places, flow_uuid, timeout):
+    """``(created_at, uuid)`` of a flow in any of ``places``."""
+    results = _everywhere(context, places, timeout, lambda place:
+                          _position_in(place.database_connection, flow_uuid))
+    for position in results.values():
+        if position is not None:
+            return position
     raise exception.MarkerNotFound(marker=flow_uuid)
 
 
-def get_flow_everywhere(context, flow_uuid):
-    """A flow by id, from whichever database holds it."""
-    for location, url, level in _databases(context):
+def get_flow_everywhere(context, flow_uuid, timeout=CELL_TIMEOUT):
+    """A flow by id, from whichever database holds it.
+
+    FlowNotFound when no database has it; FlowLookupIncomplete (503)
+    when none of those that answered has it and some did not answer
+    within ``timeout`` seconds, since the flow may be there.
+    """
+    def lookup(place):
         try:
-            found = get_flow(url, flow_uuid, location=location, level=level)
+            return get_flow(place.database_connection, flow_uuid,
+                            location=place.uuid, level=place.level)
         except exception.FlowNotFound:
-            continue
-        except (sa.exc.SQLAlchemyError, tf_exc.StorageFailure) as exc:
-            LOG.warning('Cannot read the flows in the %s: %s', location,
-                        exc)
-            continue
-        warn_if_corrupt(found)
-        return found
+            return _MISSING
+
+    results = _everywhere(context, _databases(context), timeout, lookup)
+    for flow in results.values():
+        if flow is not None and flow is not _MISSING:
+            warn_if_corrupt(flow)
+            return flow
+    silent = sorted(location for location, flow in results.items()
+                    if flow is None)
+    if silent:
+        raise exception.FlowLookupIncomplete(flow=flow_uuid,
+                                             locations=', '.join(silent))
     raise exception.FlowNotFound(flow=flow_uuid)
+
+
+# What a database that answered without the flow yields.
+_MISSING = object()

@@ -10,6 +10,7 @@ from cellboot.api import auth
 from cellboot.api import errors
 from cellboot.api import schemas
 from cellboot import exception
+from cellboot.policies import quota_sets as quota_policies
 from cellboot import quota
 
 _limit = {'type': 'integer', 'minimum': quota.UNLIMITED,
@@ -31,15 +32,18 @@ QUOTA_SET_UPDATE = {
 }
 
 
-def _project(context, project_id):
-    """The project asked about, if the caller may read its quota."""
+def _project(context, project_id, rule):
+    """The project asked about, if ``rule`` lets the caller act on it.
+
+    The route's check ran against the caller's own project; this one
+    runs against the project in the path (403 for another project's
+    quota unless the policy allows it).
+    """
     try:
         quota.validate_project_id(project_id)
     except exception.Invalid as exc:
         raise errors.BadRequest(str(exc))
-    if not context.is_admin and project_id != context.project_id:
-        raise errors.Forbidden(
-            "Only an administrator may read another project's quota.")
+    auth.authorize(context, rule, {'project_id': project_id})
     return project_id
 
 
@@ -57,16 +61,17 @@ def _answer(context, project_id, detail=False):
 
 
 def show(api, request, context, project_id):
-    return _answer(context, _project(context, project_id))
+    return _answer(context, _project(context, project_id,
+                                     quota_policies.SHOW))
 
 
 def detail(api, request, context, project_id):
-    return _answer(context, _project(context, project_id), detail=True)
+    return _answer(context, _project(context, project_id,
+                                     quota_policies.DETAIL), detail=True)
 
 
 def update(api, request, context, project_id):
-    auth.require_admin(context)
-    project_id = _project(context, project_id)
+    project_id = _project(context, project_id, quota_policies.UPDATE)
     body = schemas.validate(QUOTA_SET_UPDATE,
                             schemas.parse_json(request))['quota_set']
     quota.update(context, project_id, body)
@@ -75,6 +80,6 @@ def update(api, request, context, project_id):
 
 def delete(api, request, context, project_id):
     """Revert to the defaults (Nova answers 202, and so does this)."""
-    auth.require_admin(context)
-    quota.reset(context, _project(context, project_id))
+    quota.reset(context, _project(context, project_id,
+                                  quota_policies.DELETE))
     return errors.json_response(202)

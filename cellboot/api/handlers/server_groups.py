@@ -1,21 +1,35 @@
 """``/os-server-groups``: a project's affinity and anti-affinity groups."""
 
+from cellboot.api import auth
 from cellboot.api import errors
 from cellboot.api import pagination
 from cellboot.api import schemas
 from cellboot.api import views
 from cellboot import exception
 from cellboot.objects import server_group
+from cellboot.policies import server_groups as group_policies
+
+
+def visible_group(context, group_id):
+    """The group if the policy lets the caller see it, else None.
+
+    Another project's group is as absent as one that does not exist, so
+    that its existence is not revealed.
+    """
+    try:
+        group = server_group.ServerGroup.get_by_uuid(context, group_id)
+    except exception.ServerGroupNotFound:
+        return None
+    if not auth.may(context, group_policies.SHOW, group.project_id,
+                    group.user_id):
+        return None
+    return group
 
 
 def _get(context, group_id):
     """The group if the caller may see it; 404 otherwise."""
-    try:
-        group = server_group.ServerGroup.get_by_uuid(context, group_id)
-    except exception.ServerGroupNotFound:
-        group = None
-    if group is None or (group.project_id != context.project_id
-                         and not context.is_admin):
+    group = visible_group(context, group_id)
+    if group is None:
         raise errors.NotFound(f'Server group {group_id} could not be found.')
     return group
 
@@ -24,7 +38,7 @@ def create(api, request, context):
     body = schemas.validate(schemas.SERVER_GROUP_CREATE,
                             schemas.parse_json(request))['server_group']
     group = server_group.ServerGroup.create(
-        context, body['name'], context.project_id, body['policy'],
+        context, body['name'], auth.owning_project(context), body['policy'],
         user_id=context.user_id)
     return errors.json_response(200, {'server_group':
                                       views.server_group(group)})
@@ -47,6 +61,9 @@ def show(api, request, context, group_id):
 
 def delete(api, request, context, group_id):
     group = _get(context, group_id)
+    auth.authorize(context, group_policies.DELETE,
+                   {'project_id': group.project_id,
+                    'user_id': group.user_id})
     try:
         group.destroy(context)
     except exception.ServerGroupNotFound:

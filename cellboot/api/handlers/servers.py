@@ -4,16 +4,19 @@ import functools
 
 from oslo_log import log as logging
 
+from cellboot.api import auth
 from cellboot.api import boot_requests
 from cellboot.api import errors
+from cellboot.api import handlers
 from cellboot.api import pagination
 from cellboot.api import schemas
+from cellboot.api.handlers import server_groups
 from cellboot.api import server_records
 from cellboot.api import views
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import flavor as flavor_obj
-from cellboot.objects import server_group
+from cellboot.policies import servers as server_policies
 
 LOG = logging.getLogger(__name__)
 
@@ -35,14 +38,22 @@ def _group(context, hints):
     uuid = hints.get('group')
     if uuid is None:
         return None
-    try:
-        group = server_group.ServerGroup.get_by_uuid(context, uuid)
-    except exception.ServerGroupNotFound:
-        group = None
-    if group is None or (group.project_id != context.project_id
-                         and not context.is_admin):
+    group = server_groups.visible_group(context, uuid)
+    if group is None:
         raise errors.BadRequest(f'Server group {uuid} could not be found.')
     return group
+
+
+def _check_hints(context, hints):
+    """403 for a hint the caller's policy does not allow.
+
+    ``target_cell`` picks a cell, which only those who know the topology
+    (administrators, by default) may do. ``same_host`` and
+    ``different_host`` need no rule: the scheduler resolves them within
+    the request's project only.
+    """
+    if hints.get('target_cell'):
+        auth.authorize(context, server_policies.CREATE_TARGET_CELL)
 
 
 def _counts(server):
@@ -65,6 +76,8 @@ def create(api, request, context):
                             schemas.parse_json(request))
     server = body['server']
     hints = dict(body.get('os:scheduler_hints') or {})
+    project_id = auth.owning_project(context)
+    _check_hints(context, hints)
     min_count, max_count = _counts(server)
     flavor = _flavor(context, server['flavorRef'])
     group = _group(context, hints)
@@ -79,7 +92,7 @@ def create(api, request, context):
                 'metadata': server.get('metadata') or {}}
     spec = {'flavor': flavor_values, 'num_instances': max_count,
             'availability_zone': server.get('availability_zone'),
-            'scheduler_hints': hints, 'project_id': context.project_id,
+            'scheduler_hints': hints, 'project_id': project_id,
             'user_id': context.user_id}
     # QuotaExceeded (403) when not even min_count fit: nothing written.
     build_requests, specs = boot_requests.persist(
@@ -138,11 +151,18 @@ def detail(api, request, context):
 
 
 def show(api, request, context, server_id):
-    record = server_records.get(context, server_id)
+    try:
+        record = server_records.get(context, server_id)
+    except server_records.CellUnreachable as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(
         200, {'server': views.server_detail(request, context, record)})
 
 
 def delete(api, request, context, server_id):
-    server_records.delete(context, server_id, api.scheduler)
+    try:
+        server_records.delete(context, server_id, api.scheduler)
+    except (server_records.CellUnreachable,
+            server_records.DeleteNotFinished) as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(204)

@@ -12,6 +12,7 @@ from cellboot.cmd.manage import output
 from cellboot.cmd.manage import parsing
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot import masking
 
 EXIT_CELL_EXISTS = 2
 EXIT_HOSTS_REMAIN = 3
@@ -42,7 +43,7 @@ def _required(value, option, config):
 
 
 def _say_mapped_cell0(cell0, created, requested_url=None):
-    url = output.mask_database_url(cell0.database_connection)
+    url = masking.mask_url(cell0.database_connection)
     if created:
         output.say(f'Mapped cell0 to {url}')
         return
@@ -91,8 +92,8 @@ def _cell_table(cell_list, verbose, context=None):
     rows = []
     for cell in cell_list:
         row = [cell.name, cell.uuid,
-               output.mask_transport_url(cell.transport_url),
-               output.mask_database_url(cell.database_connection),
+               masking.mask_url(cell.transport_url),
+               masking.mask_url(cell.database_connection),
                cell.disabled]
         if verbose:
             row += [cells.HostMapping.count_by_cell(context, cell.uuid),

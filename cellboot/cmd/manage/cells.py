@@ -16,12 +16,12 @@ from urllib import parse
 
 from oslo_config import cfg
 
-from cellboot.cmd.manage import output
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
 from cellboot.db import facade
 from cellboot import exception
+from cellboot import masking
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import host_mapping as host_mapping_obj
 from cellboot.objects import instance as instance_obj
@@ -68,7 +68,7 @@ def cell0_url_from_api_url(api_url):
     name = url.database
     if not name or name == ':memory:':
         raise exception.InvalidDatabaseURL(
-            url=facade.mask_password(api_url),
+            url=masking.mask_url(api_url),
             reason='an in-memory API database has no place for cell0; '
                    'give --database_connection')
     if url.get_backend_name() == 'sqlite':
@@ -96,7 +96,7 @@ def validate_transport_url(url):
         group='oslo.messaging.drivers'))
     if driver not in drivers:
         raise exception.InvalidTransportURL(
-            url=output.mask_transport_url(url),
+            url=masking.mask_url(url),
             reason=f'the scheme must be one of {", ".join(drivers)}')
 
 
@@ -170,7 +170,7 @@ def check_new_cell(context, name, database_connection, transport_url):
         if cell.database_connection == database_connection:
             raise exception.CellDatabaseInUse(
                 cell=f'{cell.name} ({cell.uuid})',
-                url=facade.mask_password(database_connection))
+                url=masking.mask_url(database_connection))
     check_database(database_connection)
 
 

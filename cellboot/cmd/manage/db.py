@@ -16,6 +16,7 @@ from cellboot.cmd.manage import parsing
 from cellboot.cmd.manage import purge
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot import masking
 from cellboot.objects import cell_mapping as cell_mapping_obj
 
 
@@ -39,7 +40,7 @@ class Step:
         self.error = error
 
     def describe(self):
-        where = f'{self.label} database {output.mask_database_url(self.url)}'
+        where = f'{self.label} database {masking.mask_url(self.url)}'
         if self.error is not None:
             return f'{where}: {self.error}'
         return where

@@ -2,8 +2,8 @@
 
 Results go to stdout, problems to stderr as one ``ERROR:`` line, so that a
 script can parse stdout and a human can grep stderr. Nothing here decides
-*what* to say; it only makes every command say it the same way, with
-secrets masked.
+*what* to say; it only makes every command say it the same way. URLs
+are printed through ``cellboot.masking.mask_url``, never as they are.
 """
 
 import re
@@ -13,7 +13,6 @@ from oslo_config import cfg
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
-from cellboot.db import facade
 from cellboot import exception
 
 
@@ -35,22 +34,6 @@ def warning(message):
 def one_line(text):
     """Collapse ``text`` to a single line (messages may embed newlines)."""
     return ' '.join(str(text).split())
-
-
-def mask_database_url(url):
-    """A database URL safe to print: the password becomes ``***``."""
-    return facade.mask_password(url)
-
-
-def mask_transport_url(url):
-    """A transport URL safe to print, every broker host's password masked.
-
-    ``cellboot.rpc`` (and with it oslo.messaging) is imported here rather
-    than at the top: most commands print no transport URL and need not pay
-    for that import.
-    """
-    from cellboot import rpc
-    return rpc.mask_url(url)
 
 
 def table(headers, rows):

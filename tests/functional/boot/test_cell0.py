@@ -1,5 +1,6 @@
 """Builds that fail before they reach a cell end in cell0."""
 
+from cellboot.objects import fault_messages
 from cellboot.objects import host_mapping
 from tests import base
 from tests.functional import cluster
@@ -27,9 +28,11 @@ class Cell0Test(base.TestCase):
     def test_the_cell0_fault_gives_the_schedulers_reason(self):
         (uuid,) = self.cluster.boot(flavor=HUGE)
         self.cluster.wait_for_quiet()
-        message = self.cluster.fault(uuid).message
-        self.assertIn('No valid host was found.', message)
-        self.assertIn('VCPU', message)
+        fault = self.cluster.fault(uuid)
+        # The owner's sentence, and the scheduler's reason for admins.
+        self.assertEqual(fault_messages.NO_VALID_HOST, fault.message)
+        self.assertIn('No valid host was found.', fault.details)
+        self.assertIn('VCPU', fault.details)
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
 
     def test_a_boot_flow_that_found_no_host_ends_reverted(self):
@@ -51,6 +54,8 @@ class Cell0Test(base.TestCase):
         self.assertEqual({('cell0', 'error'), ('cell1', 'active')},
                          set(where))
         for uuid in where[('cell0', 'error')]:
+            fault = self.cluster.fault(uuid)
+            self.assertEqual(fault_messages.NO_VALID_HOST, fault.message)
             self.assertIn('cell2-host1 is not mapped to any cell',
-                          self.cluster.fault(uuid).message)
+                          fault.details)
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))

@@ -1,6 +1,7 @@
 """Builds that fail on their host and are retried inside the cell."""
 
 from cellboot.conf import fake_driver
+from cellboot.objects import fault_messages
 from tests import base
 from tests.functional import cluster
 from tests.functional import invariants
@@ -44,9 +45,10 @@ class RescheduleTest(base.TestCase):
         _cell, instance = self.cluster.find(uuid)
         fault = self.cluster.fault(uuid)
         self.assertEqual('error', instance.vm_state)
-        self.assertTrue(fault.message.startswith(
-            'Exceeded maximum number of retries'), fault.message)
-        self.assertIn('cell1-host2', fault.message)
+        self.assertEqual(fault_messages.RETRIES_EXCEEDED, fault.message)
+        self.assertTrue(fault.details.startswith(
+            'Exceeded maximum number of retries'), fault.details)
+        self.assertIn('cell1-host2', fault.details)
         self.assertEqual({}, self.cluster.allocations(uuid))
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
 
@@ -57,6 +59,8 @@ class RescheduleTest(base.TestCase):
         self.cluster.wait_for_quiet()
         _cell, instance = self.cluster.find(uuid)
         self.assertEqual('error', instance.vm_state)
-        self.assertIn('aborted', self.cluster.fault(uuid).message)
+        fault = self.cluster.fault(uuid)
+        self.assertEqual(fault_messages.BUILD_ABORTED, fault.message)
+        self.assertIn('aborted', fault.details)
         self.assertEqual({}, self.cluster.allocations(uuid))
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))

@@ -92,8 +92,8 @@ class ComputeKillTest(base.MySQLMixin, base.TestCase):
             faults = instance_fault.InstanceFault.get_latest_for_instances(
                 cctxt, [booted])
         self.assertIn(booted, faults)
-        self.assertIn('timed out', faults[booted].message)
-        self.assertIn(HOST, faults[booted].message)
+        self.assertIn('timed out', faults[booted].details)
+        self.assertIn(HOST, faults[booted].details)
         # The claim is given back, and nothing else is amiss.
         self.deployment.wait_settled([booted])
         self.assertEqual([], invariants.check_invariants())

@@ -3,6 +3,7 @@
 import re
 
 from cellboot.cli import exit_codes
+from cellboot.objects import fault_messages
 from tests.functional.cli import base
 
 _UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
@@ -114,3 +115,19 @@ class FailingBuildsTest(base.CLITestCase):
         fields = dict(_rows(self.cli('server', 'show', server_id).out))
         self.assertEqual('ERROR', fields['status'])
         self.assertIn('fault', fields)
+
+    def test_a_user_reads_the_fault_without_the_host(self):
+        server_id = self.create(wait=True)
+        result = self.cli('server', 'show', server_id)
+        fields = dict(_rows(result.out))
+        self.assertEqual(fault_messages.RETRIES_EXCEEDED, fields['fault'])
+        self.assertNotIn('fault details', fields)
+        self.assertNotIn('cell1-host1', result.out)
+
+    def test_an_admin_reads_the_fault_details_with_the_host(self):
+        server_id = self.create(wait=True)
+        rows = _rows(self.cli('server', 'show', server_id,
+                              token=base.ADMIN_TOKEN).out)
+        # The flow trail that follows has more columns.
+        fields = dict(row for row in rows if len(row) == 2)
+        self.assertIn('cell1-host1', fields['fault details'])

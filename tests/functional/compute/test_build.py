@@ -6,6 +6,7 @@ import threading
 from oslo_utils import timeutils
 
 from cellboot.compute import manager as compute_manager
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.objects import instance_fault
@@ -287,9 +288,9 @@ class _BuildTests:
         fault = instance_fault.InstanceFault.get_latest_for_instances(
             self.ctx, [instance.uuid])[instance.uuid]
         self.assertEqual(
-            (vm_states.ERROR, {}, True),
+            (vm_states.ERROR, {}, fault_messages.BUILD_ABORTED, True),
             (self.reload(instance).vm_state, self.held(instance.uuid),
-             'could not be rescheduled' in fault.message))
+             fault.message, 'could not be rescheduled' in fault.details))
 
     # -- aborted builds ----------------------------------------------------
 
@@ -301,9 +302,10 @@ class _BuildTests:
         fault = instance_fault.InstanceFault.get_latest_for_instances(
             self.ctx, [instance.uuid])[instance.uuid]
         self.assertEqual(
-            (vm_states.ERROR, compute_manager.FAULT_CODE, 'host1', True),
+            (vm_states.ERROR, compute_manager.FAULT_CODE, 'host1',
+             fault_messages.BUILD_ABORTED, True),
             (self.reload(instance).vm_state, fault.code, fault.host,
-             fault.message.startswith(
+             fault.message, fault.details.startswith(
                  f'Build of instance {instance.uuid} on host host1 '
                  f'aborted')))
 

@@ -9,6 +9,7 @@ timeout. Builds it had not taken, and other hosts' builds, are left.
 
 from cellboot.compute import manager as compute_manager
 from cellboot import exception
+from cellboot.objects import fault_messages
 from cellboot.objects import instance_fault
 from tests import base
 from tests.functional.compute import base as compute_base
@@ -52,11 +53,13 @@ class _RestartTests:
         current = self.reload(instance)
         action, events = self.events(ctxt, instance)
         self.assertEqual(
-            ('error', None, 'Host host1 restarted while building it',
+            ('error', None, fault_messages.BUILD_INTERRUPTED,
+             'Host host1 restarted while building it',
              'host1', {}, 'Error',
              {compute_manager.EVENT_RESTART: 'Error'}),
             (current.vm_state, current.task_state, fault.message,
-             fault.host, self.held(instance.uuid), action.message,
+             fault.details, fault.host, self.held(instance.uuid),
+             action.message,
              {event.event: event.result for event in events}))
 
     def test_builds_not_taken_or_of_another_host_are_left(self):

@@ -18,9 +18,9 @@ from sqlalchemy import pool
 
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
-from cellboot.db import facade
 from cellboot.db import migration
 from cellboot import exception
+from cellboot import masking
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.db.schema import API_HEAD
@@ -171,7 +171,7 @@ class _MigrationTests:
         migration.db_sync('api', self.url)
 
         self.assertIn(f'Upgrading the api database '
-                      f'{facade.mask_password(self.url)} from an '
+                      f'{masking.mask_url(self.url)} from an '
                       f'empty schema to {API_HEAD}', logger.output)
 
 
@@ -309,7 +309,7 @@ class BadInputTest(base.TestCase):
 
     def test_silent_mysql_server_fails_within_the_timeout(self):
         self.useFixture(fixtures.MonkeyPatch(
-            'cellboot.db.migration.CONNECT_TIMEOUT_SECONDS', 1))
+            'cellboot.db.facade.CONNECT_TIMEOUT_SECONDS', 1))
         port = self.useFixture(SilentServer()).port
 
         self.assertFailsFast(exception.DatabaseConnectionError,
@@ -319,7 +319,7 @@ class BadInputTest(base.TestCase):
     def test_silent_postgresql_server_fails_within_the_timeout(self):
         # libpq waits at least 2 seconds, whatever it is told.
         self.useFixture(fixtures.MonkeyPatch(
-            'cellboot.db.migration.CONNECT_TIMEOUT_SECONDS', 2))
+            'cellboot.db.facade.CONNECT_TIMEOUT_SECONDS', 2))
         port = self.useFixture(SilentServer()).port
 
         self.assertFailsFast(exception.DatabaseConnectionError,

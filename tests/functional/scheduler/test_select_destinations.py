@@ -3,6 +3,7 @@
 from oslo_utils import uuidutils
 
 from cellboot import exception
+from cellboot.objects import instance_mapping
 from cellboot.objects import server_group
 from cellboot.scheduler import api
 from cellboot.scheduler.resources import claims
@@ -200,13 +201,64 @@ class _SelectDestinationsTests:
             spec(scheduler_hints={'group': uuidutils.generate_uuid()}))
         self.assertIn('does not exist', str(error))
 
+    def _server_on(self, provider, project_id='project-a'):
+        """A server of ``project_id`` holding SMALL on ``provider``."""
+        uuid = uuidutils.generate_uuid()
+        instance_mapping.InstanceMapping.create(self.ctx, uuid, project_id)
+        claims.claim_resources(self.ctx, uuid, provider, SMALL)
+        return uuid
+
     def test_same_host_hint_follows_the_named_instance(self):
         self.add_host('a')
         b = self.add_host('b')
-        claims.claim_resources(self.ctx, 'vm-1', b, SMALL)
+        vm = self._server_on(b)
         _instances, [hosts] = self._select(
-            spec(scheduler_hints={'same_host': ['vm-1']}))
+            spec(scheduler_hints={'same_host': [vm]},
+                 project_id='project-a'))
         self.assertEqual(['b'], [h['service_host'] for h in hosts])
+
+    def test_same_host_with_another_projects_server_is_as_unknown(self):
+        self.add_host('a')
+        b = self.add_host('b')
+        theirs = self._server_on(b, project_id='project-b')
+        unknown = uuidutils.generate_uuid()
+        errors = [str(self.assertRaises(
+            exception.NoValidHost, self._select,
+            spec(scheduler_hints={'same_host': [uuid]},
+                 project_id='project-a'))).replace(uuid, 'UUID')
+            for uuid in (theirs, unknown)]
+        self.assertEqual(errors[1], errors[0])
+
+    def test_different_host_avoids_the_projects_own_server(self):
+        self.add_host('a')
+        b = self.add_host('b')
+        vm = self._server_on(b)
+        for _ in range(3):
+            _instances, [hosts] = self._select(
+                spec(scheduler_hints={'different_host': [vm]},
+                     project_id='project-a'))
+            self.assertEqual(['a'], [h['service_host'] for h in hosts])
+
+    def test_different_host_ignores_another_projects_server(self):
+        self.add_host('a', vcpus=64)
+        b = self.add_host('b', vcpus=64)
+        theirs = self._server_on(b, project_id='project-b')
+        chosen = set()
+        for _ in range(8):
+            _instances, [hosts] = self._select(
+                spec(scheduler_hints={'different_host': [theirs]},
+                     project_id='project-a'))
+            chosen.add(hosts[0]['service_host'])
+        # b stays a candidate: as if the uuid were unknown (the weighers
+        # spread the claims over both hosts).
+        self.assertIn('b', chosen)
+
+    def test_hints_without_a_project_resolve_no_server(self):
+        self.add_host('a')
+        b = self.add_host('b')
+        vm = self._server_on(b)
+        self.assertRaises(exception.NoValidHost, self._select,
+                          spec(scheduler_hints={'same_host': [vm]}))
 
     def test_target_cell_by_name(self):
         self.add_host('a', cell=0)

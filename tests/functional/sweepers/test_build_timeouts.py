@@ -22,6 +22,7 @@ from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
@@ -107,11 +108,12 @@ class BuildTimeoutsTest(base.TestCase):
         self.assertEqual(1, sum(result['timed_out'] for result in results))
         self.assertEqual({'timed_out': 0}, self.check.sweep_once(self.ctx))
         instance, fault = self._instance(uuid), self.cluster.fault(uuid)
+        # The owner reads why; administrators read where, in details.
         self.assertEqual(
-            ('error', None, f'Build timed out after {TIMEOUT} s on host '
-                            f'{HOST}', HOST, {}),
+            ('error', None, fault_messages.BUILD_TIMED_OUT,
+             f'Build timed out after {TIMEOUT} s on host {HOST}', HOST, {}),
             (instance.vm_state, instance.task_state, fault.message,
-             fault.host, self.cluster.allocations(uuid)))
+             fault.details, fault.host, self.cluster.allocations(uuid)))
         # Recorded as an Error event that ends the create action.
         with cb_context.target_cell(self.ctx, self.cell) as cctxt:
             (action,) = instance_action.InstanceAction.get_by_instance_uuid(
@@ -182,7 +184,8 @@ class BuildTimeoutsTest(base.TestCase):
                     created_at=long_ago, updated_at=long_ago))
         self.assertEqual({'timed_out': 1}, self.check.sweep_once(self.ctx))
         self.assertEqual(
-            ('error', f'Build timed out after {TIMEOUT} s before any host '
-                      f'took it'),
+            ('error', fault_messages.BUILD_TIMED_OUT,
+             f'Build timed out after {TIMEOUT} s before any host took it'),
             (self._instance(uuid).vm_state,
-             self.cluster.fault(uuid).message))
+             self.cluster.fault(uuid).message,
+             self.cluster.fault(uuid).details))

@@ -20,6 +20,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.db import flow_db
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping
 from cellboot.workflows import engine
@@ -74,11 +75,13 @@ class EndedFlowTest(orphans._ClusterTest):
         self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
         self.assertEqual(
-            ([('cell0', 'error', ended_flows.fault_message(
-                self.flow_uuid, 'FAILURE'))] * 2, [], []),
+            ([('cell0', 'error', fault_messages.BUILD_NOT_FINISHED,
+               ended_flows.fault_message(self.flow_uuid, 'FAILURE'))] * 2,
+             [], []),
             ([(self.cluster.find(uuid)[0].name,
                self.cluster.find(uuid)[1].vm_state,
-               self.cluster.fault(uuid).message) for uuid in uuids],
+               self.cluster.fault(uuid).message,
+               self.cluster.fault(uuid).details) for uuid in uuids],
              self.build_requests_left(uuids), self.violations()))
 
     def test_a_failed_flows_untaken_builds_in_a_cell_end_error_there(self):
@@ -109,10 +112,12 @@ class EndedFlowTest(orphans._ClusterTest):
                          self.check.sweep_once(self.ctx))
         message = ended_flows.fault_message(self.flow_uuid, 'FAILURE')
         self.assertEqual(
-            ([('cell1', 'error', message, {})] * 2, [], []),
+            ([('cell1', 'error', fault_messages.BUILD_NOT_FINISHED, message,
+               {})] * 2, [], []),
             ([(self.cluster.find(uuid)[0].name,
                self.cluster.find(uuid)[1].vm_state,
                self.cluster.fault(uuid).message,
+               self.cluster.fault(uuid).details,
                self.cluster.allocations(uuid)) for uuid in uuids],
              self.build_requests_left(uuids), self.violations()))
 

@@ -9,6 +9,7 @@ import fixtures
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
 from cellboot.conductor import sweepers
+from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
 from tests import base
 from tests.functional.compute import base as compute_base
@@ -80,9 +81,10 @@ class StartForTest(base.TestCase):
         self.addCleanup(sweeper.stop)
         return sweeper
 
-    def test_a_super_conductor_sweeps_orphans(self):
+    def test_a_super_conductor_sweeps_orphans_then_unfinished_deletes(self):
         sweeper = self._start_for('boot')
-        self.assertEqual(([orphans.OrphanBuildRequests], 30),
+        self.assertEqual(([orphans.OrphanBuildRequests,
+                           unfinished_deletes.UnfinishedDeletes], 30),
                          ([type(check) for check in sweeper.checks],
                           sweeper.interval))
 

@@ -6,6 +6,7 @@ from taskflow import retry
 from taskflow.types import failure
 
 from cellboot import exception
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.workflows import fates
 from cellboot.workflows.tasks import alternates
@@ -84,9 +85,11 @@ class _AlternatesTests:
             tried, self.ctx, self.scheduler, self.cell, self.instance,
             self.build_retry)
         fault = self.fault_of(self.cell, self.uuid)
-        self.assertTrue(fault.message.startswith(
-            'Exceeded maximum number of retries.'), fault.message)
-        self.assertIn('h2 is full', fault.message)
+        # The owner's sentence; the last failure is for admins.
+        self.assertEqual(fault_messages.RETRIES_EXCEEDED, fault.message)
+        self.assertTrue(fault.details.startswith(
+            'Exceeded maximum number of retries.'), fault.details)
+        self.assertIn('h2 is full', fault.details)
         self.assertEqual('error',
                          self.instance_in(self.cell, self.uuid).vm_state)
 
@@ -95,7 +98,7 @@ class _AlternatesTests:
             _history(), self.ctx, self.scheduler, self.cell, self.instance,
             self.build_retry)
         self.assertIn('last failure: spawn failed on h1',
-                      self.fault_of(self.cell, self.uuid).message)
+                      self.fault_of(self.cell, self.uuid).details)
 
     def test_exhaustion_releases_claims_and_records_the_event(self):
         self.scheduler.claim_resources(self.ctx, self.uuid, self.nodes['h3'],

@@ -50,7 +50,7 @@ class _CellTaskTests:
         self.assertEqual({uuids[0]: self.cells[0].uuid, uuids[1]: None},
                          found)
         self.assertIn('Host h3 is not mapped to any cell',
-                      self.fault_of(self.cell0, uuids[1]).message)
+                      self.fault_of(self.cell0, uuids[1]).details)
         self.assertEqual({}, self.held(uuids[1]))
         self.assertTrue(self.has_build_request(uuids[0]))
 
@@ -106,7 +106,7 @@ class _CellTaskTests:
         self.assertEqual('error',
                          self.instance_in(self.cells[0], uuid).vm_state)
         self.assertIn('API DB gone',
-                      self.fault_of(self.cells[0], uuid).message)
+                      self.fault_of(self.cells[0], uuid).details)
         self.assertEqual('cell1', self.mapped_cell(uuid))
         self.assertFalse(self.has_build_request(uuid))
         self.assertEqual({}, self.held(uuid))

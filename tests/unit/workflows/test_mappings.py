@@ -136,7 +136,7 @@ class _HandOverTests:
             self.assertEqual('error',
                              self.instance_in(self.cells[0], uuid).vm_state)
             self.assertIn('the cell bus is down',
-                          self.fault_of(self.cells[0], uuid).message)
+                          self.fault_of(self.cells[0], uuid).details)
             self.assertEqual({}, self.held(uuid))
 
 

@@ -70,7 +70,7 @@ class _ScheduleTests:
             self.assertEqual('error',
                              self.instance_in(self.cell0, uuid).vm_state)
             self.assertIn('No valid host was found. Not enough VCPU.',
-                          self.fault_of(self.cell0, uuid).message)
+                          self.fault_of(self.cell0, uuid).details)
             self.assertEqual('cell0', self.mapped_cell(uuid))
             self.assertFalse(self.has_build_request(uuid))
 
@@ -82,7 +82,7 @@ class _ScheduleTests:
         boom = failure.Failure.from_exception(RuntimeError('cell DB gone'))
         self._revert(store, selections, {'create-in-cell': boom})
         self.assertIn('cell DB gone',
-                      self.fault_of(self.cell0, unsettled).message)
+                      self.fault_of(self.cell0, unsettled).details)
         self.assertEqual({}, self.held(unsettled))
         self.assertEqual('cell1', self.mapped_cell(settled))
         self.assertNotEqual({}, self.held(settled))

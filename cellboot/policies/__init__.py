@@ -1,0 +1,28 @@
+"""Default rules of cellboot's API, in code, one module per resource.
+
+``list_rules()`` is the ``oslo.policy.policies`` entry point: what
+``cellboot.policy`` registers on its enforcer, and what
+``oslopolicy-sample-generator --namespace cellboot`` writes into the
+sample policy file. A rule's name says what it guards
+(``os_compute_api:...`` where Nova has the same API, ``cellboot:...``
+where it does not); a policy file overrides any of them.
+"""
+
+import itertools
+
+from cellboot.policies import base
+from cellboot.policies import cells
+from cellboot.policies import flavors
+from cellboot.policies import flows
+from cellboot.policies import hypervisors
+from cellboot.policies import quota_sets
+from cellboot.policies import server_groups
+from cellboot.policies import servers
+
+MODULES = (base, servers, flavors, server_groups, hypervisors, cells,
+           flows, quota_sets)
+
+
+def list_rules():
+    return list(itertools.chain.from_iterable(
+        module.list_rules() for module in MODULES))
