@@ -33,6 +33,8 @@ class FaultRedactionTest(base.TestCase):
         super().setUp()
         self.flags(fail_hosts=list(HOSTS), fail_mode=fake_driver.ABORT,
                    group='fake_driver')
+        # The huge flavor must reach the scheduler, not the quota check.
+        self.flags(cores=-1, ram=-1, group='quota')
         self.api = self.useFixture(api_fixtures.APIServer(cells=1,
                                                           hosts_per_cell=2))
         self.cluster = self.api.cluster
