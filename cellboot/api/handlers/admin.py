@@ -3,6 +3,8 @@
 Each answers 403 to anyone but an administrator.
 """
 
+import re
+
 from cellboot.api import auth
 from cellboot.api import errors
 from cellboot.api import views
@@ -10,6 +12,20 @@ from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.workflows import flow_states
 from cellboot.workflows import lookup
+
+
+def _any_case(word):
+    return ''.join(f'[{char.upper()}{char.lower()}]' if char.isalpha()
+                   else re.escape(char) for char in word)
+
+
+# ``?state=``: empty (no filter) or a flow state in any case.
+FLOW_STATE_QUERY = {
+    'type': 'string',
+    'pattern': r'^(?:\s*(?:' + '|'.join(
+        _any_case(state) for state in flow_states.FLOW_STATES) + r')\s*)?$',
+    'description': 'a flow state (any case): ' + ', '.join(
+        flow_states.FLOW_STATES)}
 
 
 def hypervisors(api, request, context):

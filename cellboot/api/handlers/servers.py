@@ -49,15 +49,11 @@ def _counts(server):
         raise errors.BadRequest(
             f'min_count ({min_count}) must not be greater than max_count '
             f'({max_count}).')
-    if max_count > CONF.api.max_count:
-        raise errors.BadRequest(
-            f'max_count ({max_count}) is over the limit of '
-            f'{CONF.api.max_count} servers per request ([api] max_count).')
     return max_count
 
 
 def create(api, request, context):
-    body = schemas.validate(schemas.SERVER_CREATE,
+    body = schemas.validate(schemas.server_create(),
                             schemas.parse_json(request))
     server = body['server']
     hints = dict(body.get('os:scheduler_hints') or {})
@@ -77,6 +73,7 @@ def create(api, request, context):
             'availability_zone': server.get('availability_zone'),
             'scheduler_hints': hints, 'project_id': context.project_id,
             'user_id': context.user_id}
+    boot_requests.check_size(context, count, instance, spec)
     build_requests, specs = boot_requests.persist(context, count, instance,
                                                   spec, group=group)
     try:
