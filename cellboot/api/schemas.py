@@ -74,6 +74,9 @@ SERVER_CREATE = {
     },
     'required': ['server'],
     'additionalProperties': False,
+    'examples': [{'server': {'name': 'web-1', 'flavorRef': 'small',
+                             'imageRef': 'cirros',
+                             'metadata': {'role': 'web'}}}],
 }
 
 FLAVOR_CREATE = {
@@ -99,6 +102,8 @@ FLAVOR_CREATE = {
     },
     'required': ['flavor'],
     'additionalProperties': False,
+    'examples': [{'flavor': {'name': 'medium', 'id': 'medium',
+                             'vcpus': 2, 'ram': 1024, 'disk': 20}}],
 }
 
 SERVER_GROUP_CREATE = {
@@ -117,6 +122,8 @@ SERVER_GROUP_CREATE = {
     },
     'required': ['server_group'],
     'additionalProperties': False,
+    'examples': [{'server_group': {'name': 'spread',
+                                   'policy': 'anti-affinity'}}],
 }
 
 _FORMATS = jsonschema.FormatChecker(formats=['uuid'])
