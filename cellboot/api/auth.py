@@ -17,6 +17,7 @@ project?) once per request and project.
 import importlib
 
 from cellboot.api import errors
+from cellboot.api import inputs
 from cellboot.conf import api as api_conf
 from cellboot import context as cb_context
 from cellboot import exception
@@ -35,13 +36,27 @@ CONTEXT_KEY = 'cellboot.context'
 MAX_ID_LENGTH = 255
 
 
+def _identity_header(request, name):
+    """A header that names a user or project, as UTF-8 text; 401 when
+    it is not (WSGI hands headers over as latin-1: bytes that are not
+    UTF-8 would otherwise become ids no one typed)."""
+    value = request.headers.get(name)
+    if value is None:
+        return None
+    value = value.encode('latin-1').decode('utf-8', 'surrogateescape')
+    if not inputs.storable(value):
+        raise errors.Unauthorized(f'{name} must be UTF-8 text without NUL '
+                                  f'characters.')
+    return value
+
+
 def _noauth2_context(request):
-    token = request.headers.get('X-Auth-Token')
+    token = _identity_header(request, 'X-Auth-Token')
     if not token:
         raise errors.Unauthorized()
     user_id, sep, project_id = token.partition(':')
     user_id, project_id = user_id.strip(), project_id.strip()
-    if (not sep or not user_id or not project_id or '\x00' in token
+    if (not sep or not user_id or not project_id
             or len(user_id) > MAX_ID_LENGTH
             or len(project_id) > MAX_ID_LENGTH):
         raise errors.Unauthorized(
@@ -63,8 +78,13 @@ def _keystone_context(request):
     """
     if request.headers.get('X-Identity-Status', 'Confirmed') != 'Confirmed':
         raise errors.Unauthorized('The token was not accepted.')
+    # Read as UTF-8 (401 for bytes that are not): the headers arrive
+    # as latin-1 text, which would make ids no one typed.
+    user_id = _identity_header(request, 'X-User-Id')
+    project_id = _identity_header(request, 'X-Project-Id')
     context = cb_context.RequestContext.from_environ(
         request.environ)
+    context.user_id, context.project_id = user_id, project_id
     if not context.user_id or not (context.project_id
                                    or context.system_scope):
         raise errors.Unauthorized()

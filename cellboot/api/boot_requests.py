@@ -14,8 +14,11 @@ one project count and write one after the other, so together they never
 exceed it, and a boot over quota writes nothing.
 """
 
+from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
+from cellboot.api import errors
+from cellboot.conf import CONF
 from cellboot.db.api import connection as api_db
 from cellboot.objects import build_request
 from cellboot.objects import instance_mapping
@@ -26,6 +29,39 @@ from cellboot import quota
 def new_reservation_id():
     """Nova's shape: ``r-`` and eight characters."""
     return 'r-' + uuidutils.generate_uuid()[:8]
+
+
+def _payload(context, uuid, instance):
+    """One instance's entry of ``schedule_and_build_instances``."""
+    values = dict(instance, uuid=uuid, project_id=context.project_id,
+                  user_id=context.user_id)
+    return {'instance_uuid': uuid, 'project_id': context.project_id,
+            'user_id': context.user_id, 'instance': values}
+
+
+def check_size(context, count, instance, spec):
+    """413 when ``count`` instances would carry too much to be stored.
+
+    Every instance's build request and request spec travel in one RPC
+    message and go, as JSON with non-ASCII characters escaped (6 to 12
+    bytes each), into one row of the boot flow's store: a request whose
+    body is small can still make them larger than a database statement
+    or a message may be (``[api] max_boot_payload_size``). Refused
+    whole, before anything is written, rather than accepted and stuck.
+    """
+    example = uuidutils.generate_uuid()
+    each = (len(jsonutils.dumps(_payload(context, example, instance)))
+            + len(jsonutils.dumps(spec)))
+    limit = CONF.api.max_boot_payload_size
+    if each * count > limit:
+        fewer = (f'ask for at most {limit // each} server(s) with this '
+                 f'metadata, or send less' if limit >= each else
+                 'send less metadata or fewer hints')
+        raise errors.HTTPError(
+            413, f'{count} server(s) of {each} bytes each (build request '
+                 f'and request spec as stored) are over the limit of '
+                 f'{limit} bytes per request ([api] '
+                 f'max_boot_payload_size): {fewer}.')
 
 
 def persist(context, count, instance, spec, group=None, min_count=None):
@@ -62,18 +98,15 @@ def _persist(context, min_count, max_count, instance, spec, group):
     build_requests = []
     for _index in range(count):
         uuid = uuidutils.generate_uuid()
-        values = dict(instance, uuid=uuid, project_id=context.project_id,
-                      user_id=context.user_id)
+        payload = _payload(context, uuid, instance)
         build_request.BuildRequest.create(context, uuid, context.project_id,
-                                          values, user_id=context.user_id)
+                                          payload['instance'],
+                                          user_id=context.user_id)
         request_spec.RequestSpec.create(context, uuid, spec)
         instance_mapping.InstanceMapping.create(
             context, uuid, context.project_id, user_id=context.user_id,
             vcpus=vcpus, memory_mb=memory_mb)
-        build_requests.append({'instance_uuid': uuid,
-                               'project_id': context.project_id,
-                               'user_id': context.user_id,
-                               'instance': values})
+        build_requests.append(payload)
     if group is not None:
         group.add_members(context, [br['instance_uuid']
                                     for br in build_requests])

@@ -35,10 +35,11 @@ ERROR_KEYS = {
 class HTTPError(Exception):
     """An answer other than success, with a message for the client."""
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, headers=None):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.headers = dict(headers or {})
 
 
 def BadRequest(message):
@@ -72,10 +73,20 @@ def json_response(status, body=None, headers=None):
     return response
 
 
-def error_response(code, message):
+def _plain_text(message):
+    """``message`` without lone surrogates (escaped as ``\\udXXX``).
+
+    A message may quote what the client sent; a lone surrogate in it
+    would make the answer invalid UTF-8 for strict JSON parsers.
+    """
+    return message.encode('utf-8', 'backslashreplace').decode('utf-8')
+
+
+def error_response(code, message, headers=None):
     key = ERROR_KEYS.get(code, 'computeFault')
     response = json_response(code, {key: {'code': code,
-                                          'message': message}})
+                                          'message': _plain_text(message)}},
+                             headers=headers)
     if code == 401:
         response.headers['WWW-Authenticate'] = 'X-Auth-Token'
     return response
@@ -106,14 +117,15 @@ class FaultWrapper:
         try:
             return request.get_response(self.application)
         except HTTPError as exc:
-            return error_response(exc.code, exc.message)
+            return error_response(exc.code, exc.message, exc.headers)
         except Exception as exc:
             known = from_domain(exc)
             if known is not None:
                 return error_response(known.code, known.message)
             self.unexpected += 1
+            # The raw path: WebOb's decoded one raises on bad UTF-8.
             LOG.exception('Unexpected error in %s %s', request.method,
-                          request.path)
+                          request.environ.get('PATH_INFO'))
             return error_response(
                 500, 'Unexpected API error; the operator can find it in '
                      'the cellboot-api log.')

@@ -27,6 +27,17 @@ MAX_MARKER_LENGTH = 255
 _MAX_LIMIT_DIGITS = 10
 _LARGEST_LIMIT = 2 ** 31 - 1
 
+# What the OpenAPI document says of ``QUERY``.
+QUERY_SCHEMAS = {
+    'limit': {'type': 'integer', 'minimum': 1, 'maximum': _LARGEST_LIMIT,
+              'description': 'Most items of the page (capped at [api] '
+                             'max_limit).'},
+    'marker': {'type': 'string', 'minLength': 1,
+               'maxLength': MAX_MARKER_LENGTH,
+               'description': 'The id of the last item of the previous '
+                              'page.'},
+}
+
 
 class Page:
     """What one request asked for: ``limit`` (capped) and ``marker``."""

@@ -13,6 +13,7 @@ from cellboot.api.handlers import servers
 from cellboot.api import pagination
 from cellboot.api.router import Route
 from cellboot.api import schemas
+from cellboot.api import view_schemas as views
 from cellboot.policies import cells as cells_policies
 from cellboot.policies import flavors as flavors_policies
 from cellboot.policies import flows as flows_policies
@@ -25,72 +26,127 @@ PREFIX = '/v2.1'
 
 # Every list is paged (``cellboot.api.pagination``).
 PAGED = pagination.QUERY
+PAGED_SCHEMAS = pagination.QUERY_SCHEMAS
+
+
+def _links(source, **targets):
+    """OpenAPI links fed by the response body at the JSON pointer
+    ``source``: ``{name: (method, path, parameter)}`` passes it as a
+    path parameter; ``{name: BOOT}`` as the flavor of a boot."""
+    expression = f'$response.body#{source}'
+    links = {}
+    for name, (method, path, parameter) in targets.items():
+        link = {'operationId': openapi.operation_id(method, path)}
+        if parameter is _BOOT_FLAVOR:
+            # Merged into a generated body by schemathesis; a literal
+            # body with the flavor for other tools.
+            link['requestBody'] = {'server': {'name': 'linked',
+                                              'flavorRef': expression}}
+        else:
+            link['parameters'] = {parameter: expression}
+        links[name] = link
+    return links
+
+
+_SERVER = '/servers/{server_id}'
+_GROUP = '/os-server-groups/{group_id}'
+_QUOTA = '/os-quota-sets/{project_id}'
+_BOOT_FLAVOR = object()
+_BOOT = ('POST', '/servers', _BOOT_FLAVOR)
 
 ROUTES = (
     Route('GET', '/', openapi.versions, 'API version document',
-          authenticated=False),
+          authenticated=False, response_schema=views.VERSION),
     Route('GET', '/openapi.json', openapi.serve, 'This OpenAPI document',
-          authenticated=False),
+          authenticated=False, response_schema=views.OPENAPI),
     Route('POST', '/servers', servers.create,
           'Boot one server, or min_count..max_count servers',
-          policy=server_policies.CREATE, body_schema=schemas.SERVER_CREATE,
-          status=202),
+          policy=server_policies.CREATE, body_schema=schemas.server_create,
+          status=202, response_schema=views.SERVER_CREATED, failures=(403,),
+          links=_links('/server/id',
+                       GetServer=('GET', _SERVER, 'server_id'),
+                       DeleteServer=('DELETE', _SERVER, 'server_id'))),
     Route('GET', '/servers', servers.index,
           "The project's servers (id, name, links), a page at a time",
-          policy=server_policies.INDEX,
-          query=('reservation_id',) + PAGED),
+          policy=server_policies.INDEX, query=('reservation_id',) + PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.SERVERS),
     Route('GET', '/servers/detail', servers.detail,
           "The project's servers in full; UNKNOWN for an unreachable cell",
-          policy=server_policies.DETAIL,
-          query=('reservation_id',) + PAGED),
-    Route('GET', '/servers/{server_id}', servers.show,
+          policy=server_policies.DETAIL, query=('reservation_id',) + PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.SERVERS_DETAIL),
+    Route('GET', _SERVER, servers.show,
           'One server: status, fault when ERROR, host for admins',
-          policy=server_policies.SHOW),
-    Route('DELETE', '/servers/{server_id}', servers.delete,
+          policy=server_policies.SHOW, response_schema=views.SERVER_ONE,
+          failures=(503,)),
+    Route('DELETE', _SERVER, servers.delete,
           'Delete a server at any stage of its build',
-          policy=server_policies.DELETE, status=204),
+          policy=server_policies.DELETE, status=204, failures=(503,)),
     Route('GET', '/flavors', flavors.index, 'Every flavor, by name',
-          policy=flavors_policies.INDEX, query=PAGED),
+          policy=flavors_policies.INDEX, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.FLAVORS,
+          links=_links('/flavors/0/id', GetFlavor=(
+              'GET', '/flavors/{flavor_id}', 'flavor_id'),
+              BootWithFlavor=_BOOT)),
     Route('GET', '/flavors/{flavor_id}', flavors.show, 'One flavor',
-          policy=flavors_policies.SHOW),
+          policy=flavors_policies.SHOW, response_schema=views.FLAVOR_ONE),
     Route('POST', '/flavors', flavors.create, 'Create a flavor',
-          policy=flavors_policies.CREATE, body_schema=schemas.FLAVOR_CREATE),
+          policy=flavors_policies.CREATE, body_schema=schemas.FLAVOR_CREATE,
+          response_schema=views.FLAVOR_ONE, failures=(409,),
+          links=_links('/flavor/id', GetFlavor=('GET', '/flavors/{flavor_id}',
+                                                'flavor_id'),
+                       BootWithFlavor=_BOOT)),
     Route('POST', '/os-server-groups', server_groups.create,
           'Create an affinity or anti-affinity group',
           policy=groups_policies.CREATE,
-          body_schema=schemas.SERVER_GROUP_CREATE),
+          body_schema=schemas.SERVER_GROUP_CREATE,
+          response_schema=views.SERVER_GROUP_ONE,
+          links=_links('/server_group/id',
+                       GetServerGroup=('GET', _GROUP, 'group_id'),
+                       DeleteServerGroup=('DELETE', _GROUP, 'group_id'))),
     Route('GET', '/os-server-groups', server_groups.index,
           "The project's server groups", policy=groups_policies.INDEX,
-          query=PAGED),
-    Route('GET', '/os-server-groups/{group_id}', server_groups.show,
-          'One server group and its members',
-          policy=groups_policies.SHOW),
-    Route('DELETE', '/os-server-groups/{group_id}', server_groups.delete,
+          query=PAGED, query_schemas=PAGED_SCHEMAS,
+          response_schema=views.SERVER_GROUPS),
+    Route('GET', _GROUP, server_groups.show,
+          'One server group and its members', policy=groups_policies.SHOW,
+          response_schema=views.SERVER_GROUP_ONE),
+    Route('DELETE', _GROUP, server_groups.delete,
           'Delete a server group', policy=groups_policies.DELETE,
           status=204),
     Route('GET', '/os-hypervisors/detail', admin.hypervisors,
           'Compute hosts with their cell, usage and capacity',
-          policy=hypervisors_policies.LIST_DETAIL, query=PAGED),
+          policy=hypervisors_policies.LIST_DETAIL, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.HYPERVISORS,
+          failures=(503,)),
     Route('GET', '/os-cells', admin.cells, 'Cell mappings',
-          policy=cells_policies.INDEX, query=PAGED),
+          policy=cells_policies.INDEX, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.CELLS),
     Route('GET', '/os-flows', admin.flows,
           "Persisted flows, filtered by instance and state",
           policy=flows_policies.INDEX,
-          query=('instance_uuid', 'state') + PAGED),
+          query=('instance_uuid', 'state') + PAGED,
+          query_schemas=dict(PAGED_SCHEMAS, state=admin.FLOW_STATE_QUERY),
+          response_schema=views.FLOWS,
+          links=_links('/flows/0/uuid', GetFlow=('GET', '/os-flows/{flow_id}',
+                                                 'flow_id'))),
     Route('GET', '/os-flows/{flow_id}', admin.flow,
           "One flow with each atom's state, timing, result or failure",
-          policy=flows_policies.SHOW),
-    Route('GET', '/os-quota-sets/{project_id}', quota_sets.show,
+          policy=flows_policies.SHOW, response_schema=views.FLOW_ONE,
+          failures=(503,)),
+    Route('GET', _QUOTA, quota_sets.show,
           "A project's limits (users: their own project only)",
-          policy=quota_policies.SHOW),
-    Route('GET', '/os-quota-sets/{project_id}/detail', quota_sets.detail,
+          policy=quota_policies.SHOW, response_schema=views.QUOTA_SET_ONE,
+          failures=(400,)),
+    Route('GET', _QUOTA + '/detail', quota_sets.detail,
           "A project's limits and what it uses now",
-          policy=quota_policies.DETAIL),
-    Route('PUT', '/os-quota-sets/{project_id}', quota_sets.update,
+          policy=quota_policies.DETAIL,
+          response_schema=views.QUOTA_SET_DETAIL, failures=(400,)),
+    Route('PUT', _QUOTA, quota_sets.update,
           "Set some of a project's limits (-1: unlimited)",
           policy=quota_policies.UPDATE,
-          body_schema=quota_sets.QUOTA_SET_UPDATE),
-    Route('DELETE', '/os-quota-sets/{project_id}', quota_sets.delete,
+          body_schema=quota_sets.QUOTA_SET_UPDATE,
+          response_schema=views.QUOTA_SET_ONE),
+    Route('DELETE', _QUOTA, quota_sets.delete,
           'Give a project the default limits back',
-          policy=quota_policies.DELETE, status=202),
+          policy=quota_policies.DELETE, status=202, failures=(400,)),
 )

@@ -1,20 +1,38 @@
 """JSON schemas of the request bodies, and checking a body against one.
 
-The schemas are also the request bodies of the OpenAPI document. They
-are strict (no unknown keys) so that a typo is a 400, not silently
-ignored.
+The schemas are also the request bodies of the OpenAPI document, so
+they say everything a body must be: strict (no unknown keys, so that a
+typo is a 400, not silently ignored), strings without NUL (which no
+database of ours stores alike), counts within ``[api] max_count``.
+What JSON Schema cannot say (the flavor must exist, ``min_count <=
+max_count``) the handlers check and answer 400. Whole-number floats
+(``2.0``) are integers, as JSON Schema 2020-12 says, and are handed to
+the handlers as ``int``. Lone surrogates are refused before validation
+(``inputs``); the document says so in words, because the regular
+expression engines of other tools cannot express them.
 """
 
+import functools
+
 import jsonschema
-from oslo_serialization import jsonutils
 
 from cellboot.api import errors
+from cellboot.api import inputs
+from cellboot.conf import CONF
 
 NAME_LENGTH = 255
 
+# No NUL anywhere (``\u0000`` is read alike by ECMA-262, Python and Rust
+# regular expressions).
+TEXT_PATTERN = r'^[^\u0000]*$'
+
+_text = {'type': 'string', 'pattern': TEXT_PATTERN}
+# A query parameter with no schema of its own (``Route.query_schemas``).
+QUERY_TEXT = _text
+# No whitespace at either end, no line break, no NUL.
 _name = {'type': 'string', 'minLength': 1, 'maxLength': NAME_LENGTH,
-         'pattern': r'^\S(.*\S)?$'}
-_ident = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+         'pattern': r'^[^\s\u0000]([^\u0000\n]*[^\s\u0000])?$'}
+_ident = dict(_text, minLength=1, maxLength=255)
 _count = {'type': 'integer', 'minimum': 1}
 
 SERVER_CREATE = {
@@ -25,16 +43,16 @@ SERVER_CREATE = {
             'properties': {
                 'name': _name,
                 'flavorRef': _ident,
-                'imageRef': {'type': 'string', 'maxLength': 255},
+                'imageRef': dict(_text, maxLength=255),
                 'availability_zone': _ident,
                 'min_count': _count,
                 'max_count': _count,
                 'metadata': {
                     'type': 'object',
                     'maxProperties': 128,
-                    'propertyNames': {'minLength': 1, 'maxLength': 255},
-                    'additionalProperties': {'type': 'string',
-                                             'maxLength': 255},
+                    'propertyNames': dict(_text, minLength=1,
+                                          maxLength=255),
+                    'additionalProperties': dict(_text, maxLength=255),
                 },
             },
             'required': ['name', 'flavorRef'],
@@ -56,6 +74,9 @@ SERVER_CREATE = {
     },
     'required': ['server'],
     'additionalProperties': False,
+    'examples': [{'server': {'name': 'web-1', 'flavorRef': 'small',
+                             'imageRef': 'cirros',
+                             'metadata': {'role': 'web'}}}],
 }
 
 FLAVOR_CREATE = {
@@ -72,8 +93,8 @@ FLAVOR_CREATE = {
                         'maximum': 2 ** 31 - 1},
                 'disk': {'type': 'integer', 'minimum': 0,
                          'maximum': 2 ** 31 - 1},
-                'description': {'type': ['string', 'null'],
-                                'maxLength': 1024},
+                'description': dict(_text, type=['string', 'null'],
+                                    maxLength=1024),
             },
             'required': ['name', 'vcpus', 'ram'],
             'additionalProperties': False,
@@ -81,6 +102,8 @@ FLAVOR_CREATE = {
     },
     'required': ['flavor'],
     'additionalProperties': False,
+    'examples': [{'flavor': {'name': 'medium', 'id': 'medium',
+                             'vcpus': 2, 'ram': 1024, 'disk': 20}}],
 }
 
 SERVER_GROUP_CREATE = {
@@ -99,52 +122,63 @@ SERVER_GROUP_CREATE = {
     },
     'required': ['server_group'],
     'additionalProperties': False,
+    'examples': [{'server_group': {'name': 'spread',
+                                   'policy': 'anti-affinity'}}],
 }
 
 _FORMATS = jsonschema.FormatChecker(formats=['uuid'])
 
 
-def _is_strict_integer(checker, instance):
-    """An integer written as one: 1.0 is a number, not a count."""
-    return isinstance(instance, int) and not isinstance(instance, bool)
+@functools.lru_cache(maxsize=8)
+def _server_create(max_count):
+    counts = dict(_count, maximum=max_count)
+    server = dict(SERVER_CREATE['properties']['server'])
+    server['properties'] = dict(server['properties'], min_count=counts,
+                                max_count=counts)
+    return dict(SERVER_CREATE, properties=dict(
+        SERVER_CREATE['properties'], server=server))
 
 
-# JSON Schema calls 1.0 an integer; counts and sizes must be real ints.
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        'integer', _is_strict_integer))
-
-
-def has_nul(value):
-    """True when a string in ``value`` holds a NUL character.
-
-    PostgreSQL refuses NUL in text, so such input must be a 400 before it
-    reaches a database, whatever the backend of this deployment.
-    """
-    if isinstance(value, str):
-        return '\x00' in value
-    if isinstance(value, dict):
-        return any(has_nul(k) or has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(has_nul(item) for item in value)
-    return False
+def server_create():
+    """``SERVER_CREATE`` with the counts bounded by ``[api] max_count``."""
+    return _server_create(CONF.api.max_count)
 
 
 def parse_json(request):
-    """The request body as JSON; 400 when it is not, or holds a NUL."""
-    try:
-        body = jsonutils.loads(request.body.decode('utf-8'))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise errors.BadRequest(f'The request body is not valid JSON: {exc}')
-    if has_nul(body):
-        raise errors.BadRequest('The request body holds a NUL character.')
-    return body
+    """The request body as JSON; 400 when it is not acceptable JSON."""
+    return inputs.parse_json(request)
+
+
+def _types(schema):
+    types = schema.get('type', ())
+    return {types} if isinstance(types, str) else set(types)
+
+
+def _as_declared(schema, value):
+    """``value`` with each whole float that ``schema`` calls an integer
+    made an ``int`` (what is stored must be one)."""
+    if isinstance(value, float) and 'integer' in _types(schema):
+        return int(value)
+    if isinstance(value, dict):
+        properties = schema.get('properties', {})
+        extra = schema.get('additionalProperties')
+        extra = extra if isinstance(extra, dict) else {}
+        return {key: _as_declared(properties.get(key, extra), item)
+                for key, item in value.items()}
+    if isinstance(value, list):
+        items = schema.get('items')
+        items = items if isinstance(items, dict) else {}
+        return [_as_declared(items, item) for item in value]
+    return value
 
 
 def validate(schema, body):
-    """400 naming the first problem when ``body`` breaks ``schema``."""
-    validator = _Validator(schema, format_checker=_FORMATS)
+    """``body`` checked against ``schema``, its integers made ints.
+
+    400 naming the first problem when it breaks the schema.
+    """
+    validator = jsonschema.Draft202012Validator(schema,
+                                                format_checker=_FORMATS)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
         where = '/'.join(str(part) for part in error.absolute_path)
@@ -154,4 +188,22 @@ def validate(schema, body):
         raise errors.BadRequest(
             f'Invalid input for field/attribute {where or "(body)"}: '
             f'{message}')
-    return body
+    return _as_declared(schema, body)
+
+
+def validate_query(schemas, query):
+    """400 when a value of ``query`` (a MultiDict) breaks its schema.
+
+    ``schemas``: ``{name: schema}`` of the parameters that are not any
+    string (``Route.query_schemas``).
+    """
+    for name, schema in schemas.items():
+        for value in query.getall(name):
+            error = jsonschema.exceptions.best_match(
+                jsonschema.Draft202012Validator(schema).iter_errors(value))
+            if error is not None:
+                reason = error.message
+                if 'description' in schema:
+                    reason = f'{value!r} is not {schema["description"]}'
+                raise errors.BadRequest(
+                    f'Invalid query parameter {name}: {reason}.')

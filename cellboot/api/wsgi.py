@@ -8,8 +8,11 @@ serve. The stack, outermost first:
 2. keystonemiddleware's ``auth_token`` when ``[api] auth_strategy =
    keystone``;
 3. ``API`` — refuses oversized bodies (413) before reading them, finds
-   the route (404/405), builds the request context from the token
-   (401), checks the route's policy rule (403), and calls the handler.
+   the route (404/405; ``OPTIONS`` answers the path's methods), builds
+   the request context from the token (401) and checks the route's
+   policy rule (403), and only then looks at what the request carries
+   (path parameters, query, body media type: ``inputs``) before calling
+   the handler, which validates the body itself.
 """
 
 
@@ -17,6 +20,7 @@ import webob.dec
 
 from cellboot.api import auth
 from cellboot.api import errors
+from cellboot.api import inputs
 from cellboot.api import openapi
 from cellboot.api import router
 from cellboot.api import routes
@@ -47,15 +51,15 @@ class API:
         self.openapi = openapi.document(self.routes, self.prefix)
 
     def _path(self, request):
-        path = request.path_info
+        path = inputs.path(request)
         if len(path) > 1:
             path = path.rstrip('/') or '/'
         if path == self.prefix or path.startswith(self.prefix + '/'):
             return path[len(self.prefix):] or '/'
         if path in _ROOT_PATHS:
             return path
-        raise errors.NotFound(f'No such path: {request.path_info}; the API '
-                              f'is under {self.prefix}')
+        raise errors.NotFound(f'No such path: {inputs.printable(path)}; '
+                              f'the API is under {self.prefix}')
 
     @staticmethod
     def _limit_body(request):
@@ -76,21 +80,35 @@ class API:
 
     @webob.dec.wsgify
     def __call__(self, request):
+        """Authenticate, then authorize, then validate, then handle."""
         self._limit_body(request)
-        route, params = self.router.match(request.method,
-                                          self._path(request))
-        if schemas.has_nul(params):
-            raise errors.NotFound(f'No such resource: {request.path_info}')
-        if schemas.has_nul(dict(request.GET)):
-            raise errors.BadRequest('A query parameter holds a NUL '
-                                    'character.')
+        path = self._path(request)
+        if request.method == 'OPTIONS':
+            return self._options(path)
+        route, params = self.router.match(request.method, path)
         context = None
         if route.authenticated:
             context = auth.context_from_request(request, self.strategy)
             if route.policy:
                 auth.authorize(context, route.policy)
+        if not all(inputs.storable(value) for value in params.values()):
+            raise errors.NotFound(
+                f'No such resource: {inputs.printable(path)}')
+        if route.query:
+            inputs.check_query(request)
+            schemas.validate_query(route.query_schemas, request.GET)
+        if route.body_schema is not None:
+            inputs.check_media_type(request)
         request.environ[auth.CONTEXT_KEY] = context
         return route.handler(self, request, context, **params)
+
+    def _options(self, path):
+        """204 with the path's methods; 404 for a path that has none."""
+        allowed = self.router.allowed(path)
+        if not allowed:
+            raise errors.NotFound(f'No such path: {inputs.printable(path)}')
+        return errors.json_response(204, headers={'Allow': ', '.join(
+            allowed)})
 
 
 def make_app(scheduler, conductor=None, strategy=None):

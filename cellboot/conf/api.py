@@ -83,6 +83,20 @@ api_opts = [
                     '"limit" gets this many, with a "next" link to the '
                     'rest. 1000, as Nova\'s osapi_max_limit: a page stays '
                     'one bounded query and one bounded response.'),
+    cfg.IntOpt('max_boot_payload_size',
+               default=4 * 1024 * 1024,
+               min=64 * 1024,
+               max=12 * 1024 * 1024,
+               help='Most bytes of JSON one POST /servers may make the boot '
+                    'carry: its servers\' build requests and request specs '
+                    '(metadata and hints escaped as stored), which go into '
+                    'one row of the boot flow\'s store and one RPC message. '
+                    'A request over it is answered 413 before anything is '
+                    'written, instead of being accepted and then failing to '
+                    'be stored. 4 MiB is a quarter of the largest statement '
+                    'MariaDB accepts by default (max_allowed_packet, 16 '
+                    'MiB); at most 12 MiB, which one MEDIUMTEXT column '
+                    'holds with room to spare.'),
     cfg.IntOpt('wsgi_threads',
                default=16,
                min=1,

@@ -1,5 +1,7 @@
 """An in-process cellboot deployment on SQLite files and ``fake://``.
 
+(Or on MariaDB/PostgreSQL databases of the local server: ``backend``.)
+
 ``Cluster`` is a fixture: an API database, a flow database, cell0 and
 ``cells`` cells (each database synced with ``cellboot.db.migration``,
 TaskFlow's tables included), their cell mappings, the scheduler behind
@@ -61,6 +63,7 @@ from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.scheduler.resources import usage
 from cellboot import service
 from cellboot.workflows import lookup
+from tests import fixtures as cb_fixtures
 from tests.functional import invariants
 
 TRANSPORT_URL = 'fake://'
@@ -165,11 +168,16 @@ class Cluster(fixtures.Fixture):
     """A whole deployment in this process; see the module docstring."""
 
     def __init__(self, cells=2, hosts_per_cell=2, vcpus=8, memory_mb=8192,
-                 local_gb=200, host_capacity=None, persist_flows=True):
+                 local_gb=200, host_capacity=None, persist_flows=True,
+                 backend='sqlite'):
         """``host_capacity``: ``{host: {'vcpus': ..., ...}}`` for hosts
         that differ from the others (hosts are named ``cell1-host1``...).
+        ``backend``: 'sqlite' (files in a temporary directory), 'mysql'
+        or 'postgresql' (throw-away databases on the local server, see
+        ``tests.fixtures.Database``).
         """
         super().__init__()
+        self.backend = backend
         self.cell_count = cells
         self.hosts_per_cell = hosts_per_cell
         self.capacity = {'vcpus': vcpus, 'memory_mb': memory_mb,
@@ -181,6 +189,14 @@ class Cluster(fixtures.Fixture):
 
     def _setUp(self):
         self.state_path = self.useFixture(fixtures.TempDir()).path
+        # Before _stop is registered: dropped only once the services
+        # that use them have stopped.
+        self._server_urls = {}
+        if self.backend != 'sqlite':
+            for name in ['api', 'flows', 'cell0'] + [
+                    f'cell{i + 1}' for i in range(self.cell_count)]:
+                self._server_urls[name] = self.useFixture(
+                    cb_fixtures.Database(self.backend)).url
         self.in_flight = _InFlight()
         self._services = []
         self.addCleanup(self._stop)
@@ -200,6 +216,8 @@ class Cluster(fixtures.Fixture):
         self.conductor_api = conductor_rpcapi.ConductorAPI(self.transport)
 
     def _url(self, name):
+        if name in self._server_urls:
+            return self._server_urls[name]
         return 'sqlite:///' + os.path.join(self.state_path, name + '.sqlite')
 
     def _configure(self):

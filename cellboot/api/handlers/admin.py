@@ -5,6 +5,8 @@ Each answers 403 to anyone its route's policy rule refuses
 ``marker``, ``*_links``; see ``cellboot.api.pagination``).
 """
 
+import re
+
 from cellboot.api import errors
 from cellboot.api import handlers
 from cellboot.api import pagination
@@ -14,6 +16,20 @@ from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.workflows import flow_states
 from cellboot.workflows import lookup
+
+
+def _any_case(word):
+    return ''.join(f'[{char.upper()}{char.lower()}]' if char.isalpha()
+                   else re.escape(char) for char in word)
+
+
+# ``?state=``: empty (no filter) or a flow state in any case.
+FLOW_STATE_QUERY = {
+    'type': 'string',
+    'pattern': r'^(?:\s*(?:' + '|'.join(
+        _any_case(state) for state in flow_states.FLOW_STATES) + r')\s*)?$',
+    'description': 'a flow state (any case): ' + ', '.join(
+        flow_states.FLOW_STATES)}
 
 
 def hypervisors(api, request, context):

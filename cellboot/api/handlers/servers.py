@@ -64,15 +64,11 @@ def _counts(server):
         raise errors.BadRequest(
             f'min_count ({min_count}) must not be greater than max_count '
             f'({max_count}).')
-    if max_count > CONF.api.max_count:
-        raise errors.BadRequest(
-            f'max_count ({max_count}) is over the limit of '
-            f'{CONF.api.max_count} servers per request ([api] max_count).')
     return min_count, max_count
 
 
 def create(api, request, context):
-    body = schemas.validate(schemas.SERVER_CREATE,
+    body = schemas.validate(schemas.server_create(),
                             schemas.parse_json(request))
     server = body['server']
     hints = dict(body.get('os:scheduler_hints') or {})
@@ -94,6 +90,7 @@ def create(api, request, context):
             'availability_zone': server.get('availability_zone'),
             'scheduler_hints': hints, 'project_id': project_id,
             'user_id': context.user_id}
+    boot_requests.check_size(context, max_count, instance, spec)
     # QuotaExceeded (403) when not even min_count fit: nothing written.
     build_requests, specs = boot_requests.persist(
         context, max_count, instance, spec, group=group,

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from cellboot.db.types import created_at
+from cellboot.db.types import LargeText
 from cellboot.db.types import updated_at
 from cellboot.db.types import uuid_column
 
@@ -127,7 +128,7 @@ class BuildRequest(Base):
     project_id = sa.Column(sa.String(255), nullable=False)
     user_id = sa.Column(sa.String(255), nullable=True)
     # JSON: name, flavor, image_ref, metadata, availability_zone, ...
-    instance = sa.Column(sa.Text, nullable=False)
+    instance = sa.Column(LargeText, nullable=False)
     created_at = created_at()
     updated_at = updated_at()
 
@@ -140,7 +141,7 @@ class RequestSpec(Base):
     )
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     instance_uuid = uuid_column(nullable=False)
-    spec = sa.Column(sa.Text, nullable=False)  # JSON
+    spec = sa.Column(LargeText, nullable=False)  # JSON
     created_at = created_at()
     updated_at = updated_at()
 

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 from cellboot.db.types import created_at
+from cellboot.db.types import LargeText
 from cellboot.db.types import updated_at
 from cellboot.db.types import uuid_column
 
@@ -80,7 +81,7 @@ class Instance(Base):
     flavor = sa.Column(sa.Text, nullable=True)  # JSON of the flavor
     image_ref = sa.Column(sa.String(255), nullable=True)
     availability_zone = sa.Column(sa.String(255), nullable=True)
-    metadata_json = sa.Column('metadata', sa.Text, nullable=True)
+    metadata_json = sa.Column('metadata', LargeText, nullable=True)
     launched_at = sa.Column(sa.DateTime, nullable=True)
     created_at = created_at()
     updated_at = updated_at()

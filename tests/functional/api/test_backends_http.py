@@ -49,6 +49,7 @@ class _BackendTests:
         if token is not None:
             request.headers['X-Auth-Token'] = token
         if body is not None:
+            request.content_type = 'application/json'
             request.body = json.dumps(body).encode('utf-8')
         response = request.get_response(self.app)
         self.assertEqual(0, self.app.unexpected, response.text)

@@ -37,7 +37,8 @@ class ErrorsTest(base.TestCase):
 
     def test_a_body_that_is_not_utf8_is_400(self):
         self.assertRejected(400, self.alice.post(
-            '/servers', data=b'\xff\xfe'), 'badRequest')
+            '/servers', data=b'\xff\xfe', headers={
+                'Content-Type': 'application/json'}), 'badRequest')
 
     def test_a_missing_server_key_is_400(self):
         self.assertRejected(400, self.alice.post('/servers', json={}),
@@ -67,9 +68,9 @@ class ErrorsTest(base.TestCase):
             {'name': 'vm', 'flavorRef': 'small', 'max_count': 0}),
             'badRequest')
 
-    def test_a_count_written_as_a_float_is_400(self):
+    def test_a_count_with_a_fraction_is_400(self):
         self.assertRejected(400, self.post_server(
-            {'name': 'vm', 'flavorRef': 'small', 'max_count': 2.0}),
+            {'name': 'vm', 'flavorRef': 'small', 'max_count': 2.5}),
             'badRequest')
 
     def test_a_count_over_the_limit_is_400(self):

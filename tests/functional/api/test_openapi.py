@@ -1,7 +1,17 @@
-"""/openapi.json and the routes agree, both ways."""
+"""/openapi.json and the routes agree, both ways; the document is whole.
+
+Whole: every operation documents every status it can answer, each error
+with the error schema, each success body with a schema that says more
+than "an object", and the links that schemathesis's stateful phase
+follows name operations that exist. ``test_schemathesis`` then checks
+that the API answers as documented.
+"""
 
 import re
 
+import jsonschema
+
+from cellboot.api import wsgi
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
@@ -45,7 +55,87 @@ class OpenAPITest(base.TestCase):
         for path in self.document['paths']:
             concrete = re.sub(r'\{\w+\}', SAMPLE_ID, path)
             response = self.admin.request('PATCH', concrete, json={})
-            self.assertIn(response.status_code, (404, 405), path)
+            self.assertEqual(405, response.status_code, path)
+            self.assertNotIn('PATCH', response.headers['Allow'])
+
+    def operations(self):
+        for path, item in sorted(self.document['paths'].items()):
+            for method, operation in sorted(item.items()):
+                yield method.upper(), path, operation
+
+    def test_every_error_response_has_the_error_schema(self):
+        for method, path, operation in self.operations():
+            for code, response in operation['responses'].items():
+                if int(code) < 400:
+                    continue
+                schema = response['content']['application/json']['schema']
+                self.assertEqual({'$ref': '#/components/schemas/Error'},
+                                 schema, f'{method} {path} {code}')
+
+    def test_every_success_body_has_a_schema_of_its_own(self):
+        for method, path, operation in self.operations():
+            successes = [response for code, response in
+                         operation['responses'].items() if int(code) < 300]
+            self.assertEqual(1, len(successes), f'{method} {path}')
+            content = successes[0].get('content')
+            if content is None:
+                continue
+            schema = content['application/json']['schema']
+            self.assertNotEqual({'type': 'object'}, schema,
+                                f'{method} {path}')
+            self.assertTrue(schema.get('required') or schema.get('$ref'),
+                            f'{method} {path}')
+
+    def test_every_operation_documents_what_any_request_may_get(self):
+        for method, path, operation in self.operations():
+            codes = set(operation['responses'])
+            self.assertLessEqual({'405', '413'}, codes, f'{method} {path}')
+            if operation['security']:
+                self.assertIn('401', codes, f'{method} {path}')
+            if 'requestBody' in operation:
+                self.assertLessEqual({'400', '415'}, codes)
+            if '{' in path:
+                self.assertIn('404', codes, f'{method} {path}')
+
+    def test_statuses_particular_to_an_operation_are_documented(self):
+        paths = self.document['paths']
+        self.assertIn('409', paths['/flavors']['post']['responses'])
+        for method in ('get', 'delete'):
+            self.assertIn('503',
+                          paths['/servers/{server_id}'][method]['responses'])
+        self.assertIn('Allow', paths['/servers']['get']['responses']['405'][
+            'headers'])
+
+    def test_every_schema_is_a_valid_json_schema(self):
+        for name, schema in self.document['components']['schemas'].items():
+            jsonschema.Draft202012Validator.check_schema(schema)
+        for method, path, operation in self.operations():
+            for response in operation['responses'].values():
+                for media in response.get('content', {}).values():
+                    jsonschema.Draft202012Validator.check_schema(
+                        media['schema'])
+            body = operation.get('requestBody')
+            if body is not None:
+                jsonschema.Draft202012Validator.check_schema(
+                    body['content']['application/json']['schema'])
+
+    def test_links_name_operations_that_exist(self):
+        ids = {operation['operationId']
+               for _method, _path, operation in self.operations()}
+        links = [link for _method, _path, operation in self.operations()
+                 for response in operation['responses'].values()
+                 for link in response.get('links', {}).values()]
+        self.assertGreaterEqual(len(links), 5)
+        for link in links:
+            self.assertIn(link['operationId'], ids)
+
+    def test_the_largest_count_is_the_configured_one(self):
+        self.flags(max_count=7, group='api')
+        app = wsgi.make_app(self.api.cluster.scheduler)
+        schema = app.api.openapi['paths']['/servers']['post'][
+            'requestBody']['content']['application/json']['schema']
+        self.assertEqual(7, schema['properties']['server']['properties'][
+            'max_count']['maximum'])
 
     def test_the_body_schemas_are_the_validators(self):
         post = self.document['paths']['/servers']['post']

@@ -105,7 +105,7 @@ class ResourcesTest(base.TestCase):
             1, len(self.admin.get('/os-flows?state=success').json()['flows']))
         response = self.admin.get('/os-flows?state=RUNNIN')
         self.assertEqual(400, response.status_code)
-        self.assertIn('no flow state', response.text)
+        self.assertIn("'RUNNIN' is not a flow state", response.text)
 
     def test_an_unknown_flow_is_404(self):
         self.assertEqual(404, self.admin.get('/os-flows/nope').status_code)

@@ -1,0 +1,233 @@
+"""JSON schemas of the response bodies: what ``views`` produces.
+
+One schema per representation, next to each other per resource, so
+that a key added to a view (or to a list, e.g. pagination links) has
+one place to be described. Objects are closed (``additionalProperties:
+false``): a key the document does not name is a disagreement between
+the API and its document, which the schemathesis test and
+``tests/functional/api/test_view_schemas.py`` catch.
+"""
+
+from cellboot import quota
+
+_string = {'type': 'string'}
+_nullable_string = {'type': ['string', 'null']}
+_count = {'type': 'integer', 'minimum': 0}
+
+
+def _closed(properties, required=None):
+    """An object with exactly ``properties``; all required by default."""
+    return {'type': 'object', 'properties': properties,
+            'required': sorted(properties if required is None
+                               else required),
+            'additionalProperties': False}
+
+
+LINKS = {'type': 'array', 'items': _closed({'rel': _string,
+                                            'href': _string})}
+
+
+def _list(key, item, **more):
+    """``{key: [item, ...]}``, the shape of every listing.
+
+    Every listing is paged: ``<key>_links`` holds the link to the next
+    page (``rel: next``) when there may be one. ``more`` are further
+    keys, always present.
+    """
+    return _closed(dict({key: {'type': 'array', 'items': item},
+                         f'{key}_links': dict(
+                             LINKS, description='The next page, when '
+                                                'there may be one.')},
+                        **more),
+                   required=[key, *more])
+
+
+# -- versions ----------------------------------------------------------------
+
+VERSION = _closed({'version': _closed({
+    'id': _string, 'status': {'enum': ['CURRENT']}, 'links': LINKS})})
+
+OPENAPI = {'type': 'object', 'required': ['openapi', 'info', 'paths']}
+
+# -- servers -----------------------------------------------------------------
+
+SERVER_STATUS = ['BUILD', 'ACTIVE', 'ERROR', 'DELETED', 'UNKNOWN']
+
+SERVER_SUMMARY = _closed({'id': _string, 'name': _nullable_string,
+                          'links': LINKS})
+
+_FAULT = _closed({
+    'code': {'type': 'integer'},
+    'message': _string,
+    'created': _nullable_string,
+    'details': dict(_nullable_string, description='Administrators only.'),
+}, required=['code', 'message', 'created'])
+
+# What every server read from its build request or its cell shows;
+# ``required`` below lists the keys present for everyone.
+_SERVER_FIELDS = {
+    'id': _string,
+    'name': _nullable_string,
+    'status': {'enum': SERVER_STATUS},
+    'tenant_id': _string,
+    'user_id': _nullable_string,
+    'flavor': _closed({'id': _nullable_string,
+                       'original_name': _nullable_string}),
+    'image': {'anyOf': [_closed({'id': _string}), {'const': ''}],
+              'description': "The image, or '' when booted without one."},
+    'metadata': {'type': 'object', 'additionalProperties': _string},
+    'OS-EXT-AZ:availability_zone': _string,
+    'reservation_id': _nullable_string,
+    'created': _nullable_string,
+    'updated': _nullable_string,
+    'links': LINKS,
+    'launched_at': dict(_nullable_string,
+                        description='Once the server is in its cell.'),
+    'fault': dict(_FAULT, description='When the status is ERROR.'),
+    'OS-EXT-SRV-ATTR:host': dict(_nullable_string,
+                                 description='Administrators only.'),
+    'OS-EXT-SRV-ATTR:hypervisor_hostname': dict(
+        _nullable_string, description='Administrators only, once the '
+                                      'server is in its cell.'),
+    'cellboot:cell': dict(_nullable_string,
+                          description='Administrators only.'),
+}
+
+_SERVER_IN_FULL = _closed(_SERVER_FIELDS, required=[
+    'id', 'name', 'status', 'tenant_id', 'user_id', 'flavor', 'image',
+    'metadata', 'OS-EXT-AZ:availability_zone', 'reservation_id', 'created',
+    'updated', 'links'])
+
+# A server whose cell did not answer: all that the API database knows.
+_SERVER_UNREACHABLE = _closed({'id': _string,
+                               'status': {'const': 'UNKNOWN'},
+                               'links': LINKS})
+
+SERVER = {'anyOf': [_SERVER_IN_FULL, _SERVER_UNREACHABLE]}
+
+SERVER_ONE = _closed({'server': SERVER})
+
+SERVERS = _list('servers', SERVER_SUMMARY)
+
+SERVERS_DETAIL = _list('servers', SERVER)
+
+SERVER_CREATED = _closed({
+    'server': _closed({'id': _string, 'reservation_id': _string,
+                       'links': LINKS}),
+    'reservation_id': dict(_string, description='Multi-create only.'),
+    'servers': dict(_list('servers', _closed({'id': _string}))[
+        'properties']['servers'], description='Multi-create only: every '
+                                              'server of the request.'),
+}, required=['server'])
+
+# -- flavors -----------------------------------------------------------------
+
+FLAVOR = _closed({
+    'id': _string, 'name': _string, 'vcpus': _count, 'ram': _count,
+    'disk': _count, 'description': _nullable_string,
+    'os-flavor-access:is_public': {'type': 'boolean'}, 'links': LINKS})
+
+FLAVOR_ONE = _closed({'flavor': FLAVOR})
+
+FLAVORS = _list('flavors', FLAVOR)
+
+# -- server groups -----------------------------------------------------------
+
+SERVER_GROUP = _closed({
+    'id': _string, 'name': _string,
+    'policy': {'enum': ['affinity', 'anti-affinity']},
+    'members': {'type': 'array', 'items': _string},
+    'project_id': _string, 'user_id': _nullable_string})
+
+SERVER_GROUP_ONE = _closed({'server_group': SERVER_GROUP})
+
+SERVER_GROUPS = _list('server_groups', SERVER_GROUP)
+
+# -- administration ----------------------------------------------------------
+
+HYPERVISOR = _closed({
+    'id': _string, 'hypervisor_hostname': _string,
+    'service': _closed({'host': _string}),
+    'cell': _string, 'cell_uuid': _string,
+    'availability_zone': _nullable_string,
+    'status': {'enum': ['enabled', 'disabled']},
+    'state': {'enum': ['up', 'down']},
+    'vcpus': _count, 'vcpus_used': _count,
+    'memory_mb': _count, 'memory_mb_used': _count,
+    'local_gb': _count, 'local_gb_used': _count,
+    'failed_builds': _count})
+
+HYPERVISORS = _list('hypervisors', HYPERVISOR)
+
+CELL = _closed({'uuid': _string, 'name': _string,
+                'disabled': {'type': 'boolean'},
+                'is_cell0': {'type': 'boolean'}})
+
+CELLS = _list('cells', CELL)
+
+# -- flows -------------------------------------------------------------------
+
+_time_text = dict(_nullable_string, description='ISO 8601')
+
+FLOW = _closed({
+    'uuid': _string, 'name': _string, 'state': _string,
+    'kind': _nullable_string,
+    'instance_uuids': {'type': 'array', 'items': _string},
+    'conductor': _nullable_string, 'owner': _nullable_string,
+    'since': _time_text,
+    'resumptions': {'type': 'array', 'items': _closed({
+        'by': _nullable_string, 'at': _nullable_string,
+        'from_state': _nullable_string})},
+    'request_id': _nullable_string, 'started_at': _time_text,
+    'duration': {'type': ['number', 'null'], 'description': 'seconds'},
+    'created_at': _time_text, 'updated_at': _time_text,
+    'location': dict(_string, description="'flow database' or "
+                                          "'cell NAME'"),
+    'corrupt': dict(_nullable_string,
+                    description='Why no conductor will ever run this flow '
+                                '(a row naming what is not a cellboot flow '
+                                'kind), or null.'),
+    'meta': dict({'type': 'object'}, description='As stored.'),
+})
+
+ATOM = _closed({
+    'name': _string, 'type': {'enum': ['task', 'retry']},
+    'state': _nullable_string, 'intention': _nullable_string,
+    'duration': {'type': ['number', 'null'], 'description': 'seconds'},
+    'result': dict(_nullable_string, description='A one-line summary.'),
+    'failure': {'anyOf': [{'type': 'null'},
+                          _closed({'type': _string,
+                                   'message': _nullable_string})]},
+})
+
+FLOWS = _list('flows', FLOW, unreachable=dict(
+    {'type': 'array', 'items': _string},
+    description='Where flows could not be read in time (the listing is '
+                'partial there).'))
+
+FLOW_ONE = _closed({'flow': _closed(dict(
+    FLOW['properties'], atoms={'type': 'array', 'items': ATOM}))})
+
+# -- quotas ------------------------------------------------------------------
+
+_limit = {'type': 'integer', 'minimum': -1,
+          'description': '-1: unlimited'}
+
+QUOTA_SET_ONE = _closed({'quota_set': _closed(dict(
+    {'id': _string}, **{resource: _limit for resource in quota.RESOURCES}))})
+
+QUOTA_SET_DETAIL = _closed({'quota_set': _closed(dict(
+    {'id': _string}, **{resource: _closed({
+        'limit': _limit, 'in_use': _count, 'reserved': {'const': 0}})
+        for resource in quota.RESOURCES}))})
+
+# -- errors ------------------------------------------------------------------
+
+ERROR = {
+    'type': 'object',
+    'description': "Nova's shape: one key naming the kind of error, e.g. "
+                   '{"badRequest": {"code": 400, "message": "..."}}.',
+    'minProperties': 1, 'maxProperties': 1,
+    'additionalProperties': _closed({'code': {'type': 'integer'},
+                                     'message': _string}),
+}
