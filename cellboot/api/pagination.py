@@ -30,12 +30,13 @@ _LARGEST_LIMIT = 2 ** 31 - 1
 # What the OpenAPI document says of ``QUERY``.
 QUERY_SCHEMAS = {
     'limit': {'type': 'integer', 'minimum': 1, 'maximum': _LARGEST_LIMIT,
-              'description': 'Most items of the page (capped at [api] '
-                             'max_limit).'},
+              'description': 'a whole number of items from 1 to '
+                             f'{_LARGEST_LIMIT} (a page holds at most [api] '
+                             'max_limit of them)'},
     'marker': {'type': 'string', 'minLength': 1,
                'maxLength': MAX_MARKER_LENGTH,
-               'description': 'The id of the last item of the previous '
-                              'page.'},
+               'description': 'the id of the last item of the previous '
+                              f'page (1 to {MAX_MARKER_LENGTH} characters)'},
 }
 
 

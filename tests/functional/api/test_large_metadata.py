@@ -29,6 +29,11 @@ class _LargeMetadataTests:
     # Hosts that never run out: the boots must settle ACTIVE.
     CLUSTER = {'vcpus': 10000, 'memory_mb': 10 ** 8, 'local_gb': 10 ** 7}
 
+    def setUp(self):
+        super().setUp()
+        # As many servers as the payload limit allows: no quota in the way.
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
+
     def boot(self, metadata, count=1, ascii=True):
         server = {'name': 'vm', 'flavorRef': 'small', 'metadata': metadata,
                   'min_count': count, 'max_count': count}

@@ -244,7 +244,8 @@ class QuotaSetsTest(_QuotaAPITest):
 
     def test_a_body_that_is_not_json_is_400(self):
         self.assertBadRequest(self.admin.request(
-            'PUT', '/os-quota-sets/project-a', data=b'{"quota_set": '))
+            'PUT', '/os-quota-sets/project-a', data=b'{"quota_set": ',
+            headers={'Content-Type': 'application/json'}))
 
     def test_a_project_id_too_long_is_400(self):
         project = 'p' * 256
