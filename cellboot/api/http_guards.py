@@ -5,7 +5,7 @@ uWSGI, mod_wsgi), because they need nothing from the server but the
 environ:
 
 * ``LengthRequired`` — a POST, PUT or PATCH must say how long its body
-  is (``Content-Length``, or chunked transfer coding that the server
+  is (``Content-Length``, or an HTTP/1.1 chunked body that the server
   decodes). Without either, HTTP gives the body a length of zero; the
   client meant to send one, so it gets a 411 that says what to send
   instead of a puzzling "no body" error (and a server that would read
@@ -46,11 +46,18 @@ class LengthRequired:
     def __init__(self, application):
         self.application = application
 
+    @staticmethod
+    def _chunked(environ):
+        # Transfer codings are HTTP/1.1's: a server reading an HTTP/1.0
+        # request leaves them undecoded (and the body unread).
+        return (environ.get('SERVER_PROTOCOL') == 'HTTP/1.1'
+                and 'chunked' in environ.get('HTTP_TRANSFER_ENCODING',
+                                             '').lower())
+
     def __call__(self, environ, start_response):
         if (environ.get('REQUEST_METHOD') in BODY_METHODS
                 and not environ.get('CONTENT_LENGTH')
-                and 'chunked' not in environ.get(
-                    'HTTP_TRANSFER_ENCODING', '').lower()):
+                and not self._chunked(environ)):
             response = errors.error_response(
                 411, 'A request body is expected: send a Content-Length '
                      'header (0 for an empty body) or a chunked body.')
