@@ -251,4 +251,3 @@ class HardenedServer(waitress_server.TcpWSGIServer):
         """Close every connection, whatever it is doing (loop thread)."""
         for channel in list(self.active_channels.values()):
             channel.close_now()
-

@@ -11,7 +11,6 @@ serving (checked after every test). Load shedding and stopping are in
 
 import json
 import threading
-import time
 
 import requests
 
