@@ -271,3 +271,22 @@ class SigtermTest(base.TestCase):
         # Nothing reads its output any more: let it not block on a pipe.
         threading.Thread(target=process.stdout.read, daemon=True).start()
         self.assertStopsOnSigterm(process, port)
+
+
+class BrokenApplicationTest(base.TestCase):
+    """Even an application that raises past its own fault handling gets
+    a JSON answer from the server, never a traceback."""
+
+    def test_an_exception_in_the_application_is_a_json_500(self):
+        def broken(environ, start_response):
+            raise RuntimeError('secret internals')
+
+        http = api_server.WSGIService(broken, '127.0.0.1', 0)
+        http.start()
+        self.addCleanup(http.wait)
+        self.addCleanup(http.stop)
+        response = requests.get(http.url + '/v2.1/', timeout=QUICK)
+        self.assertEqual(500, response.status_code)
+        self.assertEqual(500, response.json()['computeFault']['code'])
+        self.assertNotIn('secret', response.text)
+        self.assertNotIn('Traceback', response.text)
