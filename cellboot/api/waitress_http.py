@@ -2,9 +2,10 @@
 
 waitress reads every request in one asynchronous loop and hands only a
 complete request (line, headers, body) to a worker thread, so a slow or
-silent client costs a socket, never a worker. What it lacks, added
-here through its documented extension points (the channel's and the
-server's classes):
+silent client costs a socket, never a worker. What it lacks is added
+here by subclassing its server, channel and task classes (the class
+attributes ``channel_class``, ``task_class`` and ``error_task_class``
+are how waitress itself composes them):
 
 * **JSON answers.** Every answer the server gives by itself (a
   malformed request line or header, a bad ``Content-Length``, bad
@@ -49,6 +50,8 @@ _MAX_DETAIL = 200
 
 
 class RequestTimeout(utilities.Error):
+    """The sweep's error for a request not received whole in time."""
+
     code = 408
     reason = 'Request Timeout'
 
@@ -64,6 +67,8 @@ def describe(error, adj):
         return 431, (f'The request line and headers are over the limit of '
                      f'{adj.max_request_header_size} bytes.')
     if isinstance(error, utilities.RequestEntityTooLarge):
+        # waitress refuses max_request_body_size bytes or more; the
+        # server sets it one above [api] max_request_body_size.
         return 413, (f'The request body is over the limit of '
                      f'{adj.max_request_body_size - 1} bytes.')
     if isinstance(error, utilities.ServerNotImplemented):
