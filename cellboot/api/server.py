@@ -103,6 +103,7 @@ class WSGIService:
     def _serve(self):
         server = self._server
         deadline = None
+        next_sweep = 0.0
         try:
             while True:
                 wasyncore.loop(timeout=_TICK, use_poll=True, map=self._map,
@@ -114,7 +115,12 @@ class WSGIService:
                              self.shutdown_timeout)
                     server.stop_accepting()
                     deadline = time.monotonic() + self.shutdown_timeout
-                server.sweep(now, stopping=deadline is not None)
+                    next_sweep = 0.0
+                # Once a tick, not on every event: a sweep visits every
+                # connection.
+                if now >= next_sweep:
+                    server.sweep(now, stopping=deadline is not None)
+                    next_sweep = now + _TICK
                 if deadline is not None and (
                         not server.active_channels
                         or time.monotonic() >= deadline):
