@@ -15,8 +15,14 @@ same in every deployment).
 Modes:
 
 * ``sequential``: ``--count`` single-instance requests, one after the
-  other, each waited for until ACTIVE;
+  other, each waited for until ACTIVE (with ``--clients N``, N clients
+  doing so at once, ``--count`` boots in all);
 * ``batch``: one multi-create request of ``--count`` instances.
+
+Ways in: ``--via rpc`` (default) writes what the API writes and casts
+itself; ``--via rest`` boots through cellboot's REST API over HTTP on
+the loopback (``e2e_rest``), served by ``--server MODULE:CLASS`` (the
+built-in server by default), so that two servers can be compared.
 
 A boot's latency runs from the start of its API transaction to the
 moment its instance is settled; boots/s is ``count`` over the wall time
@@ -32,9 +38,12 @@ process's CPU time per boot and the 1-minute load average at the end).
   .venv/bin/python benchmarks/e2e.py --mode sequential --count 200 \\
       --db-url 'mysql+pymysql://root@127.0.0.1/?charset=utf8mb4' \\
       --transport-url rabbit://guest:guest@127.0.0.1:5672/bench
+  .venv/bin/python benchmarks/e2e.py --via rest --mode sequential \\
+      --count 200 --clients 4
 """
 
 import argparse
+import concurrent.futures
 import cProfile
 import json
 import os
@@ -47,6 +56,7 @@ import uuid as uuid_mod
 import numpy as np
 
 import e2e_deployment
+import e2e_rest
 
 # Small enough that 500 fit on the default hosts many times over.
 FLAVOR = {'flavorid': 'e2e', 'name': 'e2e', 'vcpus': 1, 'memory_mb': 128,
@@ -139,23 +149,41 @@ def boot(deployment, count, timeout=RUN_TIMEOUT):
     return {uuid: done[uuid] - started for uuid in uuids if uuid in done}
 
 
-def run(deployment, mode, count):
+def _sequential(boot_one, count, clients):
+    """``count`` single boots by ``clients`` clients; {uuid: latency s}."""
+    shares = [count // clients + (index < count % clients)
+              for index in range(clients)]
+
+    def client(share):
+        latencies = {}
+        for _ in range(share):
+            latencies.update(boot_one(1))
+        return latencies
+
+    latencies = {}
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        for found in pool.map(client, shares):
+            latencies.update(found)
+    return latencies
+
+
+def run(boot_one, mode, count, clients=1):
     """The measured boots: (wall seconds, CPU seconds, {uuid: latency s}).
 
-    The CPU time is the whole process's (every service thread): on a
-    shared machine it moves much less than the wall time, and it says
-    how much work a boot is.
+    ``boot_one(count)`` makes one request of ``count`` instances and
+    returns their latencies once settled. The CPU time is the whole
+    process's (every service thread): on a shared machine it moves much
+    less than the wall time, and it says how much work a boot is.
     """
     for _ in range(WARMUP):
-        boot(deployment, 1)
+        boot_one(1)
     latencies = {}
     cpu_started = time.process_time()
     started = time.perf_counter()
     if mode == 'sequential':
-        for _ in range(count):
-            latencies.update(boot(deployment, 1))
+        latencies.update(_sequential(boot_one, count, clients))
     else:
-        latencies.update(boot(deployment, count))
+        latencies.update(boot_one(count))
     return (time.perf_counter() - started,
             time.process_time() - cpu_started, latencies)
 
@@ -178,7 +206,9 @@ def print_last_flow(dbs):
 def summary(args, dbs, wall, cpu, latencies, states):
     millis = np.array(list(latencies.values()) or [float('nan')]) * 1000
     return {
-        'mode': args.mode, 'count': args.count,
+        'mode': args.mode, 'count': args.count, 'via': args.via,
+        'clients': args.clients,
+        'server': args.server if args.via == 'rest' else None,
         'persistence': not args.no_persistence,
         'boots_per_s': round(args.count / wall, 2),
         'p50_ms': round(float(np.percentile(millis, 50)), 2),
@@ -198,6 +228,17 @@ def _parse_args(argv):
     parser.add_argument('--count', type=int, required=True,
                         help='boots to measure: single requests '
                              '(sequential) or one multi-create (batch)')
+    parser.add_argument('--via', choices=('rpc', 'rest'), default='rpc',
+                        help='boot by casting to the conductor as the API '
+                             'does (rpc, default), or through the REST API '
+                             'over HTTP (rest)')
+    parser.add_argument('--server', default=e2e_rest.DEFAULT_SERVER,
+                        metavar='MODULE:CLASS',
+                        help='with --via rest: the HTTP server class '
+                             f'(default {e2e_rest.DEFAULT_SERVER})')
+    parser.add_argument('--clients', type=int, default=1,
+                        help='sequential mode: clients booting at once '
+                             '(default 1)')
     parser.add_argument('--no-persistence', action='store_true',
                         help='run the flows in memory only ([conductor] '
                              'persist_flows = False)')
@@ -264,19 +305,33 @@ def main(argv=None):
     deployment = e2e_deployment.Deployment(dbs, args.transport_url,
                                            args.hosts)
     deployment.start()
+    front = None
+    if args.via == 'rest':
+        front = e2e_rest.RESTFront(deployment, FLAVOR, args.server)
+
+        def boot_one(count):
+            return front.boot(count, RUN_TIMEOUT)
+    else:
+        def boot_one(count):
+            return boot(deployment, count)
     print(f'deployment: {args.hosts} hosts, {dbs.backend}, '
           f'{args.transport_url.split(":", 1)[0]}, persistence '
-          f'{"off" if args.no_persistence else "on"}', flush=True)
+          f'{"off" if args.no_persistence else "on"}, via {args.via}'
+          + (f' ({args.server})' if front else ''), flush=True)
     try:
         if args.profile:
             wall, cpu, latencies = _profiled(
-                args, lambda: run(deployment, args.mode, args.count))
+                args, lambda: run(boot_one, args.mode, args.count,
+                                  args.clients))
         else:
-            wall, cpu, latencies = run(deployment, args.mode, args.count)
+            wall, cpu, latencies = run(boot_one, args.mode, args.count,
+                                       args.clients)
         states = deployment.count_states(latencies)
         if not args.no_persistence:
             print_last_flow(dbs)
     finally:
+        if front is not None:
+            front.stop()
         deployment.stop()
         dbs.drop()
     print(json.dumps(summary(args, dbs, wall, cpu, latencies, states)),

@@ -130,6 +130,12 @@ class Completions:
             return self._changed.wait_for(
                 lambda: all(uuid in self.done for uuid in uuids), timeout)
 
+    def wait_for_count(self, count, timeout):
+        """True once ``count`` instances in all are settled."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self.done) >= count,
+                                          timeout)
+
 
 @cell_connection.reader
 def _settled(context, uuid):

@@ -273,8 +273,7 @@ class Deployment:
             conductor=conductor_rpcapi.ConductorAPI(self.transport))
         try:
             self.api_server = api_server.WSGIService(
-                application, self.api_host, self.port,
-                threads=CONF.api.wsgi_threads)
+                application, self.api_host, self.port)
         except OSError as exc:
             raise exception.ConfigurationError(
                 reason=f'cannot listen on {self.api_host}:{self.port}: '

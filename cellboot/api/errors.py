@@ -24,9 +24,12 @@ ERROR_KEYS = {
     403: 'forbidden',
     404: 'itemNotFound',
     405: 'badMethod',
+    408: 'requestTimeout',
     409: 'conflictingRequest',
+    411: 'lengthRequired',
     413: 'overLimit',
     415: 'badMediaType',
+    431: 'requestHeaderFieldsTooLarge',
     500: 'computeFault',
     503: 'serviceUnavailable',
 }

@@ -1,4 +1,4 @@
-"""``cellboot-api``: the REST API on the built-in threaded WSGI server.
+"""``cellboot-api``: the REST API on the built-in HTTP server (waitress).
 
 The API is an API-level service: it reads and writes the API database,
 reaches each cell's database through the cell mappings, casts boots to
@@ -25,10 +25,12 @@ from cellboot.scheduler import api as scheduler_api
 PROG = 'cellboot-api'
 
 DESCRIPTION = """\
-Serve the REST API (DESIGN.md section 7, docs/api.md) under /v2.1 on
-[api] listen:[api] listen_port (default 127.0.0.1:8774). Needs
+Serve the REST API (docs/api.md) under /v2.1 on [api] listen:[api]
+listen_port (default 127.0.0.1:8774) with the built-in server (waitress;
+limits and timeouts in [api], docs/deployment-api.md). Needs
 [api_database] connection and [DEFAULT] transport_url. Runs until SIGTERM
-or SIGINT, then exits 0.
+or SIGINT; then stops accepting, lets requests in flight finish for up to
+[api] shutdown_timeout seconds, and exits 0.
 
   cellboot-api --config-file /etc/cellboot/cellboot.conf"""
 
@@ -48,8 +50,7 @@ def build(context, args):
     host = args.host or CONF.api.listen
     port = CONF.api.listen_port if args.port is None else args.port
     try:
-        http = api_server.WSGIService(application, host, port,
-                                      threads=CONF.api.wsgi_threads)
+        http = api_server.WSGIService(application, host, port)
     except OSError as exc:
         raise exception.ConfigurationError(
             reason=f'cannot listen on {host}:{port}: {exc.strerror or exc} '

@@ -100,8 +100,68 @@ api_opts = [
     cfg.IntOpt('wsgi_threads',
                default=16,
                min=1,
-               help='Requests the built-in server handles at the same '
-                    'time (one thread each).'),
+               help='Requests the application runs at the same time, under '
+                    'any WSGI server (an admission limit in front of it). '
+                    'A request that finds them all busy waits up to '
+                    'shed_wait seconds for a turn, then is answered 503. '
+                    'The built-in server runs 2 x wsgi_threads + 2 worker '
+                    'threads: these, as many waiting for a turn, and two '
+                    'that answer 503 at once. 16 is more requests at once '
+                    'than two cores and the database pools serve in '
+                    'parallel, so only a real overload is shed.'),
+    cfg.FloatOpt('shed_wait',
+                 default=1.0,
+                 min=0.0,
+                 help='Seconds a request waits for one of wsgi_threads '
+                      'before it is answered 503 with Retry-After. One '
+                      'second absorbs a burst (requests take milliseconds) '
+                      'while a client under a flood still gets its answer '
+                      'at once.'),
+    cfg.IntOpt('max_connections',
+               default=500,
+               min=1,
+               help='Client connections the built-in server holds open at '
+                    'once; further clients wait in the listen backlog '
+                    'until one closes. Connections cost a socket, not a '
+                    'thread, so 500 is cheap; it stays well under the '
+                    'usual limit of 1024 open files per process, which the '
+                    'database pools share.'),
+    cfg.FloatOpt('request_timeout',
+                 default=30.0,
+                 min=0.1,
+                 help='Seconds a client has to send one whole request '
+                      '(request line, headers and body), counted from its '
+                      'first byte, or from the opening of a connection that '
+                      'has sent nothing yet. A request still incomplete '
+                      'then is answered 408 and its connection closed. 30 '
+                      'seconds carry the largest body '
+                      '(max_request_body_size) over any working link, and '
+                      'bound how long a slow client holds a connection.'),
+    cfg.FloatOpt('idle_timeout',
+                 default=75.0,
+                 min=0.1,
+                 help='Seconds a kept-alive connection may wait for its next '
+                      'request before the built-in server closes it. 75 '
+                      'seconds outlast the 60 seconds a typical proxy keeps '
+                      'an idle upstream connection, so that the proxy, not '
+                      'this server, closes it (a server closing first races '
+                      'the proxy\'s next request).'),
+    cfg.IntOpt('max_request_header_size',
+               default=65536,
+               min=1024,
+               help='Largest request line plus headers, in bytes; a bigger '
+                    'one is answered 431. 64 KiB leaves room for large '
+                    'tokens and a proxy\'s added headers, and bounds what '
+                    'max_connections clients can make the server buffer.'),
+    cfg.FloatOpt('shutdown_timeout',
+                 default=5.0,
+                 min=0.0,
+                 help='Seconds the built-in server lets requests in flight '
+                      'finish after SIGTERM before it closes every '
+                      'connection. It stops accepting and closes idle '
+                      'connections at once; 5 seconds finish any normal '
+                      'request while a stop still takes seconds, not '
+                      'minutes.'),
 ]
 
 
