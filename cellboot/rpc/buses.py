@@ -100,7 +100,8 @@ def of_url(url):
     from cellboot import rpc  # the URL masker; rpc imports this module
     try:
         parsed = oslo_messaging.TransportURL.parse(CONF, url)
-    except oslo_messaging.InvalidTransportURL as exc:
+    except (oslo_messaging.InvalidTransportURL, ValueError) as exc:
+        # ValueError: a port that is not a number.
         raise exception.InvalidTransportURL(
             url=rpc.mask_url(url), reason='it is not a transport URL '
             '(expected driver://[user:pass@]host:port[,...]/vhost)') from exc

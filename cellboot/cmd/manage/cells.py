@@ -98,6 +98,8 @@ def validate_transport_url(url):
         raise exception.InvalidTransportURL(
             url=output.mask_transport_url(url),
             reason=f'the scheme must be one of {", ".join(drivers)}')
+    from cellboot.rpc import buses
+    buses.of_url(url)  # the rest of it parses, as a transport's will
 
 
 def check_database(url):
