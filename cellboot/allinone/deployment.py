@@ -228,7 +228,7 @@ class Deployment:
         """The scheduler, served through each of its doors."""
         self.scheduler = scheduler_api.SchedulerAPI()
         self.scheduler.start(self.ctx)
-        for door in doors.plan(self.ctx):
+        for door in doors.plan(self.ctx, 'scheduler'):
             self._serve('scheduler', door.topic,
                         rpc_endpoint.SchedulerEndpoint(self.scheduler,
                                                        door.access),

@@ -71,7 +71,7 @@ def build(context, args):
     """The host states, then one RPC server per door (``doors.plan``)."""
     scheduler = scheduler_api.SchedulerAPI()
     services = [HostStates(scheduler, context)]
-    for door in doors.plan(context):
+    for door in doors.plan(context, CONF.host):
         endpoint = rpc_endpoint.SchedulerEndpoint(scheduler, door.access)
         services.append(service.RPCService(CONF.host, door.topic,
                                            [endpoint], door.transport))

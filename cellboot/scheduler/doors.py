@@ -101,10 +101,35 @@ def _warn_shared(bus):
                     'it.', names, where)
 
 
-def plan(context):
-    """The doors to serve, as ``Door`` objects (API level's first)."""
+def _check_server_name(server, found):
+    """Refuse a scheduler host named like a cell.
+
+    On RabbitMQ the queue of a server ``S`` of topic ``T`` is ``T.S``:
+    a scheduler whose ``[DEFAULT] host`` is a cell's name would consume
+    that cell's topic through its own plain-topic server, whose rights
+    are another door's.
+    """
+    for bus in found:
+        for cell in bus.cells:
+            if cell.name == server:
+                raise exception.ConfigurationError(
+                    reason=f'the scheduler\'s [DEFAULT] host is {server!r}, '
+                           f'the name of a cell: its RPC queue '
+                           f'{topics.SCHEDULER}.{server} would be that '
+                           f'cell\'s topic; give the scheduler another host '
+                           f'name')
+
+
+def plan(context, server=None):
+    """The doors to serve, as ``Door`` objects (API level's first).
+
+    ``server`` is the name the doors' RPC servers use (``[DEFAULT]
+    host``); it may not be a cell's name.
+    """
     doors = []
-    for bus in _buses(context):
+    found = _buses(context)
+    _check_server_name(server, found)
+    for bus in found:
         _warn_shared(bus)
         if bus.is_api:
             doors.append(Door(bus.transport, topics.SCHEDULER,

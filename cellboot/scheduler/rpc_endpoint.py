@@ -30,6 +30,11 @@ _EXPECTED = (exception.NoValidHost, exception.ClaimFailed,
              exception.Conflict, exception.CellNotAuthorized)
 
 
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 100 else text[:97] + '...'
+
+
 def _authorized(method):
     """Log a refusal of ``method`` once, with the caller and the request.
 
@@ -37,7 +42,6 @@ def _authorized(method):
     and a write that finds it may not proceed raises before it changes
     anything.
     """
-
     signature = inspect.signature(method)
 
     @functools.wraps(method)
@@ -45,17 +49,19 @@ def _authorized(method):
         try:
             return method(self, context, *args, **kwargs)
         except exception.CellNotAuthorized as exc:
-            arguments = signature.bind_partial(self, context, *args,
-                                               **kwargs).arguments
-            attempted = ', '.join(
-                f'{name}={str(value)[:80]!r}'
-                for name, value in arguments.items()
-                if name not in ('self', 'context', 'inventories'))
-            LOG.warning('Refused %s(%s) from %s (request %s): %s',
-                        method.__name__, attempted, self.access.caller,
-                        getattr(context, 'request_id', None),
-                        exc.kwargs.get('reason', exc))
-            raise
+            refusal = exc
+        # Logged outside the except block: oslo.log would append the
+        # exception's message to a WARNING logged inside it, a second time.
+        arguments = signature.bind_partial(self, context, *args,
+                                           **kwargs).arguments
+        attempted = ', '.join(
+            f'{name}={_short(value)}' for name, value in arguments.items()
+            if name not in ('self', 'context', 'inventories'))
+        LOG.warning('Refused %s(%s) from %s (request %s): %s',
+                    method.__name__, attempted, self.access.caller,
+                    getattr(context, 'request_id', None),
+                    refusal.kwargs.get('reason', refusal))
+        raise refusal
 
     return wrapper
 

@@ -257,7 +257,7 @@ class Cluster(fixtures.Fixture):
     def _start_scheduler(self):
         self.scheduler = scheduler_api.SchedulerAPI()
         self.scheduler.start(self.ctx, refresh_interval=0)
-        for door in doors.plan(self.ctx):
+        for door in doors.plan(self.ctx, 'scheduler'):
             self._serve('scheduler', door.topic,
                         rpc_endpoint.SchedulerEndpoint(self.scheduler,
                                                        door.access))

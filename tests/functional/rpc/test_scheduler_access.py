@@ -80,7 +80,7 @@ class _SchedulerAccessTests:
         self.scheduler.start(self.admin, refresh_interval=0)
         self.addCleanup(self.scheduler.stop)
         buses = self.useFixture(rpc_base.Buses())
-        for door in doors.plan(self.admin):
+        for door in doors.plan(self.admin, 'scheduler'):
             buses.serve('scheduler', door.topic,
                         [rpc_endpoint.SchedulerEndpoint(self.scheduler,
                                                         door.access)],

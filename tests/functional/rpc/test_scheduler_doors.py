@@ -11,6 +11,7 @@ import fixtures
 from oslo_utils import uuidutils
 
 from cellboot import context as cb_context
+from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot import rpc
 from cellboot.rpc import topics
@@ -98,3 +99,10 @@ class DoorsTest(base.DatabaseTestCase):
                          {topic for _bus, topic in served})
         self.assertIn('ERROR Not serving cell broken', self.log.output)
         self.assertNotIn(':pw@', self.log.output)
+
+    def test_a_scheduler_named_like_a_cell_is_refused(self):
+        self.cell('sched1', 'fake:///sched1')
+        exc = self.assertRaises(exception.ConfigurationError, doors.plan,
+                                self.admin, 'sched1')
+        self.assertIn('cellboot-scheduler.sched1', str(exc))
+        self.assertEqual(3, len(doors.plan(self.admin, 'scheduler-host')))

@@ -191,6 +191,8 @@ class SchedulerServiceTest(base.DatabaseTestCase):
         self.assertIn('WARNING', refusals[0])
         self.assertIn(f'from cell {self.cell.name}', refusals[0])
         self.assertIn(instance2, refusals[0])
+        # Once: not repeated as the exception's own text either.
+        self.assertNotIn('CellNotAuthorized', refusals[0])
 
     def test_claims_and_releases_over_the_api_transport(self):
         client = self._client(self.api_url)
