@@ -121,19 +121,18 @@ def _check_server_name(server, found):
 
 
 def plan(context, server=None):
-    """The doors to serve, as ``Door`` objects (API level's first).
+    """The doors to serve, as ``Door`` objects, the API level's last.
 
-    ``server`` is the name the doors' RPC servers use (``[DEFAULT]
-    host``); it may not be a cell's name.
+    Served in this order, the API level's door opens last: once it
+    answers (what a service waiting for the scheduler asks), every
+    cell's door is open too. ``server`` is the name the doors' RPC
+    servers use (``[DEFAULT] host``); it may not be a cell's name.
     """
     doors = []
     found = _buses(context)
     _check_server_name(server, found)
     for bus in found:
         _warn_shared(bus)
-        if bus.is_api:
-            doors.append(Door(bus.transport, topics.SCHEDULER,
-                              access.FullAccess()))
         for cell in bus.cells:
             doors.append(Door(bus.transport, topics.scheduler(cell.name),
                               access.CellAccess(cell)))
@@ -144,4 +143,6 @@ def plan(context, server=None):
         else:
             legacy = access.UnattributedAccess(bus.cells)
         doors.append(Door(bus.transport, topics.SCHEDULER, legacy))
+    doors.append(Door(found[0].transport, topics.SCHEDULER,
+                      access.FullAccess()))
     return doors
