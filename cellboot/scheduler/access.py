@@ -116,8 +116,8 @@ class CellAccess(_Refusing):
                                     provider_uuids)
         for uuid in provider_uuids:
             if uuid not in cells:
-                self.refuse(method, f'resource provider {uuid} is not one '
-                                    f'of its cell\'s (there is none)')
+                self.refuse(method, f'there is no resource provider '
+                                    f'{uuid} in its cell')
             if cells[uuid] != self.cell_uuid:
                 self.refuse(method, f'resource provider {uuid} belongs to '
                                     f'another cell')
