@@ -251,6 +251,14 @@ class InvalidTransportURL(Invalid):
     msg_fmt = 'Invalid transport URL %(url)r: %(reason)s'
 
 
+class CellTransportShared(Conflict):
+    msg_fmt = ('Transport URL %(url)s is already the bus of %(other)s: '
+               '%(consequence)s. Give cell %(name)s a bus of its own (a '
+               'RabbitMQ vhost per cell, e.g. rabbit://user:password@'
+               'host:5672/%(name)s), or pass --allow-shared-transport to '
+               'accept that.')
+
+
 class CellDatabaseInUse(Conflict):
     msg_fmt = ('Cell %(cell)s already uses database %(url)s; every cell '
                'needs a database of its own.')
@@ -301,6 +309,22 @@ class ComputeDriverNotFound(ConfigurationError):
 
 
 # -- RPC -------------------------------------------------------------------
+
+
+class CellNotAuthorized(CellbootException):
+    """A request arrived where it may not act on what it names.
+
+    The scheduler answers it to a service of one cell that asks for
+    another cell's providers or instances; it travels back to the caller
+    as itself (an expected error of the scheduler's endpoint).
+    """
+
+    msg_fmt = ('Refused %(method)s from %(caller)s: %(reason)s. A service '
+               'inside a cell may act only on its own cell\'s resource '
+               'providers and instances; check its [DEFAULT] cell_name and '
+               'transport_url against `cellboot-manage cell_v2 '
+               'list_cells`.')
+    code = 403
 
 
 class RPCTimeout(CellbootException):

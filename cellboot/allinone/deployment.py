@@ -8,12 +8,18 @@ same code an operator runs); the scheduler behind its RPC service; the
 super conductor; one conductor and ``hosts_per_cell`` fake compute hosts
 per cell; a default flavor; and the REST API on a port.
 
-Every service talks over the one ``fake://`` bus the way separate
-processes talk over RabbitMQ. One process has one configuration, so what
-a real cell service reads from its own ``[database] connection`` is
-given explicitly: each cell conductor gets its cell's database and each
-compute host targets the contexts it works with at its own cell
-(``CellComputeManager``).
+Every service talks over ``fake://`` buses the way separate processes
+talk over RabbitMQ: the API level on ``fake://``, each cell on a bus of
+its own (``fake:///<cell>``, as a vhost per cell), with the scheduler
+served on each bus with the rights of the cells there
+(``cellboot.scheduler.doors``). A state directory made before cells had
+buses of their own keeps its cells on ``fake://``, the API's bus, where
+they call the scheduler on their own topic all the same. One process
+has one configuration, so what a real cell service reads from its own
+``[database] connection`` and ``[DEFAULT] transport_url`` is given
+explicitly: each cell conductor gets its cell's database and bus, each
+compute host its cell's bus, and targets the contexts it works with at
+its own cell (``CellComputeManager``).
 """
 
 import os
@@ -40,6 +46,7 @@ from cellboot.objects import flavor as flavor_obj
 from cellboot import rpc
 from cellboot.rpc import topics
 from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import doors
 from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot import service
@@ -65,6 +72,11 @@ def host_name(cell_name, index):
 def cell_name(index):
     """The name of the ``index``-th (from 1) cell."""
     return f'cell{index}'
+
+
+def cell_transport_url(name):
+    """The in-process bus of cell ``name``: its own, as a vhost would be."""
+    return f'{TRANSPORT_URL}/{name}'
 
 
 def _sqlite_url(state_dir, name):
@@ -183,7 +195,8 @@ class Deployment:
         except exception.CellMappingNotFound:
             url = _sqlite_url(self.state_dir, name)
             migration.sync_cell_database(url)
-            cell = cells.create_cell(self.ctx, name, url, TRANSPORT_URL)
+            cell = cells.create_cell(self.ctx, name, url,
+                                     cell_transport_url(name))
             self._progress(f'{name} created ({cell.uuid})')
             return cell
         migration.sync_cell_database(cell.database_connection)
@@ -204,40 +217,47 @@ class Deployment:
             except exception.FlavorExists:
                 pass
 
-    def _serve(self, host, topic, endpoint):
-        server = service.RPCService(host, topic, [endpoint], self.transport)
+    def _serve(self, host, topic, endpoint, transport=None):
+        server = service.RPCService(host, topic, [endpoint],
+                                    transport or self.transport)
         server.start()
         self._services.append(server)
         return server
 
     def _start_scheduler(self):
+        """The scheduler, served through each of its doors."""
         self.scheduler = scheduler_api.SchedulerAPI()
         self.scheduler.start(self.ctx)
-        self._serve('scheduler', topics.SCHEDULER,
-                    rpc_endpoint.SchedulerEndpoint(self.scheduler))
+        for door in doors.plan(self.ctx, 'scheduler'):
+            self._serve('scheduler', door.topic,
+                        rpc_endpoint.SchedulerEndpoint(self.scheduler,
+                                                       door.access),
+                        door.transport)
         self._progress('Scheduler started')
 
     def _start_cell(self, cell):
-        scheduler = scheduler_rpcapi.SchedulerRPCAPI(self.transport)
+        transport = rpc.get_cell_transport(cell)
+        scheduler = scheduler_rpcapi.SchedulerRPCAPI(transport,
+                                                     cell_name=cell.name)
         conductor = conductor_manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
             scheduler=scheduler,
-            compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name,
-                                                     self.transport))
+            compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name, transport))
         self._serve(f'conductor-{cell.name}', topics.cell_conductor(cell.name),
-                    conductor)
+                    conductor, transport)
         for index in range(1, self.hosts_per_cell + 1):
-            self._start_compute(cell, host_name(cell.name, index), scheduler)
+            self._start_compute(cell, host_name(cell.name, index), scheduler,
+                                transport)
         self._progress(f'{cell.name}: conductor and {self.hosts_per_cell} '
                        f'compute hosts started')
 
-    def _start_compute(self, cell, host, scheduler):
+    def _start_compute(self, cell, host, scheduler, transport):
         manager = CellComputeManager(
             cell, host, scheduler,
-            conductor_rpcapi.CellConductorAPI(cell.name, self.transport))
+            conductor_rpcapi.CellConductorAPI(cell.name, transport))
         rpc_service = service.RPCService(
             host, topics.compute(cell.name),
-            [compute_manager.ComputeEndpoint(manager)], self.transport)
+            [compute_manager.ComputeEndpoint(manager)], transport)
         compute = compute_cmd.ComputeHost(
             manager, rpc_service, cb_context.targeted_copy(self.ctx, cell))
         compute.start()

@@ -3,8 +3,9 @@
 A compute host lives inside its cell: it needs its cell's database
 (``[database] connection``), its cell's bus (``[DEFAULT] transport_url``)
 and its cell's name (``[DEFAULT] cell_name``), never the API database.
-It reaches the scheduler (provider reports, claims given back) and its
-cell conductor (reschedules) over that bus.
+It reaches the scheduler (provider reports, claims given back: topic
+``cellboot-scheduler.<cell>``, where it may act on its cell's resources
+only) and its cell conductor (reschedules) over that bus.
 
 Usage::
 
@@ -83,12 +84,14 @@ def compute_host(context, host, cell_name, transport, scheduler=None,
     """A compute host as one service (``start``/``stop``/``wait``).
 
     ``scheduler`` defaults to the scheduler's RPC client on
-    ``transport``; an embedded deployment may give the in-process one.
-    Used by this command and by anything that runs hosts in-process.
+    ``transport``, calling the cell's own topic; an embedded deployment
+    may give the in-process one. Used by this command and by anything
+    that runs hosts in-process.
     """
     manager = compute_manager.ComputeManager(
         host,
-        scheduler or scheduler_rpcapi.SchedulerRPCAPI(transport),
+        scheduler or scheduler_rpcapi.SchedulerRPCAPI(transport,
+                                                      cell_name=cell_name),
         conductor_rpcapi.CellConductorAPI(cell_name, transport),
         driver=driver, cell_name=cell_name)
     rpc_service = service.RPCService(

@@ -223,8 +223,12 @@ class ComputeManager:
         """Report the node to the scheduler as a resource provider.
 
         A scheduler that does not answer yet is asked again at each
-        heartbeat; any other refusal (an unknown cell name, a provider
-        name taken by another node) is raised: it needs an operator.
+        heartbeat. The scheduler serves each mapped cell on a topic of
+        its own, so a host whose ``[DEFAULT] cell_name`` names no cell it
+        serves gets no answer either: the warning says to check that
+        too. Any refusal (a cell that is not the one of this host's bus,
+        a provider name taken by another node) is raised: it needs an
+        operator.
         """
         try:
             self.scheduler.update_provider(
@@ -235,7 +239,11 @@ class ComputeManager:
         except exception.RPCTimeout as exc:
             LOG.warning('Cannot report host %s to the scheduler yet, it is '
                         'not schedulable until then; retrying at the next '
-                        'heartbeat: %s', self.host, exc)
+                        'heartbeat: %s Check too that [DEFAULT] cell_name, '
+                        '%s, is the name of this host\'s cell as '
+                        '`cellboot-manage cell_v2 list_cells` shows it, '
+                        'mapped before cellboot-scheduler started.',
+                        self.host, exc, self.cell_name)
             return
         self._provider_reported = True
         LOG.info('Host %s reported to the scheduler as resource provider '

@@ -158,7 +158,8 @@ class CellConductorManager(flows.FlowConductorBase):
     ``cell_name`` and ``database_connection`` default to ``[DEFAULT]
     cell_name`` and ``[database] connection``; an in-process cluster
     gives each of its cells' conductors its own. ``scheduler`` and
-    ``compute_rpcapi`` are RPC clients on the cell's transport.
+    ``compute_rpcapi`` are RPC clients on the cell's transport (the
+    scheduler's on the cell's own topic, ``cellboot-scheduler.<cell>``).
     """
 
     target = oslo_messaging.Target(version=RPC_VERSION)
@@ -190,7 +191,8 @@ class CellConductorManager(flows.FlowConductorBase):
             transport = rpc.get_local_cell_transport()
         if scheduler is None:
             from cellboot.scheduler import rpcapi as scheduler_rpcapi
-            scheduler = scheduler_rpcapi.SchedulerRPCAPI(transport)
+            scheduler = scheduler_rpcapi.SchedulerRPCAPI(
+                transport, cell_name=cell_name)
         if compute_rpcapi is None:
             from cellboot.compute import rpcapi as compute_rpcapi_mod
             compute_rpcapi = compute_rpcapi_mod.ComputeAPI(cell_name,

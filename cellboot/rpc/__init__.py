@@ -83,7 +83,8 @@ def get_transport(url):
 def _new_transport(url):
     try:
         parsed = oslo_messaging.TransportURL.parse(CONF, url)
-    except oslo_messaging.InvalidTransportURL as exc:
+    except (oslo_messaging.InvalidTransportURL, ValueError) as exc:
+        # ValueError: a port that is not a number.
         raise exception.InvalidTransportURL(
             url=masking.mask_url(url),
             reason='it is not a transport URL (expected '

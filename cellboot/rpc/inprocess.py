@@ -8,12 +8,21 @@ conductor to compute) waits half of that on average: most of a boot's
 latency on SQLite.
 
 This driver keeps everything else of the fake driver (payloads checked
-to be JSON, exchanges shared by every transport of the process, replies
-on a queue, ``cleanup()``) and changes only the waiting: every delivery
-rings one process-wide doorbell, and an idle listener sleeps on it
-until a message may have arrived, its poll timeout passes, or it is
-stopped. ``rpc.get_transport`` builds ``fake://`` transports with it;
-the URL, and every other driver, stay as oslo.messaging makes them.
+to be JSON, replies on a queue, ``cleanup()``) and changes two things:
+
+* the waiting: every delivery rings one process-wide doorbell, and an
+  idle listener sleeps on it until a message may have arrived, its poll
+  timeout passes, or it is stopped;
+* the buses: oslo.messaging's fake exchanges are shared by every
+  transport of the process, whatever its URL; here each bus (the URL's
+  host names and virtual host, ``buses.Bus.key``) has exchanges of its
+  own, so that ``fake:///cell1`` and ``fake:///cell2`` are two buses as
+  two RabbitMQ vhosts are, and a test or ``cellboot all-in-one`` can give
+  each cell a bus of its own. Transports of one URL (or of URLs that
+  differ only in credentials) share theirs.
+
+``rpc.get_transport`` builds ``fake://`` transports with it; the URL,
+and every other driver, stay as oslo.messaging makes them.
 """
 
 import threading
@@ -22,6 +31,8 @@ import time
 import oslo_messaging
 from oslo_messaging._drivers import base
 from oslo_messaging._drivers import impl_fake
+
+from cellboot.rpc import buses
 
 # The URL scheme (oslo.messaging driver name) this driver serves.
 DRIVER = 'fake'
@@ -66,7 +77,7 @@ class _Exchange(impl_fake.FakeExchange):
 
 
 class _ExchangeManager(impl_fake.FakeExchangeManager):
-    """The exchanges of the embedded bus, one set per process.
+    """The exchanges of one embedded bus (``bus_key``) of the process.
 
     Kept apart from oslo.messaging's own fake exchanges (class attributes
     of our own), so that a plain ``FakeDriver`` elsewhere in the process
@@ -74,17 +85,22 @@ class _ExchangeManager(impl_fake.FakeExchangeManager):
     """
 
     _exchanges_lock = threading.Lock()
+    # {(bus key, exchange name): exchange}, for the whole process.
     _exchanges = {}
     doorbell = _Doorbell()
+
+    def __init__(self, default_exchange, bus_key):
+        super().__init__(default_exchange)
+        self._bus_key = bus_key
 
     def get_exchange(self, name):
         if name is None:
             name = self._default_exchange
         with self._exchanges_lock:
-            exchange = self._exchanges.get(name)
+            exchange = self._exchanges.get((self._bus_key, name))
             if exchange is None:
                 exchange = _Exchange(name, self.doorbell)
-                self._exchanges[name] = exchange
+                self._exchanges[(self._bus_key, name)] = exchange
             return exchange
 
 
@@ -134,7 +150,8 @@ class InProcessDriver(impl_fake.FakeDriver):
     def __init__(self, conf, url, default_exchange=None,
                  allowed_remote_exmods=None):
         super().__init__(conf, url, default_exchange, allowed_remote_exmods)
-        self._exchange_manager = _ExchangeManager(default_exchange)
+        self._exchange_manager = _ExchangeManager(
+            default_exchange, buses.of_parsed(url).key)
 
     def listen(self, target, batch_size, batch_timeout):
         exchange = target.exchange or self._default_exchange

@@ -12,13 +12,16 @@ from cellboot import exception
 # The super conductor, on the API transport.
 CONDUCTOR = 'cellboot-conductor'
 
-# The scheduler's RPC service, on the API transport and on every distinct
-# cell transport (services inside a cell call it from there).
+# The scheduler's RPC service for the API level, on the API transport.
+# The scheduler also serves it on each cell's own bus, with the rights of
+# that cell, for services that predate the per-cell topic (see
+# ``cellboot.scheduler.doors``).
 SCHEDULER = 'cellboot-scheduler'
 
 # Per-cell topics: '<prefix>.<cell name>'.
 _CELL_CONDUCTOR = 'cellboot-conductor'
 _COMPUTE = 'cellboot-compute'
+_CELL_SCHEDULER = 'cellboot-scheduler'
 
 
 def _in_cell(prefix, cell_name):
@@ -39,3 +42,12 @@ def cell_conductor(cell_name):
 def compute(cell_name):
     """The topic of the compute hosts of cell ``cell_name`` (server=host)."""
     return _in_cell(_COMPUTE, cell_name)
+
+
+def scheduler(cell_name):
+    """The scheduler's topic for the services of cell ``cell_name``.
+
+    What arrives there may act only on that cell's providers and
+    instances, so a cell's services call it, never ``SCHEDULER``.
+    """
+    return _in_cell(_CELL_SCHEDULER, cell_name)

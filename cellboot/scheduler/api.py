@@ -44,26 +44,30 @@ class SchedulerAPI:
         self.cache.stop_periodic_refresh()
 
     def select_destinations(self, context, request_spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, cell_uuid=None):
         """Per instance, ``[chosen, alternates...]`` as Selection dicts.
 
         The chosen hosts are claimed; raises NoValidHost with the name of
         the filter that removed the last candidates (nothing claimed).
+        ``cell_uuid`` places in that cell only, whatever the request
+        asks and the filters enabled (a request from a cell's service).
         """
         return self.manager.select_destinations(
-            context, request_spec, instance_uuids, return_alternates)
+            context, request_spec, instance_uuids, return_alternates,
+            cell_uuid=cell_uuid)
 
     def update_provider(self, context, uuid, name, cell_uuid, inventories,
-                        availability_zone='nova'):
+                        availability_zone='nova', move=True):
         """A compute host's report of its capacity; returns the generation.
 
         Called by a compute host when it starts and whenever its
         inventory changes; the host is schedulable from the next
-        decision on.
+        decision on. ``move`` False refuses a provider of another cell
+        (CellNotAuthorized) instead of moving it to ``cell_uuid``.
         """
         generation = providers.update_provider(
             context, uuid, name, cell_uuid, inventories,
-            availability_zone=availability_zone)
+            availability_zone=availability_zone, move=move)
         self.cache.refresh_host(context, uuid)
         return generation
 

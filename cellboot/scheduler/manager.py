@@ -44,6 +44,7 @@ from cellboot import exception
 from cellboot.objects import selection as selection_obj
 from cellboot.scheduler import candidates
 from cellboot.scheduler import filters as filters_mod
+from cellboot.scheduler.filters import cell as cell_filter
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import request as request_mod
 from cellboot.scheduler.resources import batch_claims
@@ -86,36 +87,42 @@ class SchedulerManager:
         self.failed_claims = 0
 
     def select_destinations(self, context, request_spec, instance_uuids,
-                            return_alternates=True):
+                            return_alternates=True, cell_uuid=None):
         """Claim a host for each instance; see the module docstring.
 
         Returns one list per instance: ``[chosen, alternate, ...]``, each
         a ``Selection`` dict. Raises NoValidHost (nothing left claimed).
+        ``cell_uuid`` confines the choice to that cell (a request from a
+        cell's service), before any configured filter.
         """
         request = request_mod.ScheduleRequest(request_spec)
+        filters = self.filters
+        if cell_uuid is not None:
+            filters = [cell_filter.ConfinedToCell(cell_uuid)] + filters
         self.cache.ensure_loaded(context)
         request.resolve(context, instance_uuids)
         if len(instance_uuids) > 1 and not request.has_group:
             batch = self._place_batch(context, request, instance_uuids,
-                                      return_alternates)
+                                      return_alternates, filters)
             if batch is not None:
                 return batch
         made = []
         try:
             for instance_uuid in instance_uuids:
                 hosts = self._place(context, request, instance_uuid,
-                                    return_alternates)
+                                    return_alternates, filters)
                 made.append((instance_uuid, hosts))
         except Exception:
             with excutils.save_and_reraise_exception():
                 self._release(context, made)
         return [[s.to_dict() for s in hosts] for _uuid, hosts in made]
 
-    def _place(self, context, request, instance_uuid, return_alternates):
+    def _place(self, context, request, instance_uuid, return_alternates,
+               filters):
         while True:
             with self.cache.locked() as states:
                 chosen, mask, weights = self._choose(states, request,
-                                                     instance_uuid)
+                                                     instance_uuid, filters)
                 uuid = states.uuids[chosen]
                 # Taken now, so that decisions made while the claim is
                 # written (other threads) see the host with less room.
@@ -138,7 +145,7 @@ class SchedulerManager:
             self._after_failed_claim(context, request, uuid, states, weights)
 
     def _place_batch(self, context, request, instance_uuids,
-                     return_alternates):
+                     return_alternates, filters):
         """Choose every host first, then claim them all at once.
 
         One claim transaction for the request (``batch_claims``) instead
@@ -153,7 +160,7 @@ class SchedulerManager:
             for instance_uuid in instance_uuids:
                 with self.cache.locked() as states:
                     chosen, mask, weights = self._choose(
-                        states, request, instance_uuid)
+                        states, request, instance_uuid, filters)
                     uuid = states.uuids[chosen]
                     self.cache.add_usage(uuid, request.resources)
                     picks.append((instance_uuid, uuid, [
@@ -180,9 +187,9 @@ class SchedulerManager:
             request.placed(hosts[0].compute_node_uuid, hosts[0].service_host)
         return [[s.to_dict() for s in hosts] for _i, _u, hosts in picks]
 
-    def _choose(self, states, request, instance_uuid):
+    def _choose(self, states, request, instance_uuid, filters):
         """``(position, mask, weights)`` of the host to claim, or raise."""
-        mask, elimination = candidates.find(states, request, self.filters)
+        mask, elimination = candidates.find(states, request, filters)
         if not mask.any():
             reason = elimination.reason() + self._unanswered()
             LOG.info('NoValidHost for instance %s: %s', instance_uuid,

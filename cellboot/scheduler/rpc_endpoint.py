@@ -1,66 +1,126 @@
 """The server side of the scheduler's RPC API (``cellboot-scheduler``).
 
-A thin layer over ``SchedulerAPI``: each method forwards its arguments,
-and only ``update_provider`` translates anything (a cell's name, which a
-compute host knows, into the cell's uuid, which the resource tables
-use). The domain errors a caller is expected to handle are declared
-expected, so that they travel back to the caller as themselves and are
-logged here as one line, not as a server-side traceback.
+A thin layer over ``SchedulerAPI``: each method asks its server's access
+object (``access``: the API level's rights, or one cell's) whether the
+request may touch what it names, then forwards it. ``update_provider``
+also translates a cell's name, which a compute host knows, into the
+cell's uuid, which the resource tables use. The domain errors a caller
+is expected to handle are declared expected, so that they travel back to
+the caller as themselves and are logged here as one line, not as a
+server-side traceback; a refusal is logged once more, as a WARNING
+naming the caller's cell and what it attempted.
 """
 
+import functools
+import inspect
+
+from oslo_log import log as logging
 import oslo_messaging
 
 from cellboot import exception
-from cellboot.objects import cell_mapping
 from cellboot.rpc import client
 from cellboot.rpc import endpoint
+from cellboot.scheduler import access as access_mod
+
+LOG = logging.getLogger(__name__)
 
 # What a well-behaved request may still be refused with.
 _EXPECTED = (exception.NoValidHost, exception.ClaimFailed,
              exception.ClaimConflict, exception.Invalid, exception.NotFound,
-             exception.Conflict)
+             exception.Conflict, exception.CellNotAuthorized)
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 100 else text[:97] + '...'
+
+
+def _authorized(method):
+    """Log a refusal of ``method`` once, with the caller and the request.
+
+    Nothing is written before a refusal: the access checks run first,
+    and a write that finds it may not proceed raises before it changes
+    anything.
+    """
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def wrapper(self, context, *args, **kwargs):
+        try:
+            return method(self, context, *args, **kwargs)
+        except exception.CellNotAuthorized as exc:
+            refusal = exc
+        # Logged outside the except block: oslo.log would append the
+        # exception's message to a WARNING logged inside it, a second time.
+        arguments = signature.bind_partial(self, context, *args,
+                                           **kwargs).arguments
+        attempted = ', '.join(
+            f'{name}={_short(value)}' for name, value in arguments.items()
+            if name not in ('self', 'context', 'inventories'))
+        LOG.warning('Refused %s(%s) from %s (request %s): %s',
+                    method.__name__, attempted, self.access.caller,
+                    getattr(context, 'request_id', None),
+                    refusal.kwargs.get('reason', refusal))
+        raise refusal
+
+    return wrapper
 
 
 class SchedulerEndpoint:
-    """Version 1.0 of the scheduler's RPC interface."""
+    """Version 1.0 of the scheduler's RPC interface.
+
+    ``access`` holds the rights of whoever can reach this endpoint's
+    server (``access.FullAccess`` on the API's bus, the default).
+    """
 
     target = oslo_messaging.Target(version=client.VERSION)
 
-    def __init__(self, scheduler):
+    def __init__(self, scheduler, access=None):
         self.scheduler = scheduler
+        self.access = access or access_mod.FullAccess()
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
+    @_authorized
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
+        cell_uuid = self.access.select_destinations(request_spec,
+                                                    instance_uuids)
         return self.scheduler.select_destinations(
             context, request_spec, instance_uuids,
-            return_alternates=return_alternates)
+            return_alternates=return_alternates, cell_uuid=cell_uuid)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
+    @_authorized
     def update_provider(self, context, uuid, name, cell_name, inventories,
                         availability_zone='nova'):
-        cell = cell_mapping.CellMapping.get_by_name(context, cell_name)
+        cell_uuid, move = self.access.update_provider(uuid, name, cell_name)
         return self.scheduler.update_provider(
-            context, uuid, name, cell.uuid, inventories,
-            availability_zone=availability_zone)
+            context, uuid, name, cell_uuid, inventories,
+            availability_zone=availability_zone, move=move)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
+    @_authorized
     def claim_resources(self, context, consumer_uuid, provider_uuid,
                         resources):
+        self.access.claim_resources(consumer_uuid, provider_uuid)
         return self.scheduler.claim_resources(context, consumer_uuid,
                                               provider_uuid, resources)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
+    @_authorized
     def release_resources(self, context, consumer_uuid, provider_uuid=None):
+        self.access.release_resources(consumer_uuid, provider_uuid)
         return self.scheduler.release_resources(context, consumer_uuid,
                                                 provider_uuid)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
+    @_authorized
     def record_build_result(self, context, provider_uuid, succeeded):
+        self.access.record_build_result(provider_uuid)
         return self.scheduler.record_build_result(context, provider_uuid,
                                                   succeeded)

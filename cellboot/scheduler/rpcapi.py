@@ -17,15 +17,21 @@ from cellboot.rpc import topics
 
 
 class SchedulerRPCAPI:
-    """Calls to topic ``cellboot-scheduler`` on ``transport``.
+    """Calls to the scheduler on ``transport``.
 
-    ``transport`` defaults to the API transport; a service inside a cell
-    passes ``rpc.get_local_cell_transport()``.
+    ``transport`` defaults to the API transport, where topic
+    ``cellboot-scheduler`` acts for the API level. A service inside a
+    cell passes ``rpc.get_local_cell_transport()`` and its ``cell_name``:
+    it calls ``cellboot-scheduler.<cell_name>``, where the scheduler lets
+    it act on that cell's providers and instances only.
     """
 
-    def __init__(self, transport=None):
+    def __init__(self, transport=None, cell_name=None):
+        self.cell_name = cell_name
+        topic = topics.scheduler(cell_name) if cell_name else \
+            topics.SCHEDULER
         self.client = client.RPCClient(
-            transport or rpc.get_api_transport(), topics.SCHEDULER)
+            transport or rpc.get_api_transport(), topic)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):

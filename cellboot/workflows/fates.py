@@ -358,7 +358,9 @@ class ClaimReleaser:
     A release the scheduler (the caller's client) does not answer is
     logged and kept, and ``retry`` (called at the caller's next sweep or
     heartbeat) tries it again: a claim that outlives its build is a leak
-    nobody else would find, since the instance is no longer building.
+    nobody else would find, since the instance is no longer building. A
+    release the scheduler refuses (the instance is not of the caller's
+    cell) is logged as an error and dropped: asking again cannot help.
     """
 
     def __init__(self, what):
@@ -369,6 +371,11 @@ class ClaimReleaser:
         """Release every claim of the instance; whether it went."""
         try:
             scheduler.release_resources(context, instance_uuid)
+        except exception.CellNotAuthorized as exc:
+            LOG.error('The scheduler refused to release the claims of %s '
+                      '%s: %s', self.what, instance_uuid, exc)
+            self.pending.discard(instance_uuid)
+            return False
         except Exception as exc:
             LOG.warning('Could not release the claims of %s %s yet (%s); '
                         'trying again later', self.what, instance_uuid, exc)

@@ -9,9 +9,11 @@ its RPC service, the super conductor, one conductor per cell and
 ``hosts_per_cell`` compute hosts per cell with the fake driver, their
 hosts discovered. Every service talks over the one ``fake://`` bus the
 way the real ones talk over RabbitMQ: clients, servers, topics per cell,
-the RPC serializer. A test boots the way the API does (``boot``), waits
-for the deployment to go quiet (``wait_for_quiet``) and checks the
-invariants::
+the RPC serializer. The cells share the API's bus (as a single-vhost
+deployment does), so their services reach the scheduler on their own
+cell's topic, with that cell's rights (``cellboot.scheduler.doors``).
+A test boots the way the API does (``boot``), waits for the deployment
+to go quiet (``wait_for_quiet``) and checks the invariants::
 
     cluster = self.useFixture(cluster.Cluster(cells=2, hosts_per_cell=2))
     uuids = cluster.boot(count=3)
@@ -58,6 +60,7 @@ from cellboot.objects import request_spec
 from cellboot import rpc
 from cellboot.rpc import topics
 from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import doors
 from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.scheduler.resources import usage
@@ -273,11 +276,14 @@ class Cluster(fixtures.Fixture):
     def _start_scheduler(self):
         self.scheduler = scheduler_api.SchedulerAPI()
         self.scheduler.start(self.ctx, refresh_interval=0)
-        self._serve('scheduler', topics.SCHEDULER,
-                    rpc_endpoint.SchedulerEndpoint(self.scheduler))
+        for door in doors.plan(self.ctx, 'scheduler'):
+            self._serve('scheduler', door.topic,
+                        rpc_endpoint.SchedulerEndpoint(self.scheduler,
+                                                       door.access))
 
     def _start_cell(self, cell):
-        scheduler = scheduler_rpcapi.SchedulerRPCAPI(self.transport)
+        scheduler = scheduler_rpcapi.SchedulerRPCAPI(self.transport,
+                                                     cell_name=cell.name)
         conductor = conductor_manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
             scheduler=scheduler,

@@ -130,7 +130,7 @@ class RPCDocTest(base.TestCase):
     def _new_client(self, interface):
         transport = rpc.get_transport('fake://')
         if 'cell_name' in inspect.signature(interface.client).parameters:
-            return interface.client('cell1', transport)
+            return interface.client(cell_name='cell1', transport=transport)
         return interface.client(transport)
 
     def _schema_and_example(self):

@@ -59,22 +59,38 @@ def map_cell0(context, args):
     return parsing.EXIT_OK
 
 
-def _new_cell_urls(database_connection, transport_url):
-    """The URLs of a new cell: the given ones or the configured ones."""
+def _new_cell_urls(database_connection, transport_url, allow_shared):
+    """The URLs of a new cell: the given ones or the configured ones.
+
+    The database defaults to ``[database] connection``. The transport
+    has no default: ``[DEFAULT] transport_url`` is the API's bus, which
+    a cell may use only when the operator says so
+    (``--allow-shared-transport``, which then makes it the default).
+    """
     url = _required(database_connection or CONF.database.connection,
                     '--database_connection', '[database] connection')
-    transport_url = _required(transport_url or cells.default_transport_url(),
-                              '--transport-url', '[DEFAULT] transport_url')
-    return url, transport_url
+    if transport_url:
+        return url, transport_url
+    if not allow_shared:
+        raise exception.ConfigurationError(
+            reason='give --transport-url, the new cell\'s own bus (e.g. '
+                   'rabbit://user:password@host:5672/cell1, a vhost of its '
+                   'own); [DEFAULT] transport_url is the API\'s bus, which '
+                   'a cell uses only with --allow-shared-transport')
+    return url, _required(cells.default_transport_url(), '--transport-url',
+                          '[DEFAULT] transport_url')
 
 
 def create_cell(context, args):
     url, transport_url = _new_cell_urls(args.database_connection,
-                                        args.transport_url)
+                                        args.transport_url,
+                                        args.allow_shared_transport)
     try:
-        cell = cells.create_cell(context, args.name, url, transport_url,
-                                 disabled=args.disabled)
-    except (exception.CellMappingExists, exception.CellDatabaseInUse) as exc:
+        cell = cells.create_cell(
+            context, args.name, url, transport_url, disabled=args.disabled,
+            allow_shared_transport=args.allow_shared_transport)
+    except (exception.CellMappingExists, exception.CellDatabaseInUse,
+            exception.CellTransportShared) as exc:
         output.error(str(exc))
         return EXIT_CELL_EXISTS
     if args.verbose:
@@ -166,16 +182,20 @@ def simple_cell_setup(context, args):
     existing = [cell for cell in cells.CellMapping.get_all(context)
                 if not cell.is_cell0]
     if not existing:
-        url, transport_url = _new_cell_urls(None, args.transport_url)
-        cells.check_new_cell(context, FIRST_CELL_NAME, url, transport_url)
+        url, transport_url = _new_cell_urls(None, args.transport_url,
+                                            args.allow_shared_transport)
+        cells.check_new_cell(
+            context, FIRST_CELL_NAME, url, transport_url,
+            allow_shared_transport=args.allow_shared_transport)
     cell0, created = cells.map_cell0(context)
     _say_mapped_cell0(cell0, created)
     if existing:
         output.say('Cells already mapped: '
                    + ', '.join(_label(cell) for cell in existing))
     else:
-        cell = cells.create_cell(context, FIRST_CELL_NAME, url,
-                                 transport_url)
+        cell = cells.create_cell(
+            context, FIRST_CELL_NAME, url, transport_url,
+            allow_shared_transport=args.allow_shared_transport)
         output.say(f'Created cell {_label(cell)}')
     code = max(code, db.report_sync(db.sync_cell_databases(context)))
     reports = discovery.discover_hosts(context)
@@ -192,12 +212,22 @@ def verify_instance(context, args):
     return VERIFY_EXIT_CODES[status]
 
 
-def _add_transport_url(command):
+def _add_transport_options(command):
     command.add_argument(
         '--transport-url', '--transport_url', dest='transport_url',
         metavar='URL',
-        help='the cell\'s oslo.messaging URL, e.g. rabbit://user:password@'
-             'host:5672/ (default: [DEFAULT] transport_url)')
+        help='the cell\'s oslo.messaging URL, a bus of its own (not the '
+             'API\'s, not another cell\'s), e.g. rabbit://user:password@'
+             'host:5672/cell1 (required, unless --allow-shared-transport, '
+             'which makes [DEFAULT] transport_url the default)')
+    command.add_argument(
+        '--allow-shared-transport', action='store_true',
+        help='accept a transport URL that is the API\'s bus ([DEFAULT] '
+             'transport_url) or another cell\'s: the cell is then not '
+             'confined, since services on one bus can call each other\'s '
+             'topics, and on the API\'s bus the scheduler with the API '
+             'level\'s rights (a single-cell or test deployment may accept '
+             'that)')
 
 
 def register(groups):
@@ -221,16 +251,20 @@ def register(groups):
     command = parsing.add_command(
         commands, 'create_cell', create_cell, 'map a new cell',
         'Map a new cell after checking that its database answers and its '
-        'transport URL names an installed driver; nothing is written '
-        'otherwise. Prints the new cell\'s uuid (--verbose: the whole '
-        'mapping). Run `db sync` afterwards to create its tables.',
-        exit_codes=((EXIT_CELL_EXISTS, 'a cell with that name or database '
-                                       'exists already'),))
+        'transport URL names an installed driver and a bus of its own '
+        '(compared as buses: other credentials, host aliases or vhost '
+        'spellings of the API\'s or another cell\'s bus are that bus); '
+        'nothing is written otherwise. Prints the new cell\'s uuid '
+        '(--verbose: the whole mapping). Run `db sync` afterwards to '
+        'create its tables.',
+        exit_codes=((EXIT_CELL_EXISTS, 'a cell with that name, database or '
+                                       'bus exists already (a shared bus '
+                                       'needs --allow-shared-transport)'),))
     command.add_argument('--name', required=True, help='the cell\'s name')
     command.add_argument(
         '--database_connection', '--database-connection', metavar='URL',
         help='the cell\'s database URL (default: [database] connection)')
-    _add_transport_url(command)
+    _add_transport_options(command)
     command.add_argument('--disabled', action='store_true',
                          help='map the cell disabled: the scheduler sends '
                               'no new instances to it')
@@ -275,11 +309,12 @@ def register(groups):
         commands, 'simple_cell_setup', simple_cell_setup,
         'set up cell0 and a first cell in one go',
         'Sync the API and flow databases, map cell0, map a first cell '
-        f'named {FIRST_CELL_NAME} on [database] connection (unless a cell '
-        'other than cell0 exists), sync every cell database and discover '
-        'hosts. Every step is idempotent, so it can be run again.',
+        f'named {FIRST_CELL_NAME} on [database] connection and '
+        '--transport-url (unless a cell other than cell0 exists), sync '
+        'every cell database and discover hosts. Every step is '
+        'idempotent, so it can be run again.',
         exit_codes=((1, 'a step failed (see the ERROR lines)'),))
-    _add_transport_url(command)
+    _add_transport_options(command)
 
     command = parsing.add_command(
         commands, 'verify_instance', verify_instance,

@@ -98,6 +98,8 @@ def validate_transport_url(url):
         raise exception.InvalidTransportURL(
             url=masking.mask_url(url),
             reason=f'the scheme must be one of {", ".join(drivers)}')
+    from cellboot.rpc import buses
+    buses.of_url(url)  # the rest of it parses, as a transport's will
 
 
 def check_database(url):
@@ -138,23 +140,27 @@ def map_cell0(context, database_connection=None):
 
 
 def create_cell(context, name, database_connection, transport_url,
-                disabled=False):
+                disabled=False, allow_shared_transport=False):
     """Map a new cell after checking everything a mapping depends on.
 
     Raises what ``check_new_cell`` raises; CellMappingExists too when
     another run took the name in the meantime.
     """
-    check_new_cell(context, name, database_connection, transport_url)
+    check_new_cell(context, name, database_connection, transport_url,
+                   allow_shared_transport=allow_shared_transport)
     return CellMapping.create(context, name=name,
                               database_connection=database_connection,
                               transport_url=transport_url, disabled=disabled)
 
 
-def check_new_cell(context, name, database_connection, transport_url):
+def check_new_cell(context, name, database_connection, transport_url,
+                   allow_shared_transport=False):
     """Raise what would make ``create_cell`` refuse; write nothing.
 
     CellMappingExists for a taken name (``cell0`` is reserved),
     CellDatabaseInUse when another cell already has the database,
+    CellTransportShared when the transport URL names the API's bus or
+    another cell's (unless ``allow_shared_transport``),
     InvalidDatabaseURL/DatabaseConnectionError when the database cannot
     be used, InvalidTransportURL for a URL no driver understands.
     """
@@ -164,14 +170,53 @@ def check_new_cell(context, name, database_connection, transport_url):
         raise exception.CellMappingExists(name=name)
     facade.parse_url(database_connection)
     validate_transport_url(transport_url)
-    for cell in CellMapping.get_all(context):
+    existing = CellMapping.get_all(context)
+    for cell in existing:
         if cell.name == name:
             raise exception.CellMappingExists(name=name)
         if cell.database_connection == database_connection:
             raise exception.CellDatabaseInUse(
                 cell=f'{cell.name} ({cell.uuid})',
                 url=masking.mask_url(database_connection))
+    if not allow_shared_transport:
+        check_own_bus(name, transport_url, existing)
     check_database(database_connection)
+
+
+def check_own_bus(name, transport_url, cells):
+    """Raise CellTransportShared unless ``transport_url`` is a new bus.
+
+    What a request to the scheduler may touch is decided by the bus it
+    arrives on (``cellboot.scheduler.access``): a cell on the API's bus
+    reaches the scheduler with the API level's rights, and cells on one
+    bus can send to each other's topics. URLs are compared as buses
+    (``cellboot.rpc.buses``): credentials, host aliases, default ports
+    and vhost spellings do not make another bus.
+    """
+    from cellboot.rpc import buses
+    bus = buses.of_url(transport_url)
+    masked = masking.mask_url(transport_url)
+    api_url = default_transport_url()
+    if api_url and bus.same_as(buses.of_url(api_url)):
+        raise exception.CellTransportShared(
+            url=masked, name=name,
+            other='the API level ([DEFAULT] transport_url)',
+            consequence='the cell\'s services would call the scheduler '
+                        'there with the API level\'s rights, on every '
+                        'cell\'s providers and instances')
+    for cell in cells:
+        if cell.is_cell0:
+            continue
+        try:
+            other = buses.of_url(cell.transport_url)
+        except exception.InvalidTransportURL:
+            continue  # a broken mapping is nobody's bus
+        if bus.same_as(other):
+            raise exception.CellTransportShared(
+                url=masked, name=name, other=f'cell {cell.name} '
+                                             f'({cell.uuid})',
+                consequence='the services of cells that share a bus can '
+                            'act for each other')
 
 
 def delete_cell(context, cell, force=False):

@@ -102,12 +102,19 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 @contention.retry_on_generation_conflict(_update_exhausted)
 @contention.retry_on_db_contention
 @api_db.writer
-def _update(context, uuid, cell_uuid, values, inventories):
+def _update(context, uuid, cell_uuid, values, inventories, move):
     contention.lock_for_write(context)
     values = dict(values, cell_id=None if cell_uuid is None else
                   cell_mapping.get_cell_id(context, cell_uuid))
     row = context.session.execute(
         sa.select(_PROVIDERS).where(_PROVIDERS.c.uuid == uuid)).first()
+    if not move and row is not None and row.cell_id != values['cell_id']:
+        # Checked again here, in the write's transaction: a report of
+        # another cell may have created the provider since its caller
+        # looked.
+        raise exception.CellNotAuthorized(
+            method='update_provider', caller=f'cell {cell_uuid}',
+            reason=f'resource provider {uuid} belongs to another cell')
     if row is None or row.name != values['name']:
         _check_name_free(context, uuid, values['name'])
     if row is None:
@@ -126,8 +133,12 @@ def _update(context, uuid, cell_uuid, values, inventories):
 
 
 def update_provider(context, uuid, name, cell_uuid, inventories,
-                    availability_zone='nova'):
+                    availability_zone='nova', move=True):
     """Create or update a provider and replace its inventories.
+
+    With ``move`` False, a provider that exists in another cell than
+    ``cell_uuid`` is refused with CellNotAuthorized (a cell's report
+    may not take another cell's provider); the API level may move one.
 
     ``inventories`` is ``{resource_class: {'total': int, 'reserved': 0,
     'allocation_ratio': 1.0, 'min_unit': 1, 'max_unit': total,
@@ -140,7 +151,18 @@ def update_provider(context, uuid, name, cell_uuid, inventories,
     """
     inventories = inventory.normalize(uuid, inventories)
     values = {'name': name, 'availability_zone': availability_zone}
-    return _update(context, uuid, cell_uuid, values, inventories)
+    return _update(context, uuid, cell_uuid, values, inventories, move)
+
+
+@api_db.reader
+def get_cells(context, uuids):
+    """``{provider uuid: its cell's uuid (or None)}`` of those that exist."""
+    rows = context.session.execute(sa.select(
+        _PROVIDERS.c.uuid, _CELLS.c.uuid,
+    ).select_from(_PROVIDERS.outerjoin(
+        _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id,
+    )).where(_PROVIDERS.c.uuid.in_(list(uuids))))
+    return {provider: cell for provider, cell in rows}
 
 
 @api_db.reader

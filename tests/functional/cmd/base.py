@@ -37,6 +37,8 @@ API_TABLES = ('cell_mappings', 'host_mappings', 'instance_mappings',
               'flavors', 'build_requests')
 
 RABBIT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
+# Another bus on the same broker (a vhost of its own), for a second cell.
+CELL2_RABBIT_URL = 'rabbit://guest:guest@127.0.0.1:5672/cell2'
 
 # A database server that is certainly not listening (port 1), with a
 # password that must never appear in any output.

@@ -26,14 +26,14 @@ class _BadDatabaseInputTests:
     def test_create_cell_with_a_malformed_database_url(self):
         result = self.create_cell('--name', 'cell2', '--database_connection',
                                   'not a url', '--transport-url',
-                                  base.RABBIT_URL)
+                                  base.CELL2_RABBIT_URL)
         self.assertOneLineError(result, 1, 'Invalid database URL')
         self.assertNothingWritten()
 
     def test_create_cell_with_an_unreachable_database(self):
         result = self.create_cell('--name', 'cell2', '--database_connection',
                                   base.DEAD_DATABASE_URL, '--transport-url',
-                                  base.RABBIT_URL)
+                                  base.CELL2_RABBIT_URL)
         self.assertOneLineError(result, 1, 'Cannot use database',
                                 '127.0.0.1:1')
         self.assertNotIn(base.DEAD_PASSWORD, result.stderr)
@@ -42,21 +42,21 @@ class _BadDatabaseInputTests:
     def test_create_cell_with_a_duplicate_name_exits_2(self):
         result = self.create_cell('--name', 'cell1', '--database_connection',
                                   self.cell0_url, '--transport-url',
-                                  base.RABBIT_URL)
+                                  base.CELL2_RABBIT_URL)
         self.assertOneLineError(result, 2, 'cell1', 'already exists')
         self.assertNothingWritten()
 
     def test_create_cell_named_cell0_exits_2(self):
         result = self.create_cell('--name', 'cell0', '--database_connection',
                                   self.cell0_url, '--transport-url',
-                                  base.RABBIT_URL)
+                                  base.CELL2_RABBIT_URL)
         self.assertOneLineError(result, 2, 'cell0')
         self.assertNothingWritten()
 
     def test_create_cell_on_the_database_of_another_cell_exits_2(self):
         result = self.create_cell('--name', 'cell2', '--database_connection',
                                   self.cell1_url, '--transport-url',
-                                  base.RABBIT_URL)
+                                  base.CELL2_RABBIT_URL)
         self.assertOneLineError(result, 2, 'cell1', 'database')
         self.assertNothingWritten()
 

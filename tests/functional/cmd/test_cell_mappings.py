@@ -75,13 +75,24 @@ class _CreateCellTests:
         cell = CellMapping.get_by_name(self.context, 'cell1')
         self.assertEqual(self.cell1_url, cell.database_connection)
 
-    def test_create_cell_defaults_to_the_configured_transport_url(self):
+    def test_create_cell_has_no_default_transport_url(self):
         config = self.write_config(name='rabbit.conf', extra=f"""
             [DEFAULT]
             transport_url = {base.RABBIT_URL}
             """)
         result = self.manage('cell_v2', 'create_cell', '--name', 'cell1',
                              config_file=config)
+        self.assertOneLineError(result, 1, '--transport-url',
+                                '--allow-shared-transport')
+        self.assertEqual([], CellMapping.get_all(self.context))
+
+    def test_allow_shared_transport_defaults_to_the_api_transport(self):
+        config = self.write_config(name='rabbit.conf', extra=f"""
+            [DEFAULT]
+            transport_url = {base.RABBIT_URL}
+            """)
+        result = self.manage('cell_v2', 'create_cell', '--name', 'cell1',
+                             '--allow-shared-transport', config_file=config)
         self.assertSucceeded(result)
         self.assertEqual(base.RABBIT_URL, CellMapping.get_by_name(
             self.context, 'cell1').transport_url)

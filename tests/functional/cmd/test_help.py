@@ -54,6 +54,15 @@ class HelpTest(base.TestCase):
         for line in ('3   hosts are mapped', '4   instances are mapped'):
             self.assertIn(line, text)
 
+    def test_create_cell_help_names_the_shared_transport_flag(self):
+        for command in ('create_cell', 'simple_cell_setup'):
+            text = ' '.join(help_text('cell_v2', command).split())
+            self.assertIn('--allow-shared-transport', text, command)
+            self.assertIn('not confined', text, command)
+        text = ' '.join(help_text('cell_v2', 'create_cell').split())
+        self.assertIn('2 a cell with that name, database or bus exists',
+                      text)
+
     def test_help_of_the_installed_command_exits_0(self):
         result = cmd_base.run('cell_v2', 'verify_instance', '--help')
         self.assertEqual(0, result.code, result)

@@ -61,6 +61,36 @@ class _SimpleCellSetupTests:
         self.assertOneLineError(result, 1, 'Invalid transport URL')
         self.assertEqual({}, self.cells())
 
+    def _on_the_api_bus(self):
+        return self.write_config(name='api-bus.conf', extra=f"""
+            [DEFAULT]
+            transport_url = {base.RABBIT_URL}
+            """)
+
+    def test_the_api_transport_maps_nothing(self):
+        result = self.manage('cell_v2', 'simple_cell_setup',
+                             '--transport-url',
+                             'rabbit://guest:guest@localhost//',
+                             config_file=self._on_the_api_bus())
+        self.assertOneLineError(result, 1, 'the API level',
+                                '--allow-shared-transport')
+        self.assertEqual({}, self.cells())
+
+    def test_no_transport_url_maps_nothing(self):
+        result = self.manage('cell_v2', 'simple_cell_setup',
+                             config_file=self._on_the_api_bus())
+        self.assertOneLineError(result, 1, '--transport-url')
+        self.assertEqual({}, self.cells())
+
+    def test_allow_shared_transport_maps_cell1_on_the_api_transport(self):
+        result = self.manage('cell_v2', 'simple_cell_setup',
+                             '--allow-shared-transport',
+                             config_file=self._on_the_api_bus())
+        self.assertSucceeded(result)
+        self.assertEqual(['cell0', 'cell1'], sorted(self.cells()))
+        self.assertEqual(base.RABBIT_URL, cell_mapping.CellMapping.get_by_name(
+            self.context, 'cell1').transport_url)
+
 
 class SQLiteSimpleCellSetupTest(_SimpleCellSetupTests, test_base.SQLiteMixin,
                                 base.ManageTestCase):

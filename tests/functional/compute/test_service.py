@@ -252,18 +252,30 @@ class ComputeServiceTest(_ComputeServiceTestCase):
                          (code, 'Traceback' in stderr,
                           'Caught SIGTERM' in stderr), stderr)
 
-    def test_unknown_cell_name_stops_it_with_one_error_line(self):
-        # The scheduler, not the host, knows the cells: the host learns
-        # of its mistake from the provider report and must exit.
+    def test_unknown_cell_name_is_reported_and_never_schedulable(self):
+        # The scheduler serves each mapped cell's topic: a host naming no
+        # such cell gets no answer, says what to check at each attempt,
+        # is never made schedulable, and still stops on SIGTERM.
         config = self._compute_config(cell_name='no-such-cell',
                                       name='wrong-cell.conf')
+        quick = self._write('quick-timeout.conf', """\
+            [DEFAULT]
+            rpc_response_timeout = 2
+            """)
         wrong = self._start('cellboot.cmd.compute', 'wrong-cell', config,
-                            '--host', 'compute9')
-        code = wrong.process.wait(START_TIMEOUT)
-        lines = [line for line in wrong.stderr.splitlines() if line.strip()]
-        self.assertEqual(
-            (1, False, 'ERROR: Cell no-such-cell does not exist.'),
-            (code, 'Traceback' in wrong.stderr, lines[-1]), wrong.stderr)
+                            '--config-file', quick, '--host', 'compute9')
+        deadline = time.monotonic() + START_TIMEOUT
+        while 'cellboot-scheduler.no-such-cell' not in wrong.stderr:
+            wrong.check_running(self)
+            self.assertLess(time.monotonic(), deadline, wrong.stderr)
+            time.sleep(0.2)
+        self.assertIn('Check too that [DEFAULT] cell_name, no-such-cell, '
+                      'is the name of this host\'s cell', wrong.stderr)
+        self.assertEqual(0, wrong.terminate(), wrong.stderr)
+        self.assertNotIn('Traceback', wrong.stderr)
+        node = compute_node.ComputeNode.get_by_host_and_node(
+            self.admin, 'compute9', 'compute9')
+        self.assertEqual({}, providers.get_cells(self.admin, [node.uuid]))
 
 
 class ComputeRescheduleServiceTest(_ComputeServiceTestCase):

@@ -11,7 +11,8 @@
 # command). Only the devstack functions in STANDS_IN_FOR are defined, each
 # doing the real work: databases on MariaDB through the mysql client,
 # edits of ini files, services in the background with a pid file and a log
-# each, a RabbitMQ URL on the test's own vhost. The plugin runs under
+# each, RabbitMQ URLs on the test's own vhosts (rabbitmqctl makes those the
+# plugin adds). The plugin runs under
 # `set -o errexit -o nounset`, and a command that is neither a program nor
 # one of these functions (another devstack function, say
 # is_service_enabled) fails the run: the plugin may use no other devstack
@@ -20,6 +21,7 @@
 # Environment (the test sets it):
 #   HARNESS_DIR           required: pids/, logs/ and the xtrace go here
 #   HARNESS_RABBIT_VHOST  required: the RabbitMQ vhost of the transport URL
+#                         (what devstack's default vhost is here)
 #   HARNESS_PLUGIN_DIR    the plugin's devstack/ (default: this repository's)
 #   CELLBOOT_MYSQL_ADMIN_URL  host:port:user:password of MariaDB's
 #                         administrator (default 127.0.0.1:3306:root:)
@@ -31,7 +33,8 @@ set -o errexit -o nounset -o pipefail -o errtrace
 # The devstack functions the plugin may use: exactly these are defined.
 STANDS_IN_FOR=(define_plugin enable_service setup_develop recreate_database
                database_connection_url iniset iniset_rpc_backend
-               run_process stop_process)
+               rpc_backend_add_vhost get_transport_url run_process
+               stop_process)
 # The devstack variables the plugin may read: exactly these are set.
 # shellcheck disable=SC2034
 DEVSTACK_VARIABLES=(DEST DATA_DIR SERVICE_HOST SERVICE_LISTEN_ADDRESS
@@ -166,10 +169,25 @@ iniset() {
     mv "$file.harness-new" "$file"
 }
 
-# iniset_rpc_backend PACKAGE FILE [SECTION]: the transport URL of the bus.
+# get_transport_url [VHOST]: the URL of the bus (of VHOST, if given; the
+# test's own vhost stands for devstack's default one).
+get_transport_url() {
+    echo "rabbit://$RABBIT_USERID:$RABBIT_PASSWORD@$RABBIT_HOST:5672/${1:-$_HARNESS_VHOST}"
+}
+
+# iniset_rpc_backend PACKAGE FILE [SECTION [VHOST]]: the transport URL of
+# the bus (of VHOST, if given).
 iniset_rpc_backend() {
-    iniset "$2" "${3:-DEFAULT}" transport_url \
-        "rabbit://$RABBIT_USERID:$RABBIT_PASSWORD@$RABBIT_HOST:5672/$_HARNESS_VHOST"
+    iniset "$2" "${3:-DEFAULT}" transport_url "$(get_transport_url "${4:-}")"
+}
+
+# rpc_backend_add_vhost VHOST: the vhost made on the broker (if missing),
+# RABBIT_USERID given every right on it. The test deletes it.
+rpc_backend_add_vhost() {
+    if ! rabbitmqctl -q list_vhosts | grep -qx -- "$1"; then
+        rabbitmqctl -q add_vhost "$1"
+    fi
+    rabbitmqctl -q set_permissions -p "$1" "$RABBIT_USERID" '.*' '.*' '.*'
 }
 
 # run_process SERVICE COMMAND: COMMAND in the background, in a session of

@@ -1,7 +1,8 @@
 """One run of the devstack plugin under ``harness.sh``, as a fixture.
 
 ``Stack`` gives a run everything of its own, so that runs in parallel
-(two pytest workers, two checkouts) never meet: a RabbitMQ vhost, a
+(two pytest workers, two checkouts) never meet: RabbitMQ vhosts (the
+API's, and cell1's, which the plugin adds and the clean-up deletes), a
 database name prefix, a free API port, a directory for the
 configuration, the state, the pid files and the logs. ``harness``
 runs ``harness.sh stack|unstack|clean`` with that environment; clean-up
@@ -123,6 +124,8 @@ class Stack(fixtures.Fixture):
     def _setUp(self):
         require_tools()
         self.vhost = self.useFixture(rabbit.Vhost()).name
+        self.cell1_vhost = f'{self.vhost}-cell1'
+        self.addCleanup(rabbit.delete_vhost, self.cell1_vhost)
         self.dir = self.useFixture(fixtures.TempDir()).path
         self.conf_dir = os.path.join(self.dir, 'etc', 'cellboot')
         self.conf = os.path.join(self.conf_dir, 'cellboot.conf')
@@ -139,6 +142,7 @@ class Stack(fixtures.Fixture):
             'HARNESS_RABBIT_VHOST': self.vhost,
             'HARNESS_VENV': os.path.dirname(VENV_BIN),
             'CELLBOOT_CELLSV2_SETUP': self.setup,
+            'CELLBOOT_CELL1_VHOST': self.cell1_vhost,
             'CELLBOOT_NUM_COMPUTES': str(self.computes),
             'CELLBOOT_CONF_DIR': self.conf_dir,
             'CELLBOOT_DB_PREFIX': self.prefix,

@@ -7,11 +7,14 @@ vhost of the test's own). Each mode is deployed with ``stack``
 (install, post-config, extra, test-config), a server is booted through
 the REST API until ACTIVE, ``cellboot-manage flows show`` must show its
 boot flow, then ``unstack`` and ``clean`` must leave no process, no
-database and no configuration behind. Other tests prove that the harness
-refuses a devstack function or variable it does not provide, and run
-shellcheck over ``devstack/``.
+database and no configuration behind. In superconductor mode cell1 has a
+RabbitMQ vhost of its own; in singleconductor mode it shares the API's,
+which the plugin maps with ``--allow-shared-transport``. Other tests
+prove that the harness refuses a devstack function or variable it does
+not provide, and run shellcheck over ``devstack/``.
 """
 
+import configparser
 import glob
 import json
 import os
@@ -54,10 +57,37 @@ def _request(method, url, body=None, token='demo:demo'):
         return json.loads(response.read() or b'null')
 
 
+def _transport_url(path):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(path)
+    return parser['DEFAULT']['transport_url']
+
+
 class _PluginTests:
     """Deploy in ``SETUP`` mode, boot, read the flow, tear down."""
 
     SETUP = None
+    # Whether cell1 has a bus (vhost) of its own.
+    CELL1_OWN_BUS = None
+
+    def check_buses(self, run):
+        api_url = _transport_url(run.conf)
+        cell1_url = _transport_url(os.path.join(run.conf_dir,
+                                                'cellboot_cell1.conf'))
+        self.assertTrue(api_url.endswith(f'/{run.vhost}'), api_url)
+        if self.CELL1_OWN_BUS:
+            self.assertTrue(cell1_url.endswith(f'/{run.cell1_vhost}'),
+                            cell1_url)
+        else:
+            self.assertEqual(api_url, cell1_url)
+        listed = subprocess.run(
+            [os.path.join(stack.VENV_BIN, 'cellboot-manage'), '--config-file',
+             run.conf, 'cell_v2', 'list_cells'],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(0, listed.returncode, listed.stderr)
+        [cell1_row] = [line for line in listed.stdout.splitlines()
+                       if line.startswith('| cell1 ')]
+        self.assertIn(cell1_url.rsplit('@', 1)[1], cell1_row)
 
     def boot(self, run):
         """A server booted through the API; its id once it is ACTIVE."""
@@ -81,6 +111,7 @@ class _PluginTests:
         self.assertEqual(SERVICES[self.SETUP], set(running))
         self.assertEqual([], sorted(service for service, pid in running.items()
                                     if not stack.alive(pid)))
+        self.check_buses(run)
 
         server_id = self.boot(run)
         shown = subprocess.run(
@@ -110,10 +141,12 @@ class _PluginTests:
 
 class SuperconductorTest(_PluginTests, testtools.TestCase):
     SETUP = 'superconductor'
+    CELL1_OWN_BUS = True
 
 
 class SingleconductorTest(_PluginTests, testtools.TestCase):
     SETUP = 'singleconductor'
+    CELL1_OWN_BUS = False
 
 
 class HarnessTest(testtools.TestCase):

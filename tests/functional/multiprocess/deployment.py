@@ -3,14 +3,15 @@
 ``Deployment`` is a fixture that builds, for one test:
 
 * databases on a real server (API, flow, cell0 and each cell), empty;
-* a RabbitMQ vhost of its own, deleted at the end with every queue in
-  it, so that test runs sharing the broker never see each other's
+* RabbitMQ vhosts of its own, deleted at the end with every queue in
+  them, so that test runs sharing the broker never see each other's
   messages (the topics ``cellboot-conductor`` and ``cellboot-scheduler``
-  are the same in every deployment);
+  are the same in every deployment): one for the API level and one per
+  cell, as an operator confines each cell to a bus of its own;
 * configuration files: ``api.conf`` for the API-level services
   (``[api_database]``, ``[flow_persistence]``, the bus; ``[conductor]
   scheduler = rpc``), one per cell for the services inside it (only
-  ``[database]``, the bus and ``cell_name``: no API database), one per
+  ``[database]``, its cell's bus and ``cell_name``: no API database), one per
   compute host for what a test wants of that host;
 * the operator's set-up: ``cellboot-manage db sync``, ``cell_v2
   map_cell0``, ``cell_v2 create_cell`` per cell, ``db sync`` again;
@@ -106,6 +107,8 @@ class Deployment(fixtures.Fixture):
     def _setUp(self):
         self.dir = self.useFixture(fixtures.TempDir()).path
         self.transport_url = self.useFixture(rabbit.Vhost()).url
+        self.cell_transport_urls = {
+            name: self.useFixture(rabbit.Vhost()).url for name in self.cells}
         self.api_url = self._database('api')
         self.flow_url = self._database('flow')
         self.cell0_url = self._database('cell0')
@@ -173,7 +176,7 @@ class Deployment(fixtures.Fixture):
         return textwrap.dedent(f"""\
             [DEFAULT]
             state_path = {self.cell_state_path(cell)}
-            transport_url = {self.transport_url}
+            transport_url = {self.cell_transport_urls[cell]}
             cell_name = {cell}
 
             [database]
@@ -209,7 +212,7 @@ class Deployment(fixtures.Fixture):
         for name, url in self.cell_urls.items():
             self.manage('cell_v2', 'create_cell', '--name', name,
                         '--database_connection', url,
-                        '--transport-url', self.transport_url)
+                        '--transport-url', self.cell_transport_urls[name])
         self.manage('db', 'sync')
 
     def _start_services(self):

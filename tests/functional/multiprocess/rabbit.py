@@ -58,7 +58,12 @@ class Vhost(fixtures.Fixture):
         self.url = f'rabbit://{CREDENTIALS}@{HOST}:{PORT}/{self.name}'
 
     def _delete(self):
-        try:
-            _rabbitmqctl('delete_vhost', self.name)
-        except (OSError, subprocess.SubprocessError):
-            pass
+        delete_vhost(self.name)
+
+
+def delete_vhost(name):
+    """Delete vhost ``name`` and its queues; nothing if it is not there."""
+    try:
+        _rabbitmqctl('delete_vhost', name)
+    except (OSError, subprocess.SubprocessError):
+        pass

@@ -5,8 +5,9 @@ or ``cellboot-conductor`` are the same in every test run: two test runs
 sharing the broker's default vhost would steal each other's messages. So
 each test process gets a vhost of its own (created with ``rabbitmqctl``
 when it may, deleted when the process exits), and falls back to ``/``
-where it may not. Without a broker, rabbit tests skip, or fail under
-``CI=true``.
+where it may not. Tests that need several buses (a cell's apart from the
+API's) get more vhosts of the process by name (``rabbit_url(vhost=)``).
+Without a broker, rabbit tests skip, or fail under ``CI=true``.
 """
 
 import atexit
@@ -33,7 +34,7 @@ RABBIT_CREDENTIALS = 'guest:guest'
 DELIVERY_TIMEOUT = 10
 NOT_DELIVERED_WAIT = 1.0
 
-_vhost = None
+_vhosts = {}
 _vhost_lock = threading.Lock()
 
 
@@ -49,27 +50,33 @@ def _delete_vhost(name):
         pass
 
 
-def _process_vhost():
-    """This process's own vhost, or '' (the default) if none can be made."""
-    global _vhost
+def _process_vhost(label=''):
+    """This process's own vhost (per label), or '' if none can be made."""
     with _vhost_lock:
-        if _vhost is None:
-            name = f'cellboot-test-{uuid.uuid4().hex[:12]}'
+        if label not in _vhosts:
+            name = f'cellboot-test-{uuid.uuid4().hex[:12]}{label}'
             try:
                 _rabbitmqctl('add_vhost', name)
                 _rabbitmqctl('set_permissions', '-p', name, 'guest', '.*',
                              '.*', '.*')
             except (OSError, subprocess.SubprocessError):
                 _delete_vhost(name)
+                if label:
+                    raise AssertionError(
+                        f'rabbitmqctl could not make vhost {name}')
                 name = ''
             else:
                 atexit.register(_delete_vhost, name)
-            _vhost = name
-    return _vhost
+            _vhosts[label] = name
+    return _vhosts[label]
 
 
-def rabbit_url(host=RABBIT_HOST):
-    """A rabbit:// URL of this process's vhost; skips without a broker."""
+def rabbit_url(host=RABBIT_HOST, vhost=''):
+    """A rabbit:// URL of this process's vhost; skips without a broker.
+
+    ``vhost`` names another vhost of this process (``'cell1'``...): a
+    bus apart from the default one, which needs ``rabbitmqctl``.
+    """
     try:
         socket.create_connection((RABBIT_HOST, RABBIT_PORT), 2).close()
     except OSError as exc:
@@ -79,7 +86,7 @@ def rabbit_url(host=RABBIT_HOST):
             raise AssertionError(f'CI=true and {message}')
         raise unittest.SkipTest(message)
     return (f'rabbit://{RABBIT_CREDENTIALS}@{host}:{RABBIT_PORT}/'
-            f'{_process_vhost()}')
+            f'{_process_vhost(vhost and f"-{vhost}")}')
 
 
 def transport_url(driver):

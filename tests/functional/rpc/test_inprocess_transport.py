@@ -2,9 +2,10 @@
 
 ``fake://`` runs on ``cellboot.rpc.inprocess``. These tests hold it to
 what oslo.messaging's fake driver promises (delivery, calls and casts,
-JSON-only payloads, exchanges shared in the process, ``cleanup()``) and
-to its own promise: an idle listener sleeps until a message arrives or
-it is stopped. Its speed is left to the benchmark: no test here times
+JSON-only payloads, ``cleanup()``) and to its own promises: an idle
+listener sleeps until a message arrives or it is stopped, and URLs of
+other buses (``fake:///cell1``, ``fake:///cell2``) are other buses, as
+two RabbitMQ vhosts are. Its speed is left to the benchmark: no test here times
 it, as a loaded machine would make such a test flaky.
 """
 
@@ -66,7 +67,7 @@ class InProcessTransportTest(base.TestCase):
         target = oslo_messaging.Target(topic=topic, server=server,
                                        exchange=CONF.control_exchange)
         return inprocess._Listener(
-            inprocess._ExchangeManager(CONF.control_exchange),
+            self.transport._driver._exchange_manager,
             [target, oslo_messaging.Target(topic=topic,
                                            exchange=CONF.control_exchange)])
 
@@ -122,11 +123,29 @@ class InProcessTransportTest(base.TestCase):
         self.assertRaises(ValueError, client.cast, {}, 'note',
                           value=object())
 
-    def test_transports_of_one_process_share_the_exchanges(self):
-        endpoint = self._serve(rpc.get_transport('fake://other'))
+    def test_transports_of_one_bus_share_the_exchanges(self):
+        # Other credentials, same bus: a transport of its own, one bus.
+        other = rpc.get_transport('fake://user:secret@/')
+        self.assertIsNot(self.transport, other)
+        endpoint = self._serve(other)
         rpc_client.RPCClient(self.transport, self.topic).cast(
             self.ctx, 'note', value='across')
         self.assertEqual('across', endpoint.wait_for(1)[0][2]['value'])
+
+    def test_another_virtual_host_is_another_bus(self):
+        in_cell1 = self._serve(rpc.get_transport('fake:///cell1'))
+        in_cell2 = self._serve(rpc.get_transport('fake:///cell2'),
+                               host='host2')
+        rpc_client.RPCClient(rpc.get_transport('fake:///cell1'),
+                             self.topic).cast(self.ctx, 'note', value='c1')
+        self.assertEqual('c1', in_cell1.wait_for(1)[0][2]['value'])
+        self.assertTrue(in_cell2.nothing_after())
+
+    def test_a_call_on_another_bus_finds_no_server(self):
+        self._serve(rpc.get_transport('fake:///cell1'))
+        client = rpc_client.RPCClient(self.transport, self.topic)
+        self.assertRaises(exception.RPCTimeout, client.call, self.ctx,
+                          'echo', timeout=0.2, value=1)
 
     def test_cleanup_drops_undelivered_messages(self):
         rpc_client.RPCClient(self.transport, self.topic).cast(

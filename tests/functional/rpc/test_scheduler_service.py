@@ -1,10 +1,13 @@
 """``cellboot-scheduler`` as an operator runs it: a separate process.
 
-On RabbitMQ with a SQLite API database: a client in the test, standing
-for a compute host of a cell (it knows only the cell's name and
-transport), reports its host, gets it scheduled and claims and releases
-on it; SIGTERM stops the service cleanly. Without a broker: ``--help``
-and the one-line errors of a service that cannot start.
+On RabbitMQ with a SQLite API database, each cell on a vhost of its own:
+a client in the test, standing for a compute host of a cell (it knows
+only the cell's name and transport), reports its host on its cell's
+topic, the API level gets it scheduled and claims and releases on it;
+the same client is refused another cell's instance, and the service
+logs that refusal once; SIGTERM stops the service cleanly. Without a
+broker: ``--help`` and the one-line errors of a service that cannot
+start.
 """
 
 import os
@@ -20,6 +23,7 @@ from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import compute_node
+from cellboot.objects import instance_mapping
 from cellboot.objects import service as service_obj
 from cellboot import rpc
 from cellboot.scheduler import host_state_cache
@@ -89,25 +93,31 @@ class SchedulerProcess:
 
 class SchedulerServiceTest(base.DatabaseTestCase):
 
-    CELLS = 1
+    CELLS = 2
 
     def setUp(self):
         super().setUp()
         self.api_url = rpc_base.rabbit_url()
-        # The cell's own URL for the same broker: a distinct transport,
-        # which the service must serve as well.
-        self.cell_url = rpc_base.rabbit_url(host='localhost')
+        # Each cell's bus on the same broker: a vhost of its own, which
+        # the service must serve as well.
+        self.cell_url = rpc_base.rabbit_url(vhost='cell1')
+        self.cell2_url = rpc_base.rabbit_url(vhost='cell2')
         self.admin = cb_context.get_admin_context()
+        suffix = uuidutils.generate_uuid()[:8]
         self.cell = cell_mapping.CellMapping.create(
-            self.admin, 'cell-' + uuidutils.generate_uuid()[:8],
-            self.dbs.cell_urls[0], self.cell_url)
+            self.admin, f'cell-{suffix}', self.dbs.cell_urls[0],
+            self.cell_url)
+        self.cell2 = cell_mapping.CellMapping.create(
+            self.admin, f'cell2-{suffix}', self.dbs.cell_urls[1],
+            self.cell2_url)
         self.node_uuid = self._compute_host('host1')
+        self.node2_uuid = self._compute_host('host2', self.cell2)
         self.scheduler = self._start_scheduler()
         self.addCleanup(rpc.cleanup)
 
-    def _compute_host(self, name):
+    def _compute_host(self, name, cell=None):
         uuid = uuidutils.generate_uuid()
-        with cb_context.target_cell(self.admin, self.cell) as cctxt:
+        with cb_context.target_cell(self.admin, cell or self.cell) as cctxt:
             compute_node.ComputeNode.create(cctxt, name, name, 4, 4096, 40,
                                             uuid=uuid)
             service_obj.Service.create(
@@ -131,26 +141,58 @@ class SchedulerServiceTest(base.DatabaseTestCase):
         self.addCleanup(scheduler.kill)
         return scheduler
 
-    def _client(self, url):
-        """A client on ``url``'s transport, once the service is up."""
+    def _client(self, url, cell=None):
+        """A client on ``url``'s transport, once the service is up.
+
+        With ``cell``, on that cell's topic, as the cell's services call.
+        """
         self.scheduler.wait_started()
-        return scheduler_rpcapi.SchedulerRPCAPI(rpc.get_transport(url))
+        return scheduler_rpcapi.SchedulerRPCAPI(
+            rpc.get_transport(url), cell_name=cell and cell.name)
 
     def test_a_cell_service_reports_its_host_and_gets_it_scheduled(self):
-        client = self._client(self.cell_url)
+        client = self._client(self.cell_url, self.cell)
         ctx = rpc_base.user_context()
         instance = uuidutils.generate_uuid()
 
         client.update_provider(ctx, self.node_uuid, 'host1', self.cell.name,
                                INVENTORY, 'nova')
-        [[chosen]] = client.select_destinations(ctx, {'flavor': FLAVOR},
-                                                [instance])
+        [[chosen]] = self._client(self.api_url).select_destinations(
+            ctx, {'flavor': FLAVOR}, [instance])
 
         self.assertEqual((self.node_uuid, self.cell.uuid),
                          (chosen['compute_node_uuid'], chosen['cell_uuid']))
         self.assertEqual({self.node_uuid: FLAVOR_RESOURCES},
                          usage.get_allocations_for_consumer(self.admin,
                                                             instance))
+
+    def test_a_cell_service_is_refused_another_cells_instance(self):
+        ctx = rpc_base.user_context()
+        self._client(self.cell2_url, self.cell2).update_provider(
+            ctx, self.node2_uuid, 'host2', self.cell2.name, INVENTORY)
+        instance2 = uuidutils.generate_uuid()
+        instance_mapping.InstanceMapping.create(
+            self.admin, instance2, 'p-1', cell_uuid=self.cell2.uuid)
+        self._client(self.api_url).claim_resources(
+            ctx, instance2, self.node2_uuid, FLAVOR_RESOURCES)
+
+        exc = self.assertRaises(
+            exception.CellNotAuthorized,
+            self._client(self.cell_url, self.cell).release_resources, ctx,
+            instance2)
+
+        self.assertIn('is in another cell', str(exc))
+        self.assertEqual({self.node2_uuid: FLAVOR_RESOURCES},
+                         usage.get_allocations_for_consumer(self.admin,
+                                                            instance2))
+        refusals = [line for line in self.scheduler.stderr.splitlines()
+                    if 'Refused release_resources' in line]
+        self.assertEqual(1, len(refusals), self.scheduler.stderr)
+        self.assertIn('WARNING', refusals[0])
+        self.assertIn(f'from cell {self.cell.name}', refusals[0])
+        self.assertIn(instance2, refusals[0])
+        # Once: not repeated as the exception's own text either.
+        self.assertNotIn('CellNotAuthorized', refusals[0])
 
     def test_claims_and_releases_over_the_api_transport(self):
         client = self._client(self.api_url)
