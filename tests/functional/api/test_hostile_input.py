@@ -148,17 +148,27 @@ class NotUTF8Test(_HostileTest):
             self.assertRefused(404, raw_request(
                 self.api.url, 'DELETE', target, self.TOKEN), before)
 
-    def test_a_raw_bad_byte_in_a_server_id_is_404(self):
+    def test_raw_bytes_outside_ascii_in_the_request_line_are_400(self):
+        """The built-in server refuses them itself, in the API's shape.
+
+        A request target is ASCII (RFC 9112); bytes outside it are sent
+        percent-encoded, which the tests above and below cover. Servers
+        that pass raw bytes on (see ``test_fuzz``'s raw paths) reach the
+        application's own rules instead.
+        """
         before = count_rows()
-        self.assertRefused(404, raw_request(
-            self.api.url, 'GET', b'/v2.1/servers/\xff\xfe', self.TOKEN),
-            before, message='%FF%FE')
+        for headers in (None, self.TOKEN):
+            for target in (b'/v2.1/servers/\xff\xfe', b'/\xff',
+                           b'/v2.1/servers/detail?reservation_id=\xff',
+                           b'/?a=\xff'):
+                self.assertRefused(400, raw_request(
+                    self.api.url, 'GET', target, headers), before,
+                    message='Malformed HTTP request')
 
     def test_without_a_token_a_bad_byte_in_a_server_id_is_401(self):
         before = count_rows()
-        for target in (b'/v2.1/servers/%ff', b'/v2.1/servers/\xff'):
-            self.assertRefused(401, raw_request(
-                self.api.url, 'GET', target), before)
+        self.assertRefused(401, raw_request(
+            self.api.url, 'GET', b'/v2.1/servers/%ff'), before)
 
     def test_a_bad_byte_in_a_literal_segment_is_404(self):
         before = count_rows()
@@ -167,12 +177,12 @@ class NotUTF8Test(_HostileTest):
                 self.api.url, 'GET', b'/v2.1/serv%ffers', headers), before,
                 message='No such path')
             self.assertRefused(404, raw_request(
-                self.api.url, 'GET', b'/\xff', headers), before)
+                self.api.url, 'GET', b'/%ff', headers), before)
 
     def test_a_bad_byte_in_a_query_is_400_once_authenticated(self):
         before = count_rows()
         for target in (b'/v2.1/servers?reservation_id=%ff',
-                       b'/v2.1/servers/detail?reservation_id=\xff',
+                       b'/v2.1/servers/detail?reservation_id=%FF',
                        b'/v2.1/servers?%ff=1',
                        b'/v2.1/servers?reservation_id=%ed%a0%80'):
             self.assertRefused(401, raw_request(
@@ -191,7 +201,7 @@ class NotUTF8Test(_HostileTest):
                            before)
 
     def test_a_query_on_a_path_that_takes_none_is_ignored(self):
-        for target in (b'/v2.1/?a=%ff', b'/?a=\xff', b'/openapi.json?%00'):
+        for target in (b'/v2.1/?a=%ff', b'/?a=%ff', b'/openapi.json?%00'):
             status, headers, payload = raw_request(self.api.url, 'GET',
                                                    target)
             self.assertEqual(200, status, payload)
