@@ -1,4 +1,4 @@
-"""The ``[api_database]`` group: the API database (DESIGN §3).
+"""The ``[api_database]`` group: the API database (docs/architecture.md).
 
 It takes the same options as oslo.db's ``[database]`` group, so that pool
 sizes and retries are tuned the same way for both.

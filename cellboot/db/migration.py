@@ -162,7 +162,7 @@ def sync_cell_database(connection):
     """Sync a cell database: the cell tree, then TaskFlow's tables.
 
     A cell's conductors persist their reschedule flows in their own cell
-    database, since they hold no API-level credentials (DESIGN §3).
+    database, since they hold no API-level credentials.
     """
     db_sync('cell', connection)
     sync_flow_tables(connection)

@@ -1,4 +1,5 @@
-"""The invariant checker: DESIGN §3's invariants, read from the databases.
+"""The invariant checker: the invariants of
+docs/architecture.md, read from the databases.
 
 ``check_invariants(ctx)`` reads the API database, every mapped cell's
 database and the flow databases and returns one line per violation; an
@@ -222,7 +223,7 @@ def _flow_violations(snap):
 
 
 def check_invariants(ctx=None):
-    """Every violation of DESIGN §3's invariants, as one line each.
+    """Every violation of the documented invariants, as one line each.
 
     ``ctx`` is accepted for symmetry with the code under test; the
     checker reads the configured API database and the cells it maps.

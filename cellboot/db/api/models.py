@@ -1,4 +1,4 @@
-"""API database tables (DESIGN §3).
+"""API database tables (docs/architecture.md, "Three kinds of database").
 
 Mappings that route requests to cells, requests that exist before any cell
 is chosen (build requests, request specs), flavors, server groups, and the

@@ -1,4 +1,4 @@
-"""Cell database tables (DESIGN §3); cell0 uses the same schema.
+"""Cell database tables; cell0 uses the same schema.
 
 A cell database knows nothing of the API database: it holds its services,
 compute nodes, instances and their faults and actions. The cell's

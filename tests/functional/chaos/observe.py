@@ -1,10 +1,11 @@
 """What a chaos test reads of a deployment: is it quiet, how did it end.
 
-Quiescence is the state the invariant checker needs (DESIGN §3: "at
-every quiet point"): no build request left, no live instance in BUILD,
-no flow unfinished in the flow database or any cell, and no job on any
-jobboard of the deployment. Everything is read from the databases and
-from Redis, the way an operator's tools would, never from a service's
+Quiescence is the state the invariant checker needs
+(docs/architecture.md, Invariants: "at every quiet point"): no build
+request left, no live instance in BUILD, no flow unfinished in the flow
+database or any cell, and no job on any jobboard of the deployment.
+Everything is read from the databases and from Redis, the way an
+operator's tools would, never from a service's
 memory: the services are the thing under test, and some are dead.
 """
 

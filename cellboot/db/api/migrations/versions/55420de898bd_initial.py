@@ -4,9 +4,10 @@ Revision ID: 55420de898bd
 Revises:
 Create Date: 2026-11-22 05:07:12.582057
 
-The tables of DESIGN §3 as ``cellboot.db.api.models`` define them. This
-file is frozen history: it does not import the models, so later changes
-to them need a new revision (the model/migration comparison test says so).
+The API database's first tables, as ``cellboot.db.api.models`` define
+them. This file is frozen history: it does not import the models, so
+later changes to them need a new revision (the model/migration
+comparison test says so).
 """
 
 from alembic import op

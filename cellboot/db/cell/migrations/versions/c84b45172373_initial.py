@@ -4,10 +4,11 @@ Revision ID: c84b45172373
 Revises:
 Create Date: 2026-11-22 05:07:12.582057
 
-The tables of DESIGN §3 as ``cellboot.db.cell.models`` define them; cell0
-uses the same schema. TaskFlow's tables, which a cell database also holds,
-are TaskFlow's own migrations' business (``cellboot.db.flow_db``). This
-file is frozen history: it does not import the models.
+The cell database's first tables, as ``cellboot.db.cell.models`` define
+them; cell0 uses the same schema. TaskFlow's tables, which a cell
+database also holds, are TaskFlow's own migrations' business
+(``cellboot.db.flow_db``). This file is frozen history: it does not
+import the models.
 """
 
 from alembic import op
