@@ -11,7 +11,7 @@ deleted with its mapping in one transaction; the boot flow notices
 either row missing (``map-instance`` / ``delete-build-request``) and
 cleans up whatever it made (``workflows.fates.clean_up_deleted``). A
 server in a cell (cell0 included) is deleted in the idempotent steps of
-``cellboot.workflows.deletes``: soft-deleted in its cell, its mapping
+``cellboot.builds.deletes``: soft-deleted in its cell, its mapping
 marked queued for delete, its claims released, a build request left by
 the flow removed. A delete that fails before the mapping is marked
 answers an error and changes nothing the owner sees; one that fails
@@ -31,6 +31,7 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from cellboot.api import auth
+from cellboot.builds import deletes
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
@@ -41,7 +42,6 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_fault
 from cellboot.objects import instance_mapping
 from cellboot.policies import servers as server_policies
-from cellboot.workflows import deletes
 
 LOG = logging.getLogger(__name__)
 

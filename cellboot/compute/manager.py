@@ -45,6 +45,8 @@ from oslo_log import log as logging
 import oslo_messaging
 from oslo_utils import timeutils
 
+from cellboot.builds import claims
+from cellboot.builds import fates
 from cellboot.compute import registration
 from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
@@ -55,7 +57,6 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.objects import instance_fault
 from cellboot.rpc import client as rpc_client
-from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ class ComputeManager:
         self._lock = threading.Lock()
         # Claims of interrupted builds the scheduler did not take back
         # at start: tried again at every heartbeat.
-        self._claims = fates.ClaimReleaser('interrupted build')
+        self._claims = claims.ClaimReleaser('interrupted build')
 
     # -- start-up and heartbeat -------------------------------------------
 

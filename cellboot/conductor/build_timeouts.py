@@ -32,12 +32,13 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from cellboot.builds import claims
+from cellboot.builds import fates
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.workflows import engine
-from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class BuildTimeouts:
         self.manager = manager
         # Claims of timed-out instances the scheduler did not take back
         # yet: tried again at every sweep.
-        self.claims = fates.ClaimReleaser('timed-out instance')
+        self.claims = claims.ClaimReleaser('timed-out instance')
 
     def sweep_once(self, context):
         """Time out the stuck builds of the cell; ``{'timed_out': n}``."""

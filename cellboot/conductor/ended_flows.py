@@ -31,6 +31,8 @@ import functools
 
 from oslo_log import log as logging
 
+from cellboot.builds import claims
+from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -38,7 +40,6 @@ from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as mapping_obj
 from cellboot.objects import request_spec as request_spec_obj
-from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class EndedFlowRequests:
         self.scheduler = scheduler
         # Claims the scheduler did not take back yet: tried again at
         # every sweep.
-        self.claims = fates.ClaimReleaser('settled build request')
+        self.claims = claims.ClaimReleaser('settled build request')
 
     def retry(self, context):
         self.claims.retry(context, self.scheduler)

@@ -1,7 +1,7 @@
 """Unfinished deletes: servers deleted for their owner, not everywhere.
 
 A server in a cell is deleted in idempotent steps
-(``cellboot.workflows.deletes``); a delete can fail between two of them
+(``cellboot.builds.deletes``); a delete can fail between two of them
 (the scheduler or the API database was down) and nobody may retry it.
 The super conductor's sweep finishes such deletes:
 
@@ -18,11 +18,11 @@ and safe with several conductors sweeping at once.
 
 from oslo_log import log as logging
 
+from cellboot.builds import deletes
 from cellboot import context as cb_context
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as mapping_obj
-from cellboot.workflows import deletes
 
 LOG = logging.getLogger(__name__)
 

@@ -203,7 +203,7 @@ class InstanceMapping(base.DomainObject):
         """Servers queued for delete that still hold claims or a request.
 
         What a delete that failed after its mark left (see
-        ``cellboot.workflows.deletes``); at most ``limit`` uuids, oldest
+        ``cellboot.builds.deletes``); at most ``limit`` uuids, oldest
         mapping first.
         """
         return _deleted_with_leftovers(context, limit)

@@ -10,6 +10,7 @@ Flow factories are module-level functions (``get_flow``), registered by
 kind in ``kinds``: a persisted flow is rebuilt from its kind's factory,
 never from a name stored with it. Tasks live in ``tasks/``; what
 happens to an instance that will not be built (cell0, ERROR in its cell,
-the owner's delete) is in ``fates``; ``engine`` is the one place that
-loads and runs flows.
+the owner's delete) is in ``cellboot.builds.fates``, below the flows,
+since compute hosts and conductors end builds too; ``engine`` is the one
+place that loads and runs flows.
 """

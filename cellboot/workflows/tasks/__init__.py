@@ -1,9 +1,10 @@
 """The atoms of cellboot's flows, and the little they share.
 
 Boot atoms work on the whole batch of a request and return one outcome
-per instance (``{instance_uuid: outcome}``, see ``fates``): an instance
-whose outcome is not OK was settled (buried, failed, cleaned up) by the
-atom that gave up on it, and the later atoms skip it. Per-instance atoms
+per instance (``{instance_uuid: outcome}``, see
+``cellboot.builds.fates``): an instance whose outcome is not OK was
+settled (buried, failed, cleaned up) by the atom that gave up on it, and
+the later atoms skip it. Per-instance atoms
 would cost five persisted atoms per instance, which a multi-create of
 hundreds cannot afford.
 
@@ -18,9 +19,9 @@ import weakref
 
 from oslo_log import log as logging
 
+from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
-from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
 

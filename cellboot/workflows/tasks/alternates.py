@@ -14,10 +14,10 @@ from taskflow import retry
 from taskflow import task
 from taskflow.types import failure as tf_failure
 
+from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
-from cellboot.workflows import fates
 from cellboot.workflows.tasks import compute
 
 LOG = logging.getLogger(__name__)

@@ -3,14 +3,14 @@
 from oslo_log import log as logging
 from taskflow import task
 
+from cellboot.builds import fates
 from cellboot import context as cb_context
+from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import host_mapping as host_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action as action_obj
-from cellboot.workflows import batches
-from cellboot.workflows import fates
 from cellboot.workflows import tasks
 
 LOG = logging.getLogger(__name__)
@@ -105,8 +105,9 @@ class CreateInCell(task.Task):
     def _create(cctxt, build_request, request_spec, chosen):
         """The instance and its 'create' action, in the targeted cell.
 
-        Both in one transaction (see ``batches``), so an instance never
-        exists without its action; one that exists is a replay.
+        Both in one transaction (see ``cellboot.db.batches``), so an
+        instance never exists without its action; one that exists is a
+        replay.
         """
         uuid = build_request['instance_uuid']
         try:

@@ -3,12 +3,12 @@
 from oslo_log import log as logging
 from taskflow import task
 
+from cellboot.builds import fates
 from cellboot import context as cb_context
+from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
-from cellboot.workflows import batches
-from cellboot.workflows import fates
 from cellboot.workflows import tasks
 
 LOG = logging.getLogger(__name__)

@@ -9,9 +9,9 @@ build is cleaned up (``fates.clean_up_deleted``) and nothing is cast.
 
 from taskflow import task
 
+from cellboot.builds import fates
 from cellboot.db.api import connection as api_connection
-from cellboot.workflows import batches
-from cellboot.workflows import fates
+from cellboot.db import batches
 from cellboot.workflows import tasks
 
 

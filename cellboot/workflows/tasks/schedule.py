@@ -3,9 +3,9 @@
 from taskflow import task
 from taskflow.types import failure as tf_failure
 
+from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import instance_mapping as mapping_obj
-from cellboot.workflows import fates
 from cellboot.workflows import tasks
 
 

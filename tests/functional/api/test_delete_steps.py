@@ -1,6 +1,6 @@
 """A delete that fails part-way is finished by a retry or by the sweep.
 
-Each step of a delete (``cellboot.workflows.deletes``) is made to fail
+Each step of a delete (``cellboot.builds.deletes``) is made to fail
 once; the server must end deleted everywhere: no claims, no build
 request, its mapping queued for delete, whatever failed.
 """

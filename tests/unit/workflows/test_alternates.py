@@ -5,10 +5,10 @@ from oslo_utils import uuidutils
 from taskflow import retry
 from taskflow.types import failure
 
+from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
-from cellboot.workflows import fates
 from cellboot.workflows.tasks import alternates
 from tests import base
 from tests.unit.workflows import fleet

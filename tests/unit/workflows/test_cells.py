@@ -2,9 +2,9 @@
 
 from taskflow.types import failure
 
+from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import cell_mapping
-from cellboot.workflows import fates
 from cellboot.workflows.tasks import cells
 from cellboot.workflows.tasks import schedule
 from tests import base

@@ -1,10 +1,10 @@
 """``map-instance``, ``delete-build-request`` and ``cast-to-compute``."""
 
 from cellboot.api import server_records
+from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import build_request
 from cellboot.objects import instance_mapping
-from cellboot.workflows import fates
 from cellboot.workflows.tasks import cells
 from cellboot.workflows.tasks import compute
 from cellboot.workflows.tasks import mappings

@@ -3,9 +3,9 @@
 from taskflow.types import failure
 
 from cellboot.api import server_records
+from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import instance_mapping
-from cellboot.workflows import fates
 from cellboot.workflows.tasks import schedule
 from tests import base
 from tests.unit.workflows import fleet

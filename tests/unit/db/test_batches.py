@@ -1,9 +1,9 @@
 """``in_batches``: many instances per transaction, failures kept apart."""
 
 from cellboot import context
+from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot.objects import service
-from cellboot.workflows import batches
 from tests import base
 
 

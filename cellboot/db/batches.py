@@ -15,8 +15,13 @@ plain database work: nothing that cannot be rolled back (a cast, a call
 to the scheduler) belongs in them; callers do that afterwards, from the
 results.
 
-``transaction`` is the same for one step: ``fates`` writes an ERROR
-instance, its fault and its action event together with it.
+``transaction`` is the same for one step: ``cellboot.builds.fates``
+writes an ERROR instance, its fault and its action event together with
+it.
+
+This is database mechanics (which transaction the objects join), not a
+flow's: it lives in ``db/`` so that the flows' atoms and the domain
+services below them share it without importing each other.
 """
 
 import contextlib

@@ -1,8 +1,10 @@
 """What becomes of an instance that will not be built as asked.
 
 A build can end three ways short of ACTIVE, and every flow that gives up
-on an instance goes through one of them, so that the invariants of
-DESIGN §3 hold whatever failed:
+on an instance goes through one of them, so that whatever failed the
+server stays visible to its owner (through its build request or its
+mapped cell), its claims are given back and no ERROR goes without a
+fault:
 
 * ``bury_in_cell0`` — the build failed before the instance had a cell
   (no valid host, an unmapped host, a cell that refused it): the
@@ -26,6 +28,12 @@ fault whatever fails. A fault's message is for the server's owner, its
 details for administrators (``cellboot.objects.fault_messages``).
 ``settle`` is what the boot flow does once an instance exists in a cell
 (mapping, then build request), shared by the flow and the burials.
+
+These live below the flows because the flows are not their only callers:
+a compute host that restarts and the conductors' sweeps end builds too,
+and must not depend on the flows' package to do it. Giving back the
+claims of an ended build when the scheduler does not answer is
+``cellboot.builds.claims``.
 """
 
 import contextlib
@@ -33,6 +41,7 @@ import contextlib
 from oslo_log import log as logging
 
 from cellboot import context as cb_context
+from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
@@ -42,7 +51,6 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action as action_obj
 from cellboot.objects import instance_fault as fault_obj
 from cellboot.objects import instance_mapping as mapping_obj
-from cellboot.workflows import batches
 
 LOG = logging.getLogger(__name__)
 
@@ -350,41 +358,3 @@ def creating_context(cctxt, instance):
     if request_id is not None:
         values['request_id'] = request_id
     return cb_context.RequestContext(**values)
-
-
-class ClaimReleaser:
-    """Gives back the claims of builds that ended, until it is done.
-
-    A release the scheduler (the caller's client) does not answer is
-    logged and kept, and ``retry`` (called at the caller's next sweep or
-    heartbeat) tries it again: a claim that outlives its build is a leak
-    nobody else would find, since the instance is no longer building. A
-    release the scheduler refuses (the instance is not of the caller's
-    cell) is logged as an error and dropped: asking again cannot help.
-    """
-
-    def __init__(self, what):
-        self.what = what
-        self.pending = set()
-
-    def release(self, context, scheduler, instance_uuid):
-        """Release every claim of the instance; whether it went."""
-        try:
-            scheduler.release_resources(context, instance_uuid)
-        except exception.CellNotAuthorized as exc:
-            LOG.error('The scheduler refused to release the claims of %s '
-                      '%s: %s', self.what, instance_uuid, exc)
-            self.pending.discard(instance_uuid)
-            return False
-        except Exception as exc:
-            LOG.warning('Could not release the claims of %s %s yet (%s); '
-                        'trying again later', self.what, instance_uuid, exc)
-            self.pending.add(instance_uuid)
-            return False
-        self.pending.discard(instance_uuid)
-        return True
-
-    def retry(self, context, scheduler):
-        """Try the releases that failed again."""
-        for instance_uuid in sorted(self.pending):
-            self.release(context, scheduler, instance_uuid)
