@@ -15,12 +15,12 @@ What the limits mean (defaults, unlimited, the check) is
 ``cellboot.quota``'s.
 """
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import retry
 
 _QUOTAS = models.Quota.__table__
 _LOCKS = models.QuotaLock.__table__
@@ -36,13 +36,9 @@ def get_limits(context, project_id):
     return {row.resource: row.hard_limit for row in rows}
 
 
-def _is_duplicate(exc):
-    return isinstance(exc, db_exc.DBDuplicateEntry)
-
-
 # Two updates of one project at once may both insert the same limit:
 # the loser runs again and finds the row.
-@oslo_db_api.wrap_db_retry(max_retries=3, exception_checker=_is_duplicate)
+@retry.on_duplicate
 @api_db.writer
 def set_limits(context, project_id, limits):
     """Set some of a project's limits (``{resource: hard_limit}``)."""

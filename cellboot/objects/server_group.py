@@ -14,9 +14,9 @@ import sqlalchemy as sa
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
 from cellboot.db import pages
+from cellboot.db import retry
 from cellboot import exception
 from cellboot.objects import base
-from cellboot.scheduler.resources import contention
 
 AFFINITY = 'affinity'
 ANTI_AFFINITY = 'anti-affinity'
@@ -25,10 +25,6 @@ MAX_NAME_LENGTH = 255
 
 _GROUPS = models.ServerGroup.__table__
 _MEMBERS = models.ServerGroupMember.__table__
-
-# Two requests adding the same server at once: the loser's insert hits
-# the unique key and is run again, when it finds the member in place.
-_DUPLICATE_RETRIES = 3
 
 
 def _members(context, group_ids):
@@ -71,7 +67,7 @@ def _add(context, group_id, group_uuid, instance_uuids):
     return _members(context, [group_id])[group_id]
 
 
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def _create(context, values, members):
     result = context.session.execute(sa.insert(_GROUPS).values(**values))
@@ -81,7 +77,10 @@ def _create(context, values, members):
     return row, _add(context, group_id, row.uuid, members)
 
 
-@contention.retry_on_db_contention
+# Two requests adding the same server at once: the loser's insert hits
+# the unique key and is run again, when it finds the member in place.
+@retry.on_duplicate
+@retry.on_contention
 @api_db.writer
 def _add_members(context, group_id, group_uuid, instance_uuids):
     return _add(context, group_id, group_uuid, instance_uuids)
@@ -117,7 +116,7 @@ def _get_by_instance(context, instance_uuid):
     return _with_members(context, context.session.execute(query).all())
 
 
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def _destroy(context, group_id):
     context.session.execute(sa.delete(_MEMBERS).where(
@@ -207,14 +206,8 @@ class ServerGroup(base.DomainObject):
         Raises Invalid, adding none of them, when one already belongs to
         another group. Refreshes ``members``.
         """
-        for attempt in range(_DUPLICATE_RETRIES):
-            try:
-                self.members = _add_members(context, self.id, self.uuid,
-                                            list(instance_uuids))
-                return
-            except db_exc.DBDuplicateEntry:
-                if attempt == _DUPLICATE_RETRIES - 1:
-                    raise
+        self.members = _add_members(context, self.id, self.uuid,
+                                    list(instance_uuids))
 
     def destroy(self, context):
         """Delete the group and its membership list."""

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import retry
 from cellboot import exception
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import contention
@@ -32,7 +33,7 @@ class NotBatchable(Exception):
     """The batch cannot be claimed at once; claim one by one instead."""
 
 
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def claim_all(context, placements, resources):
     """Allocate ``resources`` to each consumer on its provider, at once.

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import retry
 from cellboot import exception
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
@@ -114,7 +115,7 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
 
 
 @contention.retry_on_generation_conflict(_claim_exhausted)
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def _claim(context, consumer_uuid, provider_uuid, resources):
     contention.lock_for_write(context)
@@ -142,7 +143,7 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources):
                   validated(resources))
 
 
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def _release(context, consumer_uuid, provider_uuid):
     contention.lock_for_write(context)

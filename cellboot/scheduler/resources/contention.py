@@ -27,59 +27,54 @@ module holds both, plus the counters that show how often they fired:
   anything is read. Writers then queue instead of failing, and their
   swaps never conflict on SQLite. Readers are not blocked (WAL).
 
-* **Transactions the database asks us to repeat.** Databases settle some
-  collisions by failing one transaction: MySQL/MariaDB deadlocks and lock
-  wait timeouts (``DBDeadlock``), MariaDB's "record has changed since last
-  read" (``DBConsistencyError``) and SQLite's "database is locked" once its
-  busy timeout is spent. ``retry_on_db_contention`` runs the transaction
-  again after a short jittered pause. It must decorate the function
-  *outside* its reader/writer decorator, so that each attempt is a new
-  transaction.
+* **Transactions the database asks us to repeat** (deadlocks, lock wait
+  timeouts, SQLite's "database is locked") are not this module's: the
+  claims use the one database retry policy, ``cellboot.db.retry``, whose
+  decorator goes *outside* their reader/writer decorator, so that each
+  attempt is a new transaction. Its count shows in ``STATS`` beside the
+  generation conflicts.
 """
 
-import functools
 import threading
 
-from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
+import tenacity
 
 from cellboot.conf import CONF
 from cellboot.db.api import models
+from cellboot.db import retry
 
 LOG = logging.getLogger(__name__)
 
 _PROVIDERS = models.ResourceProvider.__table__
 
-# Pauses between repeated transactions: 5 ms doubling, jittered, capped at
-# 250 ms; 20 repeats are ~3 s at worst, far beyond any real lock queue.
-DB_RETRY_INTERVAL = 0.005
-DB_MAX_RETRY_INTERVAL = 0.25
-DB_MAX_RETRIES = 20
-
 
 class ContentionStats:
-    """Process-wide counts of retries, for benchmarks, tests and logs."""
+    """Process-wide counts of retries, for benchmarks, tests and logs.
+
+    ``db_retries`` are the database retry policy's (every transaction it
+    repeated in this process, claims or not).
+    """
 
     def __init__(self):
         self._lock = threading.Lock()
         self.generation_conflicts = 0
-        self.db_retries = 0
 
-    def count(self, name):
+    def count_conflict(self):
         with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
+            self.generation_conflicts += 1
 
     def snapshot(self):
         with self._lock:
             return {'generation_conflicts': self.generation_conflicts,
-                    'db_retries': self.db_retries}
+                    'db_retries': retry.RETRY_COUNT.value}
 
     def reset(self):
         with self._lock:
             self.generation_conflicts = 0
-            self.db_retries = 0
+        retry.RETRY_COUNT.reset()
 
 
 STATS = ContentionStats()
@@ -126,28 +121,37 @@ def compare_and_swap(context, provider_id, generation, **values):
     return generation + 1
 
 
+def _claim_attempts_spent(retry_state):
+    # Read at each call: ``[scheduler] claim_retries`` may change at run
+    # time (tests, a reloaded configuration).
+    return retry_state.attempt_number > CONF.scheduler.claim_retries
+
+
+def _count_conflict(retry_state):
+    STATS.count_conflict()
+    LOG.debug('%s: %s (attempt %d of %d)', retry_state.fn.__name__,
+              retry_state.outcome.exception(), retry_state.attempt_number,
+              CONF.scheduler.claim_retries + 1)
+
+
 def retry_on_generation_conflict(on_exhausted):
     """Re-run ``fn`` when it raises GenerationConflict.
 
     ``fn`` must run its own transaction, so that each attempt reads fresh
-    data. After ``[scheduler] claim_retries`` retries, calls
-    ``on_exhausted(attempts, *args, **kwargs)``, which raises the caller's
-    domain error.
+    data; it is run again at once (the conflict means that the provider
+    moved on, not that it is busy). After ``[scheduler] claim_retries``
+    retries, calls ``on_exhausted(attempts, *args, **kwargs)``, which
+    raises the caller's domain error.
     """
-    def decorator(fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            attempts = CONF.scheduler.claim_retries + 1
-            for attempt in range(1, attempts + 1):
-                try:
-                    return fn(*args, **kwargs)
-                except GenerationConflict as exc:
-                    STATS.count('generation_conflicts')
-                    LOG.debug('%s: %s (attempt %d of %d)', fn.__name__,
-                              exc, attempt, attempts)
-            on_exhausted(attempts, *args, **kwargs)
-        return wrapper
-    return decorator
+    def _exhausted(retry_state):
+        return on_exhausted(retry_state.attempt_number, *retry_state.args,
+                            **retry_state.kwargs)
+
+    return tenacity.retry(
+        retry=tenacity.retry_if_exception_type(GenerationConflict),
+        stop=_claim_attempts_spent,
+        after=_count_conflict,
+        retry_error_callback=_exhausted)
 
 
 def lock_for_write(context):
@@ -160,28 +164,3 @@ def lock_for_write(context):
     session = context.session
     if session.get_bind().dialect.name == 'sqlite':
         session.execute(_TAKE_WRITE_LOCK)
-
-
-def _is_db_contention(exc):
-    if isinstance(exc, (db_exc.DBDeadlock, db_exc.DBConsistencyError)):
-        contention = True
-    else:
-        # oslo.db has no filter for SQLite's busy error: it re-raises
-        # sqlite3's OperationalError as SQLAlchemy's, unwrapped.
-        contention = (isinstance(exc, (sa.exc.OperationalError,
-                                       db_exc.DBError))
-                      and 'database is locked' in str(exc))
-    if contention:
-        STATS.count('db_retries')
-    return contention
-
-
-def retry_on_db_contention(fn):
-    """Repeat ``fn``'s transaction when the database asks for it."""
-    return oslo_db_api.wrap_db_retry(
-        retry_interval=DB_RETRY_INTERVAL,
-        max_retries=DB_MAX_RETRIES,
-        inc_retry_interval=True,
-        max_retry_interval=DB_MAX_RETRY_INTERVAL,
-        jitter=True,
-        exception_checker=_is_db_contention)(fn)

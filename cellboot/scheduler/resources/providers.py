@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
+from cellboot.db import retry
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.scheduler.resources import contention
@@ -100,7 +101,7 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 
 
 @contention.retry_on_generation_conflict(_update_exhausted)
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def _update(context, uuid, cell_uuid, values, inventories, move):
     contention.lock_for_write(context)
@@ -193,7 +194,7 @@ def _delete_exhausted(attempts, context, uuid):
 
 
 @contention.retry_on_generation_conflict(_delete_exhausted)
-@contention.retry_on_db_contention
+@retry.on_contention
 @api_db.writer
 def _delete(context, uuid):
     contention.lock_for_write(context)
