@@ -31,7 +31,7 @@ import uuid as uuid_mod
 import oslo_messaging
 import sqlalchemy as sa
 
-from cellboot.cmd.manage import discovery
+from cellboot.cells import discovery
 from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import manager as conductor_manager

@@ -2,7 +2,7 @@
 
 Every cellboot service (super and cell conductors, compute hosts, the
 scheduler) is one or more ``RPCService`` objects plus, for some, a
-background loop of its own; ``cellboot.cmd.service_runner`` starts them,
+background loop of its own; ``cellboot.service_runner`` starts them,
 waits for SIGTERM/SIGINT and stops them. Requests are handled by
 oslo.messaging's threading executor (a pool of
 ``[DEFAULT] executor_thread_pool_size`` threads): endpoints must be

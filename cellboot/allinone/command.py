@@ -18,9 +18,9 @@ from cellboot.allinone import demo
 from cellboot.allinone import deployment
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
-from cellboot.cmd.manage import output
-from cellboot.cmd import service_runner
 from cellboot.conf import CONF
+from cellboot.console import output
+from cellboot import service_runner
 
 PROG = 'cellboot all-in-one'
 

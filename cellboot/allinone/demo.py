@@ -18,7 +18,7 @@ from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import servers as cli_servers
 from cellboot.cli import views
-from cellboot.cmd.manage import output
+from cellboot.console import output
 
 ADMIN_TOKEN = 'admin:admin'
 DEMO_TOKEN = 'demo:demo'

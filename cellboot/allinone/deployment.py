@@ -27,9 +27,9 @@ import threading
 
 from oslo_log import log as logging
 
-from cellboot.cmd import compute as compute_cmd
-from cellboot.cmd.manage import cells
-from cellboot.cmd.manage import discovery
+from cellboot.cells import discovery
+from cellboot.cells import mappings as cells
+from cellboot.compute import host as compute_cmd
 from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import manager as conductor_manager

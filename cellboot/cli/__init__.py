@@ -22,7 +22,7 @@ from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flows
 from cellboot.cli import servers
-from cellboot.cmd.manage import output
+from cellboot.console import output
 
 URL_ENV = 'CELLBOOT_URL'
 TOKEN_ENV = 'CELLBOOT_TOKEN'

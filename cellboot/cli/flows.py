@@ -9,7 +9,7 @@ flows when the token may read them and says nothing otherwise.
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flow_graph
-from cellboot.cmd.manage import output
+from cellboot.console import output
 
 _ATOM_HEADERS = ['Atom', 'State', 'Duration', 'Result / failure']
 

@@ -13,7 +13,7 @@ from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flows
 from cellboot.cli import views
-from cellboot.cmd.manage import output
+from cellboot.console import output
 
 # The image every fake build accepts; the API only records it.
 DEFAULT_IMAGE = 'cirros'

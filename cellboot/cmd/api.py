@@ -16,11 +16,11 @@ import sys
 
 from cellboot.api import server as api_server
 from cellboot.api import wsgi
-from cellboot.cmd import service_runner
 from cellboot.cmd.scheduler import HostStates
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.scheduler import api as scheduler_api
+from cellboot import service_runner
 
 PROG = 'cellboot-api'
 

@@ -14,19 +14,11 @@ Usage::
 
 import sys
 
-from oslo_log import log as logging
-
-from cellboot.cmd import service_runner
-from cellboot.compute import manager as compute_manager
-from cellboot.conductor import rpcapi as conductor_rpcapi
+from cellboot.compute import host as compute_host
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import rpc
-from cellboot.rpc import topics
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot import service
-
-LOG = logging.getLogger(__name__)
+from cellboot import service_runner
 
 PROG = 'cellboot-compute'
 
@@ -41,65 +33,6 @@ until SIGTERM or SIGINT, then finishes the builds in flight and exits 0.
   cellboot-compute --host compute1 --config-file /etc/cellboot/cell1.conf"""
 
 
-class ComputeHost:
-    """A compute manager and its RPC server, started in the safe order.
-
-    The host is registered (service, node) first, so the node is known
-    when the first build arrives; the RPC server listens next; only then
-    is the provider reported, which makes the host schedulable: a build
-    cast before the host listened would be lost on RabbitMQ.
-    """
-
-    def __init__(self, manager, rpc_service, context):
-        self.manager = manager
-        self.rpc_service = rpc_service
-        self.context = context
-
-    def start(self):
-        self.manager.init_host(self.context, report_provider=False)
-        self.rpc_service.start()
-        try:
-            self.manager.report_provider(self.context)
-        except Exception:
-            # Not started, so the runner will not stop it: do it here.
-            self.rpc_service.stop()
-            self.rpc_service.wait()
-            raise
-        self.manager.start_heartbeat()
-        LOG.info('Compute host %s of cell %s registered, heartbeating '
-                 'every %s s', self.manager.host, self.manager.cell_name,
-                 CONF.compute.report_interval)
-
-    def stop(self):
-        self.manager.stop()
-        self.rpc_service.stop()
-
-    def wait(self):
-        """Returns once the builds in flight are done."""
-        self.rpc_service.wait()
-
-
-def compute_host(context, host, cell_name, transport, scheduler=None,
-                 driver=None):
-    """A compute host as one service (``start``/``stop``/``wait``).
-
-    ``scheduler`` defaults to the scheduler's RPC client on
-    ``transport``, calling the cell's own topic; an embedded deployment
-    may give the in-process one. Used by this command and by anything
-    that runs hosts in-process.
-    """
-    manager = compute_manager.ComputeManager(
-        host,
-        scheduler or scheduler_rpcapi.SchedulerRPCAPI(transport,
-                                                      cell_name=cell_name),
-        conductor_rpcapi.CellConductorAPI(cell_name, transport),
-        driver=driver, cell_name=cell_name)
-    rpc_service = service.RPCService(
-        host, topics.compute(cell_name),
-        [compute_manager.ComputeEndpoint(manager)], transport)
-    return ComputeHost(manager, rpc_service, context)
-
-
 def build(context, args):
     if args.host:
         # Logs, the node and the service rows all use [DEFAULT] host.
@@ -112,8 +45,8 @@ def build(context, args):
         raise exception.ConfigurationError(
             reason=f'{PROG} needs [DEFAULT] cell_name, the name of its '
                    f'cell as in `cellboot-manage cell_v2 list_cells`')
-    return [compute_host(context, CONF.host, CONF.cell_name,
-                         rpc.get_local_cell_transport())]
+    return [compute_host.compute_host(context, CONF.host, CONF.cell_name,
+                                      rpc.get_local_cell_transport())]
 
 
 def add_arguments(parser):

@@ -35,13 +35,13 @@ import sys
 
 from oslo_log import log as logging
 
-from cellboot.cmd import service_runner
 from cellboot.conductor import manager
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import rpc
 from cellboot.rpc import topics
 from cellboot import service
+from cellboot import service_runner
 
 LOG = logging.getLogger(__name__)
 

@@ -21,13 +21,13 @@ import sys
 
 from oslo_log import log as logging
 
-from cellboot.cmd import service_runner
 from cellboot.conf import CONF
 from cellboot import rpc
 from cellboot.scheduler import api as scheduler_api
 from cellboot.scheduler import doors
 from cellboot.scheduler import rpc_endpoint
 from cellboot import service
+from cellboot import service_runner
 
 LOG = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ import fixtures
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from cellboot.cmd.manage import discovery
+from cellboot.cells import discovery
 from cellboot.compute import manager as compute_manager
 from cellboot.conductor import manager as conductor_manager
 from cellboot.conductor import rpcapi as conductor_rpcapi

@@ -20,10 +20,10 @@ from cellboot.cmd.manage import cell_v2
 from cellboot.cmd.manage import db
 from cellboot.cmd.manage import flavor
 from cellboot.cmd.manage import flows
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
 from cellboot.cmd.manage import quota
 from cellboot.conf import CONF
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import context as cb_context
 
 PROG = 'cellboot-manage'

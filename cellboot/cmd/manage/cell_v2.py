@@ -5,12 +5,12 @@ The handlers here print and choose exit codes; the work is done by
 nova-manage where nova-manage has the same command.
 """
 
-from cellboot.cmd.manage import cells
+from cellboot.cells import discovery
+from cellboot.cells import mappings as cells
 from cellboot.cmd.manage import db
-from cellboot.cmd.manage import discovery
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
 from cellboot.conf import CONF
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import exception
 from cellboot import masking
 

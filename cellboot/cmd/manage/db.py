@@ -11,10 +11,10 @@ are still synced.
 
 import itertools
 
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
 from cellboot.cmd.manage import purge
 from cellboot.conf import CONF
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import exception
 from cellboot import masking
 from cellboot.objects import cell_mapping as cell_mapping_obj

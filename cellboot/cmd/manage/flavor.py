@@ -5,8 +5,8 @@ a fresh deployment needs one before anybody can boot, so the operator's
 command creates and lists them without the API running.
 """
 
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import exception
 from cellboot.objects import flavor as flavor_obj
 

@@ -26,8 +26,8 @@ import textwrap
 
 from oslo_utils import timeutils
 
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import exception
 from cellboot.workflows import flow_states
 

@@ -37,9 +37,9 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 from taskflow import exceptions as tf_exc
 
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
 from cellboot.conf import CONF
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import context as cb_context
 from cellboot.db import flow_db
 from cellboot.db import purge as purge_db

@@ -6,8 +6,8 @@ resource's limit, where it comes from (the project's own, or the
 of them; ``delete`` gives the project the defaults back.
 """
 
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import quota
 
 _HEADERS = ['Resource', 'Limit', 'In use', 'Source']

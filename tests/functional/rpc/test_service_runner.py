@@ -5,8 +5,8 @@ import signal
 import threading
 import time
 
-from cellboot.cmd import service_runner
 from cellboot import exception
+from cellboot import service_runner
 from tests import base
 
 

@@ -14,8 +14,8 @@ discovered.
 
 import sqlalchemy as sa
 
+from cellboot.console import output
 from cellboot import context as cb_context
-from cellboot.cmd.manage import output
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models as api_models
 from cellboot import exception

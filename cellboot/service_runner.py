@@ -15,6 +15,9 @@ Errors before or while starting (a missing configuration file, a bad
 transport URL, a database that is down) are one ``ERROR:`` line on stderr
 and exit code 1; an unexpected error is one line too, with the traceback
 only under ``--debug``. No traceback reaches an operator who did not ask.
+
+A library rather than an entry point: ``cellboot all-in-one`` runs its
+whole deployment as one such service, with the same signals and errors.
 """
 
 import logging as std_logging
@@ -26,9 +29,9 @@ import traceback
 import oslo_messaging
 from oslo_log import log as logging
 
-from cellboot.cmd.manage import output
-from cellboot.cmd.manage import parsing
 from cellboot.conf import CONF
+from cellboot.console import output
+from cellboot.console import parsing
 from cellboot import context as cb_context
 from cellboot import rpc
 

@@ -3,7 +3,8 @@
 These are plain functions on a context, returning objects and raising
 domain errors, so that other set-up code (``cellboot all-in-one``) can
 map cells the way an operator does. The command handlers in
-``cell_v2`` only print their results and choose exit codes.
+``cellboot.cmd.manage.cell_v2`` only print their results and choose exit
+codes.
 
 Every function that writes checks first what can be checked (the URLs
 parse, the database answers, the name is free) so that a refusal leaves
