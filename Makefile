@@ -4,7 +4,8 @@
 #   make chaos      only the chaos test (kills conductors mid-boot); its
 #                   last line is the run's JSON summary
 #   make devstack-test  only the devstack plugin's test (both modes)
-#   make pep8       flake8 over the code, the tests and the tools
+#   make pep8       flake8 over the code, the tests, the tools and the
+#                   benchmarks
 #   make genconfig  regenerate etc/cellboot/cellboot.conf.sample and
 #                   etc/cellboot/policy.yaml.sample
 #   make services   prepare MariaDB/PostgreSQL for the opportunistic tests
@@ -29,7 +30,7 @@ PACKAGING := setup.cfg setup.py pyproject.toml requirements.txt constraints.txt
 
 GENCONFIG_CONF := etc/cellboot/cellboot-config-generator.conf
 GENPOLICY_CONF := etc/cellboot/cellboot-policy-generator.conf
-PEP8_PATHS := cellboot tests tools setup.py
+PEP8_PATHS := cellboot tests tools benchmarks setup.py
 
 # Python 3.11 or newer: prefer python3.11, else python3 when it is new
 # enough. Override with `make PYTHON=/path/to/python3.x`.
