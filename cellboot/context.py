@@ -36,14 +36,6 @@ class RequestContext(oslo_context.RequestContext):
         values['cell_uuid'] = self.cell_uuid
         return values
 
-    def elevated(self):
-        """A copy with admin rights, for service-internal work."""
-        ctx = copy.copy(self)
-        ctx.is_admin = True
-        if 'admin' not in ctx.roles:
-            ctx.roles = list(ctx.roles) + ['admin']
-        return ctx
-
 
 def get_admin_context():
     """A context for services and commands acting on their own behalf."""

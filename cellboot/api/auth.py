@@ -21,7 +21,6 @@ from cellboot.api import inputs
 from cellboot.conf import api as api_conf
 from cellboot import context as cb_context
 from cellboot import exception
-from cellboot.policies import base as base_policies
 from cellboot import policy
 
 ADMIN_USER = 'admin'
@@ -126,15 +125,6 @@ def authorize(context, rule, target=None):
         policy.authorize(context, rule, target)
     except exception.PolicyNotAuthorized as exc:
         raise errors.Forbidden(str(exc))
-
-
-def require_admin(context):
-    """403 unless the ``admin_api`` rule allows the caller.
-
-    For a path that has no rule of its own yet; a route names its rule
-    (``Route.policy``) so that operators can change who may call it.
-    """
-    authorize(context, base_policies.ADMIN_API)
 
 
 def may(context, rule, project_id, user_id=None):

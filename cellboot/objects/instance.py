@@ -229,12 +229,6 @@ class Instance(base.DomainObject):
             _INSTANCES.c.deleted == sa.false()))]
 
     @classmethod
-    def get_all_by_host(cls, context, host):
-        """The live instances on a compute host, oldest first."""
-        return [cls._from_row(row) for row in _get_where(context, sa.and_(
-            _INSTANCES.c.host == host, _INSTANCES.c.deleted == sa.false()))]
-
-    @classmethod
     def get_spawning_on_host(cls, context, host):
         """The builds ``host`` has taken and not finished, oldest first."""
         return [cls._from_row(row)

@@ -176,12 +176,6 @@ class ServerGroup(base.DomainObject):
         return cls._from(found[0])
 
     @classmethod
-    def get_by_project(cls, context, project_id):
-        """The project's groups, oldest first."""
-        return [cls._from(found)
-                for found in _get(context, _GROUPS.c.project_id == project_id)]
-
-    @classmethod
     def get_page(cls, context, project_id, limit, marker=None):
         """Up to ``limit`` of the project's groups, oldest first.
 

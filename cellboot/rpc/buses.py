@@ -106,8 +106,3 @@ def of_url(url):
             url=masking.mask_url(url), reason='it is not a transport URL '
             '(expected driver://[user:pass@]host:port[,...]/vhost)') from exc
     return of_parsed(parsed)
-
-
-def same_bus(url, other_url):
-    """True when the two transport URLs reach the same queues."""
-    return of_url(url).same_as(of_url(other_url))

@@ -10,6 +10,7 @@ from cellboot.conf import api as api_conf
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot import policies
+from cellboot.policies import base as base_policies
 from cellboot import policy
 from tests import base
 
@@ -83,13 +84,13 @@ class AdminTest(PolicyTestCase):
             api_conf.KEYSTONE)
         self.assertFalse(context.is_admin)
 
-    def test_require_admin_follows_the_admin_api_rule(self):
+    def test_the_admin_api_rule_decides_who_is_an_administrator(self):
         user = auth.context_from_request(
             _noauth2_request('alice:p1'), api_conf.NOAUTH2)
         self.assertEqual(403, self.assertRaises(
-            Exception, auth.require_admin, user).code)
+            Exception, auth.authorize, user, base_policies.ADMIN_API).code)
         self.write_policy('"admin_api": "user_id:alice"\n')
-        auth.require_admin(user)
+        auth.authorize(user, base_policies.ADMIN_API)
 
     def test_a_keystone_token_without_project_or_system_is_401(self):
         error = self.assertRaises(

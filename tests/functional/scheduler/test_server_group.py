@@ -59,11 +59,11 @@ class _ServerGroupTests(spec_base.ObjectTests):
                           ServerGroup.get_by_uuid, self.ctx,
                           uuidutils.generate_uuid())
 
-    def test_get_by_project_returns_only_that_projects_groups(self):
+    def test_get_page_returns_only_that_projects_groups(self):
         first = self.make_group('a')
         second = self.make_group('b', members=[uuidutils.generate_uuid()])
         self.make_group('c', project_id='p2')
-        groups = ServerGroup.get_by_project(self.ctx, 'p1')
+        groups = ServerGroup.get_page(self.ctx, 'p1', limit=1000)
         self.assertEqual([first.to_dict(), second.to_dict()],
                          [group.to_dict() for group in groups])
 
