@@ -1,10 +1,9 @@
 """What becomes of an instance that will not be built as asked.
 
 A build can end three ways short of ACTIVE, and every flow that gives up
-on an instance goes through one of them, so that whatever failed the
+on an instance goes through one of them, so that, whatever failed, the
 server stays visible to its owner (through its build request or its
-mapped cell), its claims are given back and no ERROR goes without a
-fault:
+mapped cell) and its claims are given back:
 
 * ``bury_in_cell0`` — the build failed before the instance had a cell
   (no valid host, an unmapped host, a cell that refused it): the
