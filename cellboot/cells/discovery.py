@@ -12,12 +12,9 @@ database is down or slow is reported and the others are still
 discovered.
 """
 
-import sqlalchemy as sa
-
 from cellboot.console import output
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
-from cellboot.db.api import models as api_models
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import compute_node as compute_node_obj
@@ -27,11 +24,6 @@ from cellboot.objects import host_mapping as host_mapping_obj
 # cell with thousands of new hosts maps them one transaction each, which
 # takes seconds, not minutes.
 DISCOVERY_TIMEOUT_SECONDS = 120
-
-# A write that matches no row: as a transaction's first statement it takes
-# SQLite's write lock (see _create_host_mapping).
-_TAKE_WRITE_LOCK = sa.delete(api_models.HostMapping.__table__).where(
-    sa.false())
 
 
 class CellDiscovery:
@@ -135,10 +127,10 @@ def _create_host_mapping(context, host, cell_uuid):
     oslo.db opens SQLite transactions with a deferred BEGIN: creating the
     mapping reads the cell's id, then inserts, and SQLite refuses at once
     ("database is locked", without waiting) to turn that read snapshot
-    into a write if another discovery committed in between. Taking the
-    write lock before reading makes concurrent runs (and the cells of one
-    run) queue instead. Server databases lock rows and need none of this.
+    into a write if another discovery committed in between. The writer
+    decorator takes the write lock before anything is read
+    (``facade.take_sqlite_write_lock``), so that concurrent runs (and the
+    cells of one run) queue instead. Server databases lock rows and need
+    none of this.
     """
-    if context.session.get_bind().dialect.name == 'sqlite':
-        context.session.execute(_TAKE_WRITE_LOCK)
     return host_mapping_obj.HostMapping.create(context, host, cell_uuid)

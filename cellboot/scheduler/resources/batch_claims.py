@@ -44,7 +44,6 @@ def claim_all(context, placements, resources):
     provider changed meanwhile.
     """
     resources = claims.validated(resources)
-    contention.lock_for_write(context)
     consumers = [consumer for consumer, _provider in placements]
     if context.session.execute(sa.select(_ALLOCATIONS.c.id).where(
             _ALLOCATIONS.c.consumer_id.in_(consumers)).limit(1)).first():

@@ -118,7 +118,6 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
 @retry.on_contention
 @api_db.writer
 def _claim(context, consumer_uuid, provider_uuid, resources):
-    contention.lock_for_write(context)
     provider, inventories, used, held = _read_provider_state(
         context, provider_uuid, consumer_uuid)
     if held == resources:
@@ -146,7 +145,6 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources):
 @retry.on_contention
 @api_db.writer
 def _release(context, consumer_uuid, provider_uuid):
-    contention.lock_for_write(context)
     query = sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
         _ALLOCATIONS.c.used,

@@ -20,10 +20,10 @@ module holds both, plus the counters that show how often they fired:
   with a deferred ``BEGIN``: reads take a snapshot, and a later write
   fails at once with "database is locked" if anyone committed since
   (SQLite cannot upgrade a stale snapshot, and does not wait). With many
-  claiming threads that would turn most claims into retries.
-  ``lock_for_write`` makes a write transaction's first statement a write
-  that matches no row, which takes the database's single write lock
-  (waiting in SQLite's busy handler, up to the busy timeout) before
+  claiming threads that would turn most claims into retries. Every
+  writer transaction therefore begins with ``BEGIN IMMEDIATE`` on SQLite
+  (``cellboot.db.facade.take_sqlite_write_lock``, which the writer
+  decorators call), taking the database's single write lock before
   anything is read. Writers then queue instead of failing, and their
   swaps never conflict on SQLite. Readers are not blocked (WAL).
 
@@ -40,7 +40,6 @@ import threading
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
-import tenacity
 
 from cellboot.conf import CONF
 from cellboot.db.api import models
@@ -94,9 +93,6 @@ _SWAP = sa.update(_PROVIDERS).where(
     _PROVIDERS.c.generation == sa.bindparam('expected'),
 ).values(generation=sa.bindparam('next_generation'))
 
-# A write that matches no row still takes SQLite's write lock.
-_TAKE_WRITE_LOCK = sa.delete(_PROVIDERS).where(sa.false())
-
 
 def compare_and_swap(context, provider_id, generation, **values):
     """Move a provider from ``generation`` to the next one, or conflict.
@@ -147,20 +143,8 @@ def retry_on_generation_conflict(on_exhausted):
         return on_exhausted(retry_state.attempt_number, *retry_state.args,
                             **retry_state.kwargs)
 
-    return tenacity.retry(
-        retry=tenacity.retry_if_exception_type(GenerationConflict),
+    return retry.retrying(
+        lambda exc: isinstance(exc, GenerationConflict),
         stop=_claim_attempts_spent,
         after=_count_conflict,
         retry_error_callback=_exhausted)
-
-
-def lock_for_write(context):
-    """On SQLite, take the write lock before the transaction reads.
-
-    Call it first in a writer that reads before it writes. A no-op
-    elsewhere: MySQL and PostgreSQL lock rows, not the database, and the
-    compare-and-swap settles their races.
-    """
-    session = context.session
-    if session.get_bind().dialect.name == 'sqlite':
-        session.execute(_TAKE_WRITE_LOCK)

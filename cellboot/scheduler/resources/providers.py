@@ -104,7 +104,6 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 @retry.on_contention
 @api_db.writer
 def _update(context, uuid, cell_uuid, values, inventories, move):
-    contention.lock_for_write(context)
     values = dict(values, cell_id=None if cell_uuid is None else
                   cell_mapping.get_cell_id(context, cell_uuid))
     row = context.session.execute(
@@ -197,7 +196,6 @@ def _delete_exhausted(attempts, context, uuid):
 @retry.on_contention
 @api_db.writer
 def _delete(context, uuid):
-    contention.lock_for_write(context)
     row = context.session.execute(sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.generation,
     ).where(_PROVIDERS.c.uuid == uuid)).first()

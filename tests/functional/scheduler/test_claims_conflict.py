@@ -5,7 +5,8 @@ claim has read the generation, inventories and usages, the hook moves the
 generation on, as a concurrent claim would. On MariaDB and PostgreSQL the
 hook writes through another connection, a real concurrent writer. On
 SQLite the claim already holds the database's write lock at that point
-(``contention.lock_for_write``), so no other connection can write; the
+(its writer began with ``BEGIN IMMEDIATE``,
+``facade.take_sqlite_write_lock``), so no other connection can write; the
 hook moves the generation through the claim's own transaction instead,
 which the failed swap then rolls back.
 """
