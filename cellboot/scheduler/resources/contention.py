@@ -1,8 +1,9 @@
 """How the resource tables stay right when many writers race.
 
 Every scheduler process and every conductor may claim on the same resource
-provider at the same moment. Two mechanisms keep them honest, and this
-module holds both, plus the counters that show how often they fired:
+provider at the same moment. Three mechanisms keep them honest; this
+module holds the first, and the counters that show how often the first
+and the last fired:
 
 * **Generations (optimistic concurrency).** A writer reads a provider's
   generation *before* it reads the inventories and usages that its decision
