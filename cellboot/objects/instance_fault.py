@@ -1,9 +1,9 @@
 """Instance faults: why an instance is in ERROR, for its owner to read.
 
-Every instance put in ERROR gets a fault (invariant 1 of docs/architecture.md); the
-API shows the latest one as the server's ``fault``. The message column
-is short, so a longer message is cut to fit; the full text belongs in
-``details``.
+Every instance put in ERROR gets a fault (invariant 1 of
+docs/architecture.md); the API shows the latest one as the server's
+``fault``. The message column is short, so a longer message is cut to
+fit; the full text belongs in ``details``.
 """
 
 import sqlalchemy as sa
