@@ -279,7 +279,7 @@ class Deployment:
         self.super_conductor = conductor_manager.SuperConductorManager(
             scheduler=self.scheduler)
         self._serve('conductor', topics.CONDUCTOR, self.super_conductor)
-        resumed = self.super_conductor.resume_unfinished()
+        resumed = self.super_conductor.runner.resume_unfinished()
         self._progress('Super conductor started' + (
             f', {resumed} unfinished flows resumed' if resumed else ''))
 

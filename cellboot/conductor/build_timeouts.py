@@ -36,7 +36,7 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
-from cellboot.workflows import engine
+from cellboot.flowrun import records
 from cellboot.workflows import fates
 
 LOG = logging.getLogger(__name__)
@@ -99,8 +99,8 @@ class BuildTimeouts:
         # Corrupt flows are never run: the instances they name are not
         # left alone for them (the same sweep's UnownedFlows reports them).
         return {uuid
-                for flow in engine.unfinished(persistence, self.manager.KIND,
-                                              self.manager.LEVEL, warn=False)
+                for flow in records.unfinished(persistence, self.manager.KIND,
+                                               self.manager.LEVEL, warn=False)
                 for uuid in flow['instance_uuids']}
 
     def _time_out(self, context, instance, cutoff, timeout):

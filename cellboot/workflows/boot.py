@@ -11,11 +11,9 @@ from cellboot.workflows.tasks import compute
 from cellboot.workflows.tasks import mappings
 from cellboot.workflows.tasks import schedule
 
-NAME = 'boot'
-
 
 def get_flow():
-    """The boot flow (DESIGN §4); each atom works on the whole batch.
+    """The boot flow; each atom works on the whole batch.
 
     1. ``schedule`` — one ``select_destinations`` call claims a host and
        finds alternates for every instance; NoValidHost buries them all
@@ -34,7 +32,7 @@ def get_flow():
     request payload}), ``request_spec`` (dict); transient: ``context``,
     ``scheduler``, ``compute_rpcapi`` (see ``tasks``).
     """
-    return linear_flow.Flow(NAME).add(
+    return linear_flow.Flow('boot').add(
         schedule.Schedule('schedule'),
         cells.MapHostToCell('map-host-to-cell'),
         cells.CreateInCell('create-in-cell'),

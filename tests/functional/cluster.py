@@ -65,7 +65,7 @@ from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.scheduler.resources import usage
 from cellboot import service
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
 from tests import fixtures as cb_fixtures
 from tests.functional import invariants
 

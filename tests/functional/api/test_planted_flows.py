@@ -42,7 +42,7 @@ class PlantedFlowsTest(base.TestCase):
         for plants, where in ((self.in_cell, 'cell cell1'),
                               (self.in_flows, 'flow database')):
             for label, flow_uuid in plants.uuids.items():
-                with self.assertLogs('cellboot.workflows.lookup',
+                with self.assertLogs('cellboot.flowrun.lookup',
                                      'WARNING') as log:
                     response = self.admin.get(f'/os-flows/{flow_uuid}')
                 self.assertEqual(200, response.status_code, response.text)
