@@ -45,6 +45,7 @@ from cellboot.flowrun import records
 from cellboot.flowrun import runner
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot import rpc
+from cellboot.workflows import boot
 
 LOG = logging.getLogger(__name__)
 
@@ -160,8 +161,8 @@ class SuperConductorManager(_FlowManager):
         return CONF.flow_persistence.connection
 
     def transient_for(self, context):
-        return {'context': context, 'scheduler': self.scheduler,
-                'compute_rpcapi': self.compute_rpcapi}
+        return boot.values_for_run(context, self.scheduler,
+                                   self.compute_rpcapi)
 
     @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
