@@ -142,20 +142,20 @@ class PlantedFlowsTest(base.TestCase):
         # run itself refuses it, before it writes anything.
         conductor = self._super_conductor('conductor:2')
         for label, flow_uuid in self.in_flows.uuids.items():
-            with self.assertLogs('cellboot.conductor.flows',
+            with self.assertLogs('cellboot.flowrun.runner',
                                  'WARNING') as log:
                 self.assertTrue(conductor.runner.hand_over(flow_uuid))
-                while conductor._resumers:
-                    conductor._resumers.pop().join(30)
+                while conductor.runner._resumers:
+                    conductor.runner._resumers.pop().join(30)
             self.assertIn(f'Boot flow {flow_uuid} refused: Flow {flow_uuid} '
                           f'is corrupt and is never run', log.output[0])
 
     def test_a_cell_conductor_refuses_a_boot_flow_of_its_database(self):
         conductor = self._cell_conductor()
         flow_uuid = self.in_cell.uuids['boot in a cell']
-        with self.assertLogs('cellboot.conductor.flows', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.runner', 'WARNING') as log:
             self.assertTrue(conductor.runner.hand_over(flow_uuid))
-            while conductor._resumers:
-                conductor._resumers.pop().join(30)
+            while conductor.runner._resumers:
+                conductor.runner._resumers.pop().join(30)
         self.assertIn('a boot flow is run by the super conductors',
                       log.output[0])

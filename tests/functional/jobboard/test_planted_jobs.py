@@ -127,7 +127,7 @@ class PlantedJobsTest(base.TestCase):
         planted_jobs = self._plant_jobs(board, 'boot', plants, real)
 
         self.addCleanup(conductor.stop)
-        with self.assertLogs('cellboot.flowrun.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.conductor', 'WARNING') as log:
             conductor.start(self.cluster.ctx)
             self._wait_for_trash(board, planted_jobs)
         warnings = '\n'.join(log.output)
@@ -174,7 +174,7 @@ class PlantedJobsTest(base.TestCase):
         planted_jobs = self._plant_jobs(board, 'reschedule', plants, real)
 
         self.addCleanup(conductor.stop)
-        with self.assertLogs('cellboot.flowrun.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.conductor', 'WARNING') as log:
             conductor.start(self.cluster.ctx)
             self._wait_for_trash(board, planted_jobs)
         self.assertEqual(planted_jobs, '\n'.join(log.output).count(

@@ -285,7 +285,7 @@ class SharedBoardTest(base.TestCase):
             lambda engine: Gate(engine, 'schedule', b_there, b_go)]
         self._start(taker)
         self.assertTrue(b_there.wait(10))
-        with self.assertLogs('cellboot.flowrun.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun', 'WARNING') as log:
             go.set()
             self._wait_until_idle(late)
         self.assertIn('taker:2', '\n'.join(log.output))
@@ -355,7 +355,7 @@ class SharedBoardTest(base.TestCase):
         # other hands, its engine stops after the step under way, and it
         # leaves the job alone.
         run = self._stall_then_take_over()
-        with self.assertLogs('cellboot.flowrun.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun', 'WARNING') as log:
             run.renewing.set()
             self.assertTrue(run.renewed.wait(10))
             run.let_starved_go.set()
