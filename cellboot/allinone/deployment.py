@@ -38,7 +38,7 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.cell import connection as cell_connection
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj

@@ -40,7 +40,7 @@ from cellboot.conductor import sweep_lock
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import flow_states
 from cellboot.flowrun import records

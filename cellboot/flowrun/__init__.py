@@ -12,7 +12,9 @@ touches this package and nothing else:
 * ``kinds``: the registry of the kinds of flow, never a stored name;
 * ``engine`` and ``storage``: the engine every flow runs on, and what it
   writes, and when;
-* ``tables``: every SQL statement on TaskFlow's tables;
+* ``backend``: TaskFlow's persistence backend per database URL, on our
+  own SQLAlchemy engine; ``tables``: every SQL statement on TaskFlow's
+  tables;
 * ``jobboard``, ``claims``, ``conductor``, ``board_keys``: sharing flows
   between conductor processes through Redis;
 * ``lookup`` and ``summaries``: finding and describing flows for

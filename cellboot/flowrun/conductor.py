@@ -19,7 +19,7 @@ from taskflow.conductors.backends import impl_nonblocking
 from taskflow import exceptions as tf_exc
 
 from cellboot.conf import CONF
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.flowrun import claims
 from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard

@@ -47,7 +47,7 @@ One flow, one engine at a time:
   (WARNING). The step under way when the claim ran out may still run in
   both; every step is idempotent.
 
-The board's persistence is the flows' (``cellboot.db.flow_db``); jobs
+The board's persistence is the flows' (``cellboot.flowrun.backend``); jobs
 carry only the logbook's name and uuid and ``{'flow_uuid', 'kind'}``.
 
 What a job says is data from a place that others can write (without
@@ -73,7 +73,7 @@ from taskflow.jobs import base as jobs_base
 from taskflow.persistence import models
 
 from cellboot.conf import CONF
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import board_keys
 

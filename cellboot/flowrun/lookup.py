@@ -46,7 +46,7 @@ from taskflow import storage as tf_storage
 
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import pages
 from cellboot import exception
 from cellboot.flowrun import kinds

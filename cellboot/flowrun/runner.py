@@ -29,7 +29,7 @@ from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.conf import CONF
 from cellboot.conf import jobboard as jobboard_conf
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import conductor as flow_conductor
 from cellboot.flowrun import engine as flow_engine

@@ -50,7 +50,7 @@ LOG = logging.getLogger(__name__)
 # Errors with which MySQL/MariaDB (deadlock, lock wait timeout) and
 # PostgreSQL (serialization failure, deadlock) roll a transaction back
 # and ask for it again. The flow database's engine is a plain SQLAlchemy
-# one (``cellboot.db.flow_db``): oslo.db's filters do not translate them
+# one (``cellboot.flowrun.backend``): oslo.db's filters do not translate them
 # into DBDeadlock, so they arrive as SQLAlchemy's wrappers of the
 # driver's error (errno first in PyMySQL's and mysqlclient's args,
 # ``pgcode`` in psycopg2's, ``sqlstate`` in psycopg's).

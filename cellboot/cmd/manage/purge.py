@@ -41,7 +41,7 @@ from cellboot.cmd.manage import output
 from cellboot.cmd.manage import parsing
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import purge as purge_db
 from cellboot import exception
 from cellboot.flowrun import tables as flow_tables

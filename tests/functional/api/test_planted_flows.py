@@ -10,7 +10,7 @@ is not even JSON, are shown too, never answered with a 500.
 import sqlalchemy as sa
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
 from tests.functional import planted

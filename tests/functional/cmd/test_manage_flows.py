@@ -17,7 +17,7 @@ from oslo_utils import uuidutils
 from taskflow.persistence import models
 from taskflow import states
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from tests import base
 from tests.functional import cluster as cluster_mod

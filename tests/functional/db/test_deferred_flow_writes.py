@@ -18,7 +18,7 @@ from taskflow.persistence import models
 from taskflow import states
 from taskflow import task
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.flowrun import listeners
 from cellboot.flowrun import engine as flow_engine

@@ -17,7 +17,7 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import fault_messages

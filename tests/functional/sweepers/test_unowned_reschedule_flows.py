@@ -24,7 +24,7 @@ from cellboot.conductor import sweepers
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.flowrun import records
 from cellboot.flowrun import jobboard

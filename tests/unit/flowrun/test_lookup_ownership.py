@@ -13,7 +13,7 @@ from taskflow.persistence import models
 from taskflow import states
 
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.objects import cell_mapping
 from cellboot.flowrun import lookup

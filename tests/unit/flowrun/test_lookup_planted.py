@@ -8,7 +8,7 @@ PostgreSQL, against rows that name code (``tests.functional.planted``).
 
 import sqlalchemy as sa
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.flowrun import kinds
 from cellboot.flowrun import lookup

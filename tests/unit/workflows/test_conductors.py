@@ -8,7 +8,7 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow import states
 
 from cellboot.conductor import manager
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.objects import instance as instance_obj
 from cellboot.flowrun import records

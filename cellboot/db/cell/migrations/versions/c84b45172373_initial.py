@@ -6,7 +6,7 @@ Create Date: 2026-11-22 05:07:12.582057
 
 The tables of DESIGN §3 as ``cellboot.db.cell.models`` define them; cell0
 uses the same schema. TaskFlow's tables, which a cell database also holds,
-are TaskFlow's own migrations' business (``cellboot.db.flow_db``). This
+are TaskFlow's own migrations' business (``cellboot.flowrun.backend``). This
 file is frozen history: it does not import the models.
 """
 
