@@ -15,8 +15,8 @@ What a flow on a database writes, and when (``Storage``):
   result is durable before the next atom acts on the world (casts,
   claims), which is what resuming a flow relies on (an atom whose
   result was saved is not run again);
-* and once when the run stops (``engine.CellbootEngine.run_iter``), with the
-  flow's final state and the durations the timing listener recorded.
+* and once when the run stops (``engine.CellbootEngine.run_iter``),
+  with the flow's final state and the durations the timing listener recorded.
 
 A flush that MySQL/MariaDB or PostgreSQL rolls back and asks for again
 (deadlock, lock wait timeout, serialization failure) is repeated whole,
