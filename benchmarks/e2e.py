@@ -190,7 +190,7 @@ def run(boot_one, mode, count, clients=1):
 
 def print_last_flow(dbs):
     """Each atom's duration in the last boot flow: where the time went."""
-    from cellboot.workflows import lookup
+    from cellboot.flowrun import lookup
 
     flows = lookup.find_flows(dbs.urls['flows'], kind='boot')
     if not flows:

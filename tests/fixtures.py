@@ -23,7 +23,7 @@ from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import policy
 
 BACKENDS = ('sqlite', 'mysql', 'postgresql')

@@ -38,7 +38,7 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.cell import connection as cell_connection
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -279,7 +279,7 @@ class Deployment:
         self.super_conductor = conductor_manager.SuperConductorManager(
             scheduler=self.scheduler)
         self._serve('conductor', topics.CONDUCTOR, self.super_conductor)
-        resumed = self.super_conductor.resume_unfinished()
+        resumed = self.super_conductor.runner.resume_unfinished()
         self._progress('Super conductor started' + (
             f', {resumed} unfinished flows resumed' if resumed else ''))
 

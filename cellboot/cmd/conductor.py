@@ -90,9 +90,9 @@ class Conductor:
         if resumed:
             LOG.info('Resumed %d unfinished flow(s)', resumed)
         self.rpc_service.start()
-        board = self.conductor.board
+        board = self.conductor.runner.board
         LOG.info('Conductor %s started: %s flows, topic %s, %s',
-                 self.conductor.owner, self.conductor.KIND,
+                 self.conductor.runner.owner, self.conductor.KIND,
                  self.rpc_service.topic,
                  f'jobboard {board.name}' if board is not None
                  else 'no jobboard')

@@ -36,9 +36,9 @@ from cellboot.builds import claims
 from cellboot.builds import fates
 from cellboot.conf import CONF
 from cellboot import context as cb_context
+from cellboot.flowrun import records
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
-from cellboot.workflows import engine
 
 LOG = logging.getLogger(__name__)
 
@@ -100,8 +100,8 @@ class BuildTimeouts:
         # Corrupt flows are never run: the instances they name are not
         # left alone for them (the same sweep's UnownedFlows reports them).
         return {uuid
-                for flow in engine.unfinished(persistence, self.manager.KIND,
-                                              self.manager.LEVEL, warn=False)
+                for flow in records.unfinished(persistence, self.manager.KIND,
+                                               self.manager.LEVEL, warn=False)
                 for uuid in flow['instance_uuids']}
 
     def _time_out(self, context, instance, cutoff, timeout):

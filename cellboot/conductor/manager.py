@@ -15,7 +15,7 @@ operators look (ERROR instances with faults, the flow's state); the
 endpoint only logs it.
 
 Each request's flow has a uuid derived from the request
-(``engine.flow_uuid``) and is saved only once, whoever receives the
+(``records.flow_uuid``) and is saved only once, whoever receives the
 cast and however often. Then:
 
 * without a jobboard (``[jobboard] backend = none``), the endpoint runs
@@ -24,7 +24,7 @@ cast and however often. Then:
 * with one (``redis``), the endpoint posts a job for the flow on its
   kind's board and returns; the conductor thread of every conductor
   process of that kind claims jobs and runs their flows
-  (``cellboot.workflows.jobboard``), so that a survivor resumes the
+  (``cellboot.flowrun.jobboard``), so that a survivor resumes the
   flows of a conductor that died.
 
 ``start`` also starts the periodic checks (``cellboot.conductor.
@@ -35,26 +35,68 @@ nobody runs back to a conductor.
 from oslo_log import log as logging
 import oslo_messaging
 
-from cellboot.conductor import flows
+from cellboot.conductor import sweepers
 from cellboot.conf import CONF
 from cellboot.conf import conductor as conductor_conf
 from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.flowrun import kinds
+from cellboot.flowrun import records
+from cellboot.flowrun import runner
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot import rpc
-from cellboot.workflows import engine
-from cellboot.workflows import kinds
+from cellboot.workflows import boot
 
 LOG = logging.getLogger(__name__)
 
 # Every RPC interface of cellboot is at its first version.
 RPC_VERSION = '1.0'
 
-KIND_BOOT = flows.KIND_BOOT
-KIND_RESCHEDULE = flows.KIND_RESCHEDULE
+
+class _FlowManager:
+    """What both conductor managers share: a runner, and the sweeper.
+
+    ``KIND`` is the kind of flow the manager creates, ``LEVEL`` the
+    level of the flows it runs (``cellboot.flowrun.kinds``); ``runner``
+    (``cellboot.flowrun.runner.Runner``) runs them.
+    """
+
+    KIND = None
+    LEVEL = None
+
+    def __init__(self):
+        self.runner = runner.Runner(self.KIND, self.LEVEL, self.persistence,
+                                    self.transient_for,
+                                    board_cell=self._board_cell())
+        self._sweeper = None
+
+    def persistence(self):
+        """The database URL flows are persisted in, None if they are not."""
+        raise NotImplementedError
+
+    def transient_for(self, context):
+        """The values a flow needs that are never persisted."""
+        raise NotImplementedError
+
+    def _board_cell(self):
+        """The cell whose board this manager uses (None: the boot board)."""
+        return None
+
+    def _start_flows(self):
+        """Take work (resume, or claim jobs), then start the checks."""
+        resumed = self.runner.open()
+        self._sweeper = sweepers.start_for(self)
+        return resumed
+
+    def _stop_flows(self):
+        """Stop sweeping and claiming; let the flows under way finish."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+        self.runner.close()
 
 
-class SuperConductorManager(flows.FlowConductorBase):
+class SuperConductorManager(_FlowManager):
     """Endpoint of topic ``cellboot-conductor``: boots, one flow each.
 
     ``scheduler`` is the scheduler library (``[conductor] scheduler =
@@ -65,7 +107,7 @@ class SuperConductorManager(flows.FlowConductorBase):
 
     target = oslo_messaging.Target(version=RPC_VERSION)
 
-    KIND = KIND_BOOT
+    KIND = kinds.KIND_BOOT
     LEVEL = kinds.SUPER
 
     def __init__(self, scheduler=None, compute_rpcapi_for=None):
@@ -119,8 +161,8 @@ class SuperConductorManager(flows.FlowConductorBase):
         return CONF.flow_persistence.connection
 
     def transient_for(self, context):
-        return {'context': context, 'scheduler': self.scheduler,
-                'compute_rpcapi': self.compute_rpcapi}
+        return boot.values_for_run(context, self.scheduler,
+                                   self.compute_rpcapi)
 
     @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
@@ -146,13 +188,13 @@ class SuperConductorManager(flows.FlowConductorBase):
                                for br in build_requests},
             'request_spec': request_specs[0],
         }
-        self.start_flow(context, store, uuids,
-                        engine.boot_flow_key(build_requests),
-                        f'Boot of {len(uuids)} instance(s) for request '
-                        f'{context.request_id}')
+        self.runner.start(context, store, uuids,
+                          records.boot_flow_key(build_requests),
+                          f'Boot of {len(uuids)} instance(s) for request '
+                          f'{context.request_id}')
 
 
-class CellConductorManager(flows.FlowConductorBase):
+class CellConductorManager(_FlowManager):
     """Endpoint of topic ``cellboot-conductor.<cell>``: reschedules.
 
     ``cell_name`` and ``database_connection`` default to ``[DEFAULT]
@@ -164,12 +206,11 @@ class CellConductorManager(flows.FlowConductorBase):
 
     target = oslo_messaging.Target(version=RPC_VERSION)
 
-    KIND = KIND_RESCHEDULE
+    KIND = kinds.KIND_RESCHEDULE
     LEVEL = kinds.CELL
 
     def __init__(self, cell_name=None, database_connection=None,
                  scheduler=None, compute_rpcapi=None):
-        super().__init__()
         cell_name = cell_name or CONF.cell_name
         database_connection = (database_connection or
                                CONF.database.connection)
@@ -186,6 +227,7 @@ class CellConductorManager(flows.FlowConductorBase):
         # only the API database holds.
         self.cell_mapping = cell_mapping_obj.CellMapping(
             name=cell_name, database_connection=database_connection)
+        super().__init__()
         transport = None
         if scheduler is None or compute_rpcapi is None:
             transport = rpc.get_local_cell_transport()
@@ -242,7 +284,7 @@ class CellConductorManager(flows.FlowConductorBase):
             'build_retry': retry,
             'max_attempts': CONF.scheduler.max_attempts,
         }
-        self.start_flow(context, store, [instance['uuid']],
-                        engine.reschedule_flow_key(instance['uuid'], retry),
-                        f'Reschedule of instance {instance["uuid"]} in cell '
-                        f'{self.cell_name}')
+        self.runner.start(context, store, [instance['uuid']],
+                          records.reschedule_flow_key(instance['uuid'], retry),
+                          f'Reschedule of instance {instance["uuid"]} in cell '
+                          f'{self.cell_name}')

@@ -7,7 +7,7 @@ left unfinished by a conductor that is gone. The super conductor's
 sweep finds both:
 
 * build requests older than ``[conductor] orphan_build_request_timeout``
-  whose request (its reservation, see ``engine.boot_flow_key``) has no
+  whose request (its reservation, see ``records.boot_flow_key``) has no
   boot flow: the cast's payload is rebuilt from the API database and
   handed to the manager's own ``schedule_and_build_instances``, which
   creates the flow under its deterministic uuid, so a cast arriving late,
@@ -18,9 +18,9 @@ sweep finds both:
 * boot flows unfinished for longer than that timeout that nobody runs:
   with a jobboard, those no job on the board references; without one,
   those of this host that no live conductor process of this host owns.
-  Each is given to ``manager.hand_over``, which posts a job for it or
-  resumes it (``cellboot.conductor.unowned_flows``, which the cell
-  conductors' sweep uses for their reschedule flows too).
+  Each is given to the manager's ``runner.hand_over``, which posts a
+  job for it or resumes it (``cellboot.conductor.unowned_flows``, which
+  the cell conductors' sweep uses for their reschedule flows too).
 
 With a jobboard the sweep runs under a Redis lock
 (``NAMESPACE.sweeper.boot``), so only one super conductor sweeps at a
@@ -34,23 +34,21 @@ import datetime
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
-import sqlalchemy as sa
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from cellboot.conductor import ended_flows
 from cellboot.conductor import sweep_lock
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
+from cellboot.flowrun import flow_states
+from cellboot.flowrun import records
+from cellboot.flowrun import tables
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import request_spec as request_spec_obj
-from cellboot.workflows import engine
 
 LOG = logging.getLogger(__name__)
-
-_FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
 
 
 def lock_name():
@@ -61,8 +59,9 @@ def lock_name():
 class OrphanBuildRequests:
     """The super conductor's check; ``manager`` is its manager.
 
-    Uses ``manager.KIND``, ``persistence()``, ``board``, ``scheduler``,
-    ``schedule_and_build_instances`` and ``hand_over`` (see the
+    Uses ``manager.KIND``, ``persistence()``, ``runner`` (its ``board``
+    and ``hand_over``), ``scheduler`` and
+    ``schedule_and_build_instances`` (see the
     conductor manager).
     """
 
@@ -78,7 +77,8 @@ class OrphanBuildRequests:
             # Without persisted flows nothing tells an orphan from a
             # request whose flow is running.
             return {}
-        sweep = sweep_lock.Sweep(self._locks.lock(self.manager.board))
+        sweep = sweep_lock.Sweep(
+            self._locks.lock(self.manager.runner.board))
         if not sweep.start():
             return {}
         try:
@@ -109,12 +109,13 @@ class OrphanBuildRequests:
                if max(br.created_at for br in brs) < cutoff}
         if not old:
             return done
-        uuids = {engine.flow_uuid(self.manager.KIND, key): key
+        uuids = {records.flow_uuid(self.manager.KIND, key): key
                  for key in old}
-        states = _flow_states(self.manager.persistence(), uuids)
+        states = tables.flow_states(
+            flow_db.get_backend(self.manager.persistence()).engine, uuids)
         for flow_uuid, key in uuids.items():
             if flow_uuid in states and (
-                    states[flow_uuid] not in engine.FINISHED_STATES):
+                    states[flow_uuid] not in flow_states.FINISHED_STATES):
                 continue  # running, or handed over below
             if not sweep.go_on():
                 break
@@ -157,14 +158,6 @@ def _requests(build_requests):
     """
     grouped = collections.defaultdict(list)
     for br in build_requests:
-        key = engine.boot_flow_key([br.as_cast()])
+        key = records.boot_flow_key([br.as_cast()])
         grouped[key].append(br)
     return grouped
-
-
-def _flow_states(persistence, flow_uuids):
-    """``{flow uuid: state}`` of those of ``flow_uuids`` that exist."""
-    query = sa.select(_FLOWS.c.uuid, _FLOWS.c.state).where(
-        _FLOWS.c.uuid.in_(list(flow_uuids)))
-    with flow_db.get_backend(persistence).engine.connect() as conn:
-        return {row.uuid: row.state for row in conn.execute(query)}

@@ -6,7 +6,7 @@ at once could both find a flow unowned and post a job for it each, and
 two engines would then run it at once. The conductors of cell C hand
 their unowned flows over under their cell's own lock
 (``NAMESPACE.cell.C.sweeper``, among the cell's keys: see
-``cellboot.workflows.board_keys``), which spares them reading the board
+``cellboot.flowrun.board_keys``), which spares them reading the board
 and posting twice. A lock whose lease ran out while
 its sweep still ran (a sweep of 16 s under load, with a lease of one
 sweep interval) let exactly that happen. So:
@@ -29,7 +29,7 @@ import time
 from oslo_log import log as logging
 
 from cellboot.conf import CONF
-from cellboot.workflows import board_keys
+from cellboot.flowrun import board_keys
 
 LOG = logging.getLogger(__name__)
 

@@ -30,6 +30,7 @@ from cellboot.conductor import orphans
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
+from cellboot.flowrun import kinds
 
 LOG = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class Sweeper:
 
 def checks_for(manager):
     """The checks of a conductor manager's kind (see the module doc)."""
-    if manager.KIND == 'boot':
+    if manager.KIND == kinds.KIND_BOOT:
         return [orphans.OrphanBuildRequests(manager),
                 unfinished_deletes.UnfinishedDeletes(manager)]
     return [unowned_flows.UnownedFlows(manager),

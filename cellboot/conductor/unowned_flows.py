@@ -13,7 +13,7 @@ so such an instance would stay in BUILD for ever.
 
 ``hand_over_unowned`` finds the manager's flows of its kind unfinished
 and owned (``owned_since``, else ``started_at``; see
-``lookup.ownership``) since before the cutoff that nobody runs:
+``summaries.ownership``) since before the cutoff that nobody runs:
 
 * with a jobboard, those that no job on the manager's board references;
 * without, those of this host whose owner process is gone (or is this
@@ -21,10 +21,11 @@ and owned (``owned_since``, else ``started_at``; see
   live process of this host has its own flows in hand; another host's
   flows are that host's conductors' to resume when they start.
 
-Each is given to ``manager.hand_over``, which is idempotent: with a
-jobboard it posts the flow's one job only if the board has none (two
-conductors sweeping at once post one job), without one it resumes the
-flow in a thread unless this process runs it already.
+Each is given to the manager's ``runner.hand_over``, which is
+idempotent: with a jobboard it posts the flow's one job only if the
+board has none (two conductors sweeping at once post one job), without
+one it resumes the flow in a thread unless this process runs it
+already.
 """
 
 import datetime
@@ -35,8 +36,8 @@ from oslo_utils import timeutils
 
 from cellboot.conductor import sweep_lock
 from cellboot.conf import CONF
-from cellboot.workflows import engine
-from cellboot.workflows import jobboard
+from cellboot.flowrun import records
+from cellboot.flowrun import jobboard
 
 LOG = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ def hand_over_unowned(manager, cutoff, sweep):
     for flow in _unowned(manager, cutoff):
         if not sweep.go_on():
             break
-        if manager.hand_over(flow['uuid']) is False:
+        if manager.runner.hand_over(flow['uuid']) is False:
             continue
         handed += 1
         LOG.info('%s flow %s (owner %s, %s since %s) was unfinished and '
@@ -65,16 +66,16 @@ def hand_over_unowned(manager, cutoff, sweep):
 def _unowned(manager, cutoff):
     """The old unfinished flows of ``manager``'s kind nobody runs."""
     cutoff = cutoff.replace(tzinfo=datetime.timezone.utc)
-    flows = [flow for flow in engine.unfinished(manager.persistence(),
-                                                manager.KIND, manager.LEVEL)
+    flows = [flow for flow in records.unfinished(manager.persistence(),
+                                                 manager.KIND, manager.LEVEL)
              if flow['since'] is not None and flow['since'] < cutoff]
     if not flows:
         return []
-    if manager.board is None:
+    if manager.runner.board is None:
         return [flow for flow in flows if _orphaned_here(flow['owner'])]
     # One read of the board for the sweep; ``hand_over`` reads it again
     # for each flow it is given.
-    referenced = jobboard.referenced_flow_uuids(manager.board)
+    referenced = jobboard.referenced_flow_uuids(manager.runner.board)
     return [flow for flow in flows if flow['uuid'] not in referenced]
 
 
@@ -124,7 +125,7 @@ class UnownedFlows:
             return {}
         if self._locks is None:
             self._locks = sweep_lock.Locks(cell_name=self.manager.cell_name)
-        sweep = sweep_lock.Sweep(self._locks.lock(self.manager.board))
+        sweep = sweep_lock.Sweep(self._locks.lock(self.manager.runner.board))
         if not sweep.start():
             return {}
         try:

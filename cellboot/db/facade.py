@@ -68,7 +68,7 @@ def install_sqlite_pragmas(engine):
     """Install the per-connection pragmas on SQLite file engines.
 
     Also used for engines built outside enginefacade (TaskFlow's
-    persistence, see ``cellboot.db.flow_db``).
+    persistence, see ``cellboot.flowrun.backend``).
     """
     if engine.dialect.name != 'sqlite':
         return

@@ -6,7 +6,7 @@ A cellboot database holds up to three schemas, each migrated on its own:
 * the cell tree (``cellboot/db/cell/migrations``), in every cell database,
   cell0 included;
 * TaskFlow's persistence tables, migrated by TaskFlow itself (see
-  ``cellboot.db.flow_db``), in the flow database and, for the cells'
+  ``cellboot.flowrun.backend``), in the flow database and, for the cells'
   reschedule flows, in every cell database.
 
 TaskFlow's alembic keeps its revision in the default ``alembic_version``
@@ -43,7 +43,7 @@ from taskflow import exceptions as taskflow_exc
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
 from cellboot.db import facade
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot import masking
 

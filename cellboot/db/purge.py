@@ -11,22 +11,18 @@ since it was read is left alone.
 * a cell database (cell0 included): soft-deleted instances and their
   history (faults, actions, action events);
 * the API database: the mappings, request specs and group memberships
-  of purged instances, and request specs whose mapping is gone;
-* TaskFlow's tables (flow database, each cell database): flows that
-  ended (SUCCESS or REVERTED), with their atoms and logbook.
+  of purged instances, and request specs whose mapping is gone.
+
+Flows that ended are purged from TaskFlow's tables by
+``cellboot.flowrun.tables``, where every statement on those tables is.
 """
 
 import sqlalchemy as sa
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
-from taskflow import states
 
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models as cell_models
-
-# Flows in these states are done for good: nothing resumes them.
-ENDED_FLOW_STATES = (states.SUCCESS, states.REVERTED)
 
 _INSTANCES = cell_models.Instance.__table__
 _FAULTS = cell_models.InstanceFault.__table__
@@ -36,8 +32,6 @@ _EVENTS = cell_models.InstanceActionEvent.__table__
 _MAPPINGS = api_models.InstanceMapping.__table__
 _SPECS = api_models.RequestSpec.__table__
 _MEMBERS = api_models.ServerGroupMember.__table__
-
-_TF = tf_tables.fetch(sa.MetaData())
 
 
 def _count(session, table, where):
@@ -195,73 +189,3 @@ def delete_specs(context, spec_ids):
         _MAPPINGS.c.instance_uuid == _SPECS.c.instance_uuid).exists()
     return {_SPECS.name: _delete(context.session, _SPECS, sa.and_(
         _SPECS.c.id.in_(list(spec_ids)), ~mapped))}
-
-
-# -- TaskFlow's tables ------------------------------------------------------
-
-def has_flow_tables(engine):
-    """Whether TaskFlow's tables exist in the database of ``engine``."""
-    return sa.inspect(engine).has_table(_TF.flowdetails.name)
-
-
-def _ended_before(before):
-    flows = _TF.flowdetails.c
-    return sa.and_(flows.state.in_(ENDED_FLOW_STATES),
-                   sa.func.coalesce(flows.updated_at, flows.created_at)
-                   < before)
-
-
-def ended_flows(engine, before, after_uuid, limit):
-    """``[uuid]``: up to ``limit`` flows that ended before ``before``.
-
-    In uuid order, after ``after_uuid`` ('' for the first).
-    """
-    flows = _TF.flowdetails.c
-    with engine.connect() as conn:
-        return list(conn.execute(sa.select(flows.uuid).where(
-            _ended_before(before), flows.uuid > after_uuid).order_by(
-            flows.uuid).limit(limit)).scalars())
-
-
-def _flow_rows(flow_uuids):
-    """``(table, where)`` of flows' rows, atoms first, then the flows."""
-    atoms, flows = _TF.atomdetails, _TF.flowdetails
-    return ((atoms, atoms.c.parent_uuid.in_(flow_uuids)),
-            (flows, flows.c.uuid.in_(flow_uuids)))
-
-
-def count_flows(engine, flow_uuids):
-    """What ``delete_flows`` would delete: ``{table: rows}``."""
-    flow_uuids = list(flow_uuids)
-    books = _TF.logbooks
-    with engine.connect() as conn:
-        counts = {table.name: _count(conn, table, where)
-                  for table, where in _flow_rows(flow_uuids)}
-        parents = sa.select(_TF.flowdetails.c.parent_uuid).where(
-            _TF.flowdetails.c.uuid.in_(flow_uuids))
-        counts[books.name] = _count(conn, books, books.c.uuid.in_(parents))
-    return counts
-
-
-def delete_flows(engine, flow_uuids, before):
-    """Delete ended flows, their atoms and emptied logbooks, in one go.
-
-    Only the flows of ``flow_uuids`` still ended before ``before`` go;
-    a logbook goes when the last of its flows did. ``{table: rows}``.
-    """
-    flows, books = _TF.flowdetails, _TF.logbooks
-    with engine.begin() as conn:
-        rows = conn.execute(sa.select(flows.c.uuid, flows.c.parent_uuid)
-                            .where(flows.c.uuid.in_(list(flow_uuids)),
-                                   _ended_before(before))).all()
-        flow_uuids = [row.uuid for row in rows]
-        parents = sorted({row.parent_uuid for row in rows} - {None})
-        counts = {}
-        for table, where in _flow_rows(flow_uuids):
-            counts[table.name] = (_delete(conn, table, where) if flow_uuids
-                                  else 0)
-        left = sa.select(flows.c.uuid).where(
-            flows.c.parent_uuid == books.c.uuid).exists()
-        counts[books.name] = (_delete(conn, books, sa.and_(
-            books.c.uuid.in_(parents), ~left)) if parents else 0)
-    return counts

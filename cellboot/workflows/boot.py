@@ -6,16 +6,15 @@ request (one instance, or a multi-create sharing one request spec).
 
 from taskflow.patterns import linear_flow
 
+from cellboot.workflows import tasks
 from cellboot.workflows.tasks import cells
 from cellboot.workflows.tasks import compute
 from cellboot.workflows.tasks import mappings
 from cellboot.workflows.tasks import schedule
 
-NAME = 'boot'
-
 
 def get_flow():
-    """The boot flow (DESIGN §4); each atom works on the whole batch.
+    """The boot flow; each atom works on the whole batch.
 
     1. ``schedule`` — one ``select_destinations`` call claims a host and
        finds alternates for every instance; NoValidHost buries them all
@@ -31,14 +30,43 @@ def get_flow():
        host, with the alternates for a reschedule inside the cell.
 
     Store: ``instance_uuids`` (list), ``build_requests`` ({uuid: build
-    request payload}), ``request_spec`` (dict); transient: ``context``,
-    ``scheduler``, ``compute_rpcapi`` (see ``tasks``).
+    request payload}), ``request_spec`` (dict); transient, for each run
+    (``values_for_run``): ``context``, ``scheduler``, ``compute_rpcapi``,
+    ``cell_mappings`` (see ``tasks``). Each atom's inputs beyond
+    ``context`` and ``scheduler`` are written out below with what it
+    provides, so that the data flow reads here.
     """
-    return linear_flow.Flow(NAME).add(
-        schedule.Schedule('schedule'),
-        cells.MapHostToCell('map-host-to-cell'),
-        cells.CreateInCell('create-in-cell'),
-        mappings.MapInstance('map-instance'),
-        mappings.DeleteBuildRequest('delete-build-request'),
-        compute.CastToCompute('cast-to-compute'),
+    return linear_flow.Flow('boot').add(
+        schedule.Schedule(
+            'schedule', provides='selections',
+            requires=('request_spec', 'instance_uuids')),
+        cells.MapHostToCell(
+            'map-host-to-cell', provides='cells',
+            requires=('selections', 'build_requests', 'request_spec')),
+        cells.CreateInCell(
+            'create-in-cell', provides='created',
+            requires=('cells', 'selections', 'build_requests',
+                      'request_spec', 'cell_mappings')),
+        mappings.MapInstance(
+            'map-instance', provides='mapped',
+            requires=('cells', 'created', 'cell_mappings')),
+        mappings.DeleteBuildRequest(
+            'delete-build-request', provides='settled',
+            requires=('cells', 'mapped', 'cell_mappings')),
+        compute.CastToCompute(
+            'cast-to-compute', provides='cast',
+            requires=('compute_rpcapi', 'cells', 'selections', 'settled',
+                      'request_spec', 'cell_mappings')),
     )
+
+
+def values_for_run(context, scheduler, compute_rpcapi):
+    """The transient store values of one run of the boot flow.
+
+    Never persisted: they are given again to every run, resumptions
+    included. ``cell_mappings`` is new for each run: the cell mappings
+    one run read are never those of another.
+    """
+    return {'context': context, 'scheduler': scheduler,
+            'compute_rpcapi': compute_rpcapi,
+            'cell_mappings': tasks.CellMappings(context)}

@@ -10,11 +10,9 @@ from taskflow.patterns import linear_flow
 
 from cellboot.workflows.tasks import alternates
 
-NAME = 'reschedule'
-
 
 def get_flow():
-    """The reschedule flow (DESIGN §4).
+    """The reschedule flow.
 
     The retry controller ``alternates`` runs, once per alternate, at
     most ``max_attempts - num_attempts`` times:
@@ -36,7 +34,7 @@ def get_flow():
     ``scheduler``, ``compute_rpcapi`` and ``cell_mapping`` (this cell).
     """
     return linear_flow.Flow(
-        NAME, retry=alternates.Alternates('alternates')).add(
+        'reschedule', retry=alternates.Alternates('alternates')).add(
         alternates.ClaimAlternate('claim-alternate'),
         alternates.CastAlternate('cast-to-compute'),
     )

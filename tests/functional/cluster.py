@@ -48,7 +48,7 @@ from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot import exception
 from cellboot.objects import build_request
@@ -65,7 +65,7 @@ from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.scheduler.resources import usage
 from cellboot import service
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
 from tests import fixtures as cb_fixtures
 from tests.functional import invariants
 

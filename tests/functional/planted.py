@@ -24,7 +24,7 @@ from taskflow.persistence import models
 from taskflow import states
 
 from cellboot.conf import CONF
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from tests.functional.sweepers import base as sweep_base
 
 UNKNOWN_KIND = 'exfiltrate'

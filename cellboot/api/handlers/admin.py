@@ -14,8 +14,8 @@ from cellboot.api import views
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import cell_mapping
-from cellboot.workflows import flow_states
-from cellboot.workflows import lookup
+from cellboot.flowrun import flow_states
+from cellboot.flowrun import lookup
 
 
 def _any_case(word):

@@ -15,7 +15,7 @@ owns each flow and since when, so that an operator can tell a flow under
 way from one that nobody runs any more; ``flows show`` lists each
 resumption.
 
-The reading itself is ``cellboot.workflows.lookup``'s, shared with the
+The reading itself is ``cellboot.flowrun.lookup``'s, shared with the
 REST API; this module only chooses what to print and the exit codes.
 """
 
@@ -29,7 +29,7 @@ from oslo_utils import timeutils
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import exception
-from cellboot.workflows import flow_states
+from cellboot.flowrun import flow_states
 
 # Flow states an operator may filter on, as TaskFlow names them.
 FLOW_STATES = flow_states.FLOW_STATES
@@ -45,13 +45,19 @@ SHOWN_INSTANCES = 5
 
 
 def _lookup():
-    """``cellboot.workflows.lookup``, imported on first use.
+    """``cellboot.flowrun.lookup``, imported on first use.
 
     It imports TaskFlow's engines, which the other groups' commands need
     not pay for.
     """
-    from cellboot.workflows import lookup
+    from cellboot.flowrun import lookup
     return lookup
+
+
+def _summaries():
+    """``cellboot.flowrun.summaries``, imported on first use (as above)."""
+    from cellboot.flowrun import summaries
+    return summaries
 
 
 def format_time(value):
@@ -118,7 +124,7 @@ def format_resumption(resumption, by_width=0):
 
     An ``at`` that cannot be read is printed as it was written.
     """
-    moment = _lookup().parse_time(resumption['at'])
+    moment = _summaries().parse_time(resumption['at'])
     at = format_iso(moment) if moment else str(resumption['at'] or '?')
     by = str(resumption['by'] or '?')
     return (f'{at}  by {by.ljust(by_width)}  from '
@@ -160,7 +166,7 @@ def seconds(text):
 def shown_state(flow):
     """A flow's state as printed: ``CORRUPT (STATE)`` for a corrupt one.
 
-    A corrupt flow is never run (``cellboot.workflows.kinds``): its
+    A corrupt flow is never run (``cellboot.flowrun.kinds``): its
     stored state says nothing of what will become of it.
     """
     if flow['corrupt']:
@@ -178,7 +184,7 @@ def list_row(flow, now):
 
 def _iso_or_none(moment):
     """``moment`` (datetime or ISO text) as ``format_iso`` text, or None."""
-    parsed = _lookup().parse_time(moment)
+    parsed = _summaries().parse_time(moment)
     return format_iso(parsed) if parsed else None
 
 

@@ -41,9 +41,10 @@ from cellboot.conf import CONF
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import purge as purge_db
 from cellboot import exception
+from cellboot.flowrun import tables as flow_tables
 from cellboot.objects import cell_mapping as cell_mapping_obj
 
 BATCH_SIZE = 1000
@@ -187,20 +188,20 @@ class Purge:
 
     def flows(self, label, url):
         engine = flow_db.get_backend(url).engine
-        if not purge_db.has_flow_tables(engine):
+        if not flow_tables.has_flow_tables(engine):
             return  # TaskFlow's tables were never made: no flow ran here
         after, done = '', 0
         while True:
-            flow_uuids = purge_db.ended_flows(engine, self.before, after,
-                                              self.batch_size)
+            flow_uuids = flow_tables.ended_flows(engine, self.before, after,
+                                                 self.batch_size)
             if not flow_uuids:
                 return
             after = flow_uuids[-1]
             if self.dry_run:
-                self.count(label, purge_db.count_flows(engine, flow_uuids))
+                self.count(label, flow_tables.count_flows(engine, flow_uuids))
             else:
-                self.count(label, purge_db.delete_flows(engine, flow_uuids,
-                                                        self.before))
+                self.count(label, flow_tables.delete_flows(
+                    engine, flow_uuids, self.before))
             done += len(flow_uuids)
             self.progress(label, 'ended flows', done)
 

@@ -10,12 +10,10 @@ hundreds cannot afford.
 
 Collaborators that cannot be persisted arrive as transient store values
 named ``context`` (the RequestContext), ``scheduler`` (the scheduler
-library or its RPC client, same methods) and ``compute_rpcapi`` (a
-callable: cell mapping -> compute RPC client).
+library or its RPC client, same methods), ``compute_rpcapi`` (a
+callable: cell mapping -> compute RPC client) and, for the boot flow,
+``cell_mappings`` (a ``CellMappings``, one per run).
 """
-
-import threading
-import weakref
 
 from oslo_log import log as logging
 
@@ -51,7 +49,16 @@ def first_failure(flow_failures):
 
 
 class CellMappings:
-    """Cell mappings by uuid, each read once per flow run (``for_run``)."""
+    """Cell mappings by uuid, each read once per flow run.
+
+    The boot flow's transient store value ``cell_mappings``: whoever runs
+    the flow gives each run a new one (``values_for_run`` in
+    ``cellboot.workflows.boot``), so that a cell mapping read by
+    ``create-in-cell`` is reused by ``map-instance``,
+    ``delete-build-request`` and ``cast-to-compute`` of the same run, and
+    never outlives it. It lives in TaskFlow's store like the other
+    collaborators, so each task that uses it says so in its signature.
+    """
 
     def __init__(self, context):
         self._context = context
@@ -64,23 +71,6 @@ class CellMappings:
                 self._context, cell_uuid)
             self._cells[cell_uuid] = cell
         return cell
-
-
-# One CellMappings per flow run: the request context is the one object
-# every atom of a run shares (a transient store value), and it goes away
-# with the run. A cell mapping read by ``create-in-cell`` is reused by
-# ``map-instance``, ``delete-build-request`` and ``cast-to-compute``.
-_RUN_CELL_MAPPINGS = weakref.WeakKeyDictionary()
-_RUN_CELL_MAPPINGS_LOCK = threading.Lock()
-
-
-def cell_mappings(context):
-    """The ``CellMappings`` of the flow run acting for ``context``."""
-    with _RUN_CELL_MAPPINGS_LOCK:
-        mappings = _RUN_CELL_MAPPINGS.get(context)
-        if mappings is None:
-            mappings = _RUN_CELL_MAPPINGS[context] = CellMappings(context)
-        return mappings
 
 
 def revert_each(instance_uuids, revert_one, what):

@@ -69,8 +69,8 @@ class CreateInCell(task.Task):
     default_provides = 'created'
 
     def execute(self, context, scheduler, cells, selections, build_requests,
-                request_spec):
-        mappings = tasks.cell_mappings(context)
+                request_spec, cell_mappings):
+        mappings = cell_mappings
         created = {uuid: fates.BURIED for uuid, cell_uuid in cells.items()
                    if cell_uuid is None}
         by_cell = {}
@@ -128,10 +128,10 @@ class CreateInCell(task.Task):
             user_id=user_id, project_id=project_id)
         return fates.OK
 
-    def revert(self, context, scheduler, cells, result, flow_failures,
-               **kwargs):
+    def revert(self, context, scheduler, cells, cell_mappings, result,
+               flow_failures, **kwargs):
         error = tasks.first_failure(flow_failures)
-        mappings = tasks.cell_mappings(context)
+        mappings = cell_mappings
         done = result if isinstance(result, dict) else {}
 
         def fail_one(uuid):

@@ -66,8 +66,8 @@ class CastToCompute(task.Task):
     default_provides = 'cast'
 
     def execute(self, context, scheduler, compute_rpcapi, cells, selections,
-                settled, request_spec):
-        mappings = tasks.cell_mappings(context)
+                settled, request_spec, cell_mappings):
+        mappings = cell_mappings
         cast = dict(settled)
         by_cell = {}
         for uuid in tasks.going_on(settled):

@@ -28,8 +28,8 @@ class MapInstance(task.Task):
 
     default_provides = 'mapped'
 
-    def execute(self, context, scheduler, cells, created):
-        mappings = tasks.cell_mappings(context)
+    def execute(self, context, scheduler, cells, created, cell_mappings):
+        mappings = cell_mappings
         found = batches.in_batches(
             context, api_connection.get_context_manager(),
             tasks.going_on(created),
@@ -56,8 +56,8 @@ class DeleteBuildRequest(task.Task):
 
     default_provides = 'settled'
 
-    def execute(self, context, scheduler, cells, mapped):
-        mappings = tasks.cell_mappings(context)
+    def execute(self, context, scheduler, cells, mapped, cell_mappings):
+        mappings = cell_mappings
         found = batches.in_batches(
             context, api_connection.get_context_manager(),
             tasks.going_on(mapped),

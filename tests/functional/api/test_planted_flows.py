@@ -10,7 +10,7 @@ is not even JSON, are shown too, never answered with a 500.
 import sqlalchemy as sa
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
 from tests.functional import planted
@@ -42,7 +42,7 @@ class PlantedFlowsTest(base.TestCase):
         for plants, where in ((self.in_cell, 'cell cell1'),
                               (self.in_flows, 'flow database')):
             for label, flow_uuid in plants.uuids.items():
-                with self.assertLogs('cellboot.workflows.lookup',
+                with self.assertLogs('cellboot.flowrun.lookup',
                                      'WARNING') as log:
                     response = self.admin.get(f'/os-flows/{flow_uuid}')
                 self.assertEqual(200, response.status_code, response.text)

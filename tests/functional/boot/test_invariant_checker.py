@@ -12,7 +12,7 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping

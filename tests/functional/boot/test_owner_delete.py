@@ -35,7 +35,7 @@ class OwnerDeleteTest(base.TestCase):
         self.ctx = self.cluster.ctx
 
     def _delete_after(self, atom, delete):
-        self.cluster.super_conductor.flow_listeners = [
+        self.cluster.super_conductor.runner.flow_listeners = [
             lambda engine: DeleteAfter(engine, atom, delete)]
 
     def _api_delete(self, uuid):

@@ -54,7 +54,7 @@ class PlantedFlowsTest(base.TestCase):
     def _super_conductor(self, owner):
         conductor = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
-        conductor.owner = owner
+        conductor.runner.owner = owner
         self.addCleanup(conductor.stop)
         return conductor
 
@@ -73,8 +73,8 @@ class PlantedFlowsTest(base.TestCase):
         """A real boot flow left RUNNING by a conductor that died."""
         dying = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
-        dying.owner = owner
-        dying.flow_listeners = [
+        dying.runner.owner = owner
+        dying.runner.flow_listeners = [
             lambda engine: test_resume.KillAfter(engine, 'create-in-cell')]
         build_requests, specs = self.cluster.build_request(1)
         self.assertRaises(test_resume.Killed,
@@ -91,7 +91,7 @@ class PlantedFlowsTest(base.TestCase):
     def test_a_starting_super_conductor_resumes_only_the_real_flow(self):
         uuid = self._kill_a_boot('conductor:1')
         survivor = self._super_conductor('conductor:2')
-        with self.assertLogs('cellboot.workflows.lookup', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.lookup', 'WARNING') as log:
             self.assertEqual(1, survivor.start(self.cluster.ctx))
         self.cluster.wait_for_quiet()
         self.assertWarnedOf(log, self.in_flows)
@@ -104,7 +104,7 @@ class PlantedFlowsTest(base.TestCase):
 
     def test_a_starting_cell_conductor_resumes_none_of_them(self):
         conductor = self._cell_conductor()
-        with self.assertLogs('cellboot.workflows.lookup', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.lookup', 'WARNING') as log:
             self.assertEqual(0, conductor.start(self.cluster.ctx))
         self.assertWarnedOf(log, self.in_cell)
         self.assertIn('a boot flow is run by the super conductors',
@@ -118,7 +118,7 @@ class PlantedFlowsTest(base.TestCase):
         sweep_base.update_flow_meta(self.cluster.flow_url, flow['uuid'],
                                     started_at=sweep_base.ago(120))
         conductor = self._super_conductor('conductor:2')
-        with self.assertLogs('cellboot.workflows.lookup', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.lookup', 'WARNING') as log:
             done = sweepers.Sweeper(sweepers.checks_for(conductor), 1,
                                     'boot sweeper').sweep_once(
                 cb_context.get_admin_context())
@@ -129,7 +129,7 @@ class PlantedFlowsTest(base.TestCase):
 
     def test_the_cell_sweep_hands_over_none_of_them(self):
         conductor = self._cell_conductor()
-        with self.assertLogs('cellboot.workflows.lookup', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.lookup', 'WARNING') as log:
             done = sweepers.Sweeper(sweepers.checks_for(conductor), 1,
                                     'cell1 sweeper').sweep_once(
                 cb_context.get_admin_context())
@@ -142,20 +142,20 @@ class PlantedFlowsTest(base.TestCase):
         # run itself refuses it, before it writes anything.
         conductor = self._super_conductor('conductor:2')
         for label, flow_uuid in self.in_flows.uuids.items():
-            with self.assertLogs('cellboot.conductor.flows',
+            with self.assertLogs('cellboot.flowrun.runner',
                                  'WARNING') as log:
-                self.assertTrue(conductor.hand_over(flow_uuid))
-                while conductor._resumers:
-                    conductor._resumers.pop().join(30)
+                self.assertTrue(conductor.runner.hand_over(flow_uuid))
+                while conductor.runner._resumers:
+                    conductor.runner._resumers.pop().join(30)
             self.assertIn(f'Boot flow {flow_uuid} refused: Flow {flow_uuid} '
                           f'is corrupt and is never run', log.output[0])
 
     def test_a_cell_conductor_refuses_a_boot_flow_of_its_database(self):
         conductor = self._cell_conductor()
         flow_uuid = self.in_cell.uuids['boot in a cell']
-        with self.assertLogs('cellboot.conductor.flows', 'WARNING') as log:
-            self.assertTrue(conductor.hand_over(flow_uuid))
-            while conductor._resumers:
-                conductor._resumers.pop().join(30)
+        with self.assertLogs('cellboot.flowrun.runner', 'WARNING') as log:
+            self.assertTrue(conductor.runner.hand_over(flow_uuid))
+            while conductor.runner._resumers:
+                conductor.runner._resumers.pop().join(30)
         self.assertIn('a boot flow is run by the super conductors',
                       log.output[0])

@@ -13,7 +13,7 @@ from taskflow.listeners import base as listener_base
 from taskflow import states
 
 from cellboot.conductor import manager
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
 from tests import base
 from tests.functional import cluster
 from tests.functional import invariants
@@ -85,8 +85,9 @@ class _KilledConductorTest(base.TestCase):
         """Boot ``count`` servers on a conductor killed at ``atom``."""
         dying = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
-        dying.owner = 'conductor:1'
-        dying.flow_listeners = [lambda engine: KillAfter(engine, atom, state)]
+        dying.runner.owner = 'conductor:1'
+        dying.runner.flow_listeners = [
+            lambda engine: KillAfter(engine, atom, state)]
         build_requests, specs = self.cluster.build_request(count)
         self.assertRaises(Killed, dying.schedule_and_build_instances,
                           self.cluster.ctx, build_requests, specs)
@@ -101,8 +102,9 @@ class _KilledConductorTest(base.TestCase):
         ran = []
         survivor = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
-        survivor.owner = owner
-        survivor.flow_listeners = [lambda engine: RunRecorder(engine, ran)]
+        survivor.runner.owner = owner
+        survivor.runner.flow_listeners = [
+            lambda engine: RunRecorder(engine, ran)]
         self.addCleanup(survivor.stop)
         self.assertEqual(1, survivor.start(self.cluster.ctx))
         self.cluster.wait_for_quiet()
@@ -176,7 +178,7 @@ class ResumeAfterCrashTest(_KilledConductorTest):
         # picks the other host, where a leak would show.
         scheduler = DieAfterClaiming(self.cluster.scheduler)
         dying = manager.SuperConductorManager(scheduler=scheduler)
-        dying.owner = 'conductor:1'
+        dying.runner.owner = 'conductor:1'
         build_requests, specs = self.cluster.build_request(1)
         self.assertRaises(Killed, dying.schedule_and_build_instances,
                           self.cluster.ctx, build_requests, specs)

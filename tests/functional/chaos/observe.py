@@ -19,7 +19,7 @@ from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
 from tests.functional import invariants
 
 _API = api_models.Base.metadata.tables

@@ -17,12 +17,12 @@ from oslo_utils import uuidutils
 from taskflow.persistence import models
 from taskflow import states
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from tests import base
 from tests.functional import cluster as cluster_mod
 from tests.functional.cmd import base as cmd_base
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
 
 BOOT_ATOMS = ['schedule', 'map-host-to-cell', 'create-in-cell',
               'map-instance', 'delete-build-request', 'cast-to-compute']

@@ -7,7 +7,7 @@ in a ``cellboot-manage`` process of their own as an operator runs it.
 
 import json
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from tests.functional.cmd import base as cmd_base
 from tests.functional.cmd import test_manage_flows

@@ -20,7 +20,7 @@ from taskflow.persistence import models as tf_models
 from cellboot import context as cb_context
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj

@@ -1,8 +1,9 @@
 """What ``CellbootEngine`` writes to the flow database, and when.
 
-The engine defers and folds TaskFlow's writes (``taskflow_engine``); what
-must hold whatever it folds: an atom's outcome is in the database before
-the next atom runs, a flow resumed from what the database held at any
+The engine defers and folds TaskFlow's writes
+(``cellboot.flowrun.storage``); what must hold whatever it folds: an
+atom's outcome is in the database before the next atom runs, a flow
+resumed from what the database held at any
 point finishes without running a completed atom again, and a conductor
 taking the flow over keeps the meta keys it wrote. Checked by reading
 the database through TaskFlow's own backend, on every backend.
@@ -17,10 +18,10 @@ from taskflow.persistence import models
 from taskflow import states
 from taskflow import task
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
-from cellboot.workflows import listeners
-from cellboot.workflows import taskflow_engine
+from cellboot.flowrun import listeners
+from cellboot.flowrun import engine as flow_engine
 from tests import base
 from tests import fixtures as cb_fixtures
 
@@ -82,7 +83,7 @@ class _FlowDBCase:
         return book.find(flow_detail.uuid)
 
     def engine(self, flow, flow_detail):
-        engine = taskflow_engine.CellbootEngine(
+        engine = flow_engine.CellbootEngine(
             flow, flow_detail, flow_db.get_backend(self.url), {})
         engine.storage.inject({'persistence': self.url,
                                'flow_uuid': flow_detail.uuid},

@@ -19,7 +19,7 @@ from taskflow import states
 from taskflow import task
 
 from cellboot.db.cell import models as cell_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot import exception
 from tests import base

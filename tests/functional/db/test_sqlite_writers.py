@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from cellboot import context as cb_context
 from cellboot.db import facade
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from tests import base
 
 _METADATA = sa.MetaData()

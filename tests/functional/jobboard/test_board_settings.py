@@ -1,7 +1,7 @@
 """The board a conductor uses, and what an operator reads when it cannot."""
 
 from cellboot import exception
-from cellboot.workflows import jobboard
+from cellboot.flowrun import jobboard
 from tests import base
 
 

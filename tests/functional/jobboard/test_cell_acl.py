@@ -26,9 +26,9 @@ from cellboot.conductor import sweep_lock
 from cellboot.conductor import unowned_flows
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot.workflows import board_keys
-from cellboot.workflows import jobboard
-from cellboot.workflows import lookup
+from cellboot.flowrun import board_keys
+from cellboot.flowrun import jobboard
+from cellboot.flowrun import lookup
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional import cluster
@@ -152,11 +152,12 @@ class CellACLTest(base.TestCase):
             {}, [], {'num_attempts': 1, 'hosts': []})
         deadline = time.monotonic() + TIMEOUT
         while (not lookup.find_flows(cell.database_connection) or
-               conductor.board.job_count) and time.monotonic() < deadline:
+               conductor.runner.board.job_count) and \
+                time.monotonic() < deadline:
             time.sleep(0.05)
         (flow,) = lookup.find_flows(cell.database_connection)
         self.assertEqual(('REVERTED', 0),
-                         (flow['state'], conductor.board.job_count))
+                         (flow['state'], conductor.runner.board.job_count))
         # Its sweep takes and gives back the cell's lock.
         self.assertEqual({'handed_over': 0}, unowned_flows.UnownedFlows(
             conductor).sweep_once(deployment.ctx))

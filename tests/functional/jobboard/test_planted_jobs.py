@@ -21,9 +21,9 @@ from cellboot.conductor import sweepers
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot import context as cb_context
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot.workflows import engine
-from cellboot.workflows import jobboard
-from cellboot.workflows import lookup
+from cellboot.flowrun import records
+from cellboot.flowrun import jobboard
+from cellboot.flowrun import lookup
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional import cluster
@@ -90,12 +90,12 @@ class PlantedJobsTest(base.TestCase):
 
     def _saved_flow(self, conductor, store, instance_uuids, key):
         """A real flow, saved and never posted (its poster died)."""
-        meta = engine.flow_meta(conductor.KIND, instance_uuids,
-                                self.cluster.ctx, owner='gone:1',
-                                posted=True)
-        flow_detail, _created = engine.create(
+        meta = records.flow_meta(conductor.KIND, instance_uuids,
+                                 self.cluster.ctx, owner='gone:1',
+                                 posted=True)
+        flow_detail, _created = records.create(
             conductor.KIND, store, conductor.persistence(),
-            uuid_=engine.flow_uuid(conductor.KIND, key), meta=meta)
+            uuid_=records.flow_uuid(conductor.KIND, key), meta=meta)
         return flow_detail.uuid
 
     def _state(self, persistence, flow_uuid):
@@ -114,7 +114,7 @@ class PlantedJobsTest(base.TestCase):
         plants.plant(self.cluster.flow_url)
         conductor = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
-        conductor.owner = 'conductor:1'
+        conductor.runner.owner = 'conductor:1'
         build_requests, specs = self.cluster.build_request(1)
         (orphan,) = [br['instance_uuid'] for br in build_requests]
         real = self._saved_flow(
@@ -122,12 +122,12 @@ class PlantedJobsTest(base.TestCase):
             {'instance_uuids': [orphan],
              'build_requests': {orphan: build_requests[0]},
              'request_spec': specs[0]}, [orphan],
-            engine.boot_flow_key(build_requests))
+            records.boot_flow_key(build_requests))
         board = self._board('boot', self.cluster.flow_url)
         planted_jobs = self._plant_jobs(board, 'boot', plants, real)
 
         self.addCleanup(conductor.stop)
-        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.conductor', 'WARNING') as log:
             conductor.start(self.cluster.ctx)
             self._wait_for_trash(board, planted_jobs)
         warnings = '\n'.join(log.output)
@@ -174,7 +174,7 @@ class PlantedJobsTest(base.TestCase):
         planted_jobs = self._plant_jobs(board, 'reschedule', plants, real)
 
         self.addCleanup(conductor.stop)
-        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun.conductor', 'WARNING') as log:
             conductor.start(self.cluster.ctx)
             self._wait_for_trash(board, planted_jobs)
         self.assertEqual(planted_jobs, '\n'.join(log.output).count(

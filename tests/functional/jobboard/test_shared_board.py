@@ -17,8 +17,8 @@ from taskflow.listeners import base as listener_base
 from taskflow import states
 
 from cellboot.conductor import manager
-from cellboot.workflows import jobboard
-from cellboot.workflows import lookup
+from cellboot.flowrun import jobboard
+from cellboot.flowrun import lookup
 from tests import base
 from tests.functional import cluster
 from tests.functional import invariants
@@ -109,8 +109,8 @@ class SharedBoardTest(base.TestCase):
     def _conductor(self, name, start=True):
         conductor = manager.SuperConductorManager(
             scheduler=self.cluster.scheduler)
-        conductor.owner = name
-        conductor.flow_listeners = [
+        conductor.runner.owner = name
+        conductor.runner.flow_listeners = [
             lambda engine: Recorder(engine, name, self.runs)]
         if start:
             self._start(conductor)
@@ -149,7 +149,7 @@ class SharedBoardTest(base.TestCase):
         # still one flow, run by one of them.
         uuids = [self._request(a, b) for _ in range(6)]
         self.cluster.wait_for_quiet()
-        self._wait_for_empty_board(a.board)
+        self._wait_for_empty_board(a.runner.board)
         self._assert_all_built_once(uuids)
         self.assertEqual([1] * len(uuids),
                          [len(owners) for owners in self.runs.values()])
@@ -166,7 +166,7 @@ class SharedBoardTest(base.TestCase):
     def test_a_dead_conductors_flow_is_resumed_by_a_survivor(self):
         killed = threading.Event()
         dying = self._conductor('dying:1', start=False)
-        dying.flow_listeners = [
+        dying.runner.flow_listeners = [
             lambda engine: KillAfter(engine, 'create-in-cell', killed)]
         self._start(dying)
         uuid = self._request(dying)
@@ -179,7 +179,7 @@ class SharedBoardTest(base.TestCase):
 
         survivor = self._conductor('survivor:2')
         self.cluster.wait_for_quiet(timeout=CLAIM_EXPIRY * 5)
-        self._wait_for_empty_board(survivor.board)
+        self._wait_for_empty_board(survivor.runner.board)
         self._assert_all_built_once([uuid])
         (flow,) = lookup.find_flows(self.cluster.flow_url)
         (resumption,) = flow['meta']['resumptions']
@@ -189,14 +189,15 @@ class SharedBoardTest(base.TestCase):
 
     def test_referenced_flows_are_those_of_the_jobs_on_the_board(self):
         conductor = self._conductor('idle:1', start=False)
-        conductor.board = jobboard.connect('boot',
-                                           self.cluster.flow_url)
-        self.addCleanup(conductor.board.close)
+        conductor.runner.board = jobboard.connect('boot',
+                                                  self.cluster.flow_url)
+        self.addCleanup(conductor.runner.board.close)
         self._request(conductor)
         (flow,) = lookup.find_flows(self.cluster.flow_url)
-        self.assertEqual({flow['uuid']},
-                         jobboard.referenced_flow_uuids(conductor.board))
-        self.assertFalse(conductor.hand_over(flow['uuid']))
+        self.assertEqual(
+            {flow['uuid']},
+            jobboard.referenced_flow_uuids(conductor.runner.board))
+        self.assertFalse(conductor.runner.hand_over(flow['uuid']))
 
     def test_a_flow_has_one_job_however_often_it_is_posted(self):
         # Two conductors handing the same flow over at once (two
@@ -204,15 +205,17 @@ class SharedBoardTest(base.TestCase):
         a = self._conductor('sweeper-a:1', start=False)
         b = self._conductor('sweeper-b:2', start=False)
         for conductor in (a, b):
-            conductor.board = jobboard.connect('boot', self.cluster.flow_url)
-            self.addCleanup(conductor.board.close)
+            conductor.runner.board = jobboard.connect(
+                'boot', self.cluster.flow_url)
+            self.addCleanup(conductor.runner.board.close)
         self._request(a)
         (flow,) = lookup.find_flows(self.cluster.flow_url)
         flow_uuid = flow['uuid']
-        self.assertIsNone(jobboard.post(b.board, 'boot', flow_uuid))
+        self.assertIsNone(jobboard.post(b.runner.board, 'boot', flow_uuid))
         self.assertEqual((False, False, 1),
-                         (a.hand_over(flow_uuid), b.hand_over(flow_uuid),
-                          b.board.job_count))
+                         (a.runner.hand_over(flow_uuid),
+                          b.runner.hand_over(flow_uuid),
+                          b.runner.board.job_count))
 
     def _pause_renewer(self, conductor):
         """Stall ``conductor``'s renewer thread (not the engine's checks).
@@ -220,7 +223,7 @@ class SharedBoardTest(base.TestCase):
         Returns ``(go, renewed)``: set ``go`` to let it renew; it sets
         ``renewed`` after its first renewal.
         """
-        renewer = conductor._flow_conductor.renewer
+        renewer = conductor.runner._flow_conductor.renewer
         real_renew, go, renewed = (renewer.renew, threading.Event(),
                                    threading.Event())
         self.addCleanup(go.set)
@@ -241,13 +244,13 @@ class SharedBoardTest(base.TestCase):
     def _wait_until_idle(self, conductor, timeout=10):
         """Until ``conductor`` runs no flow and has no job in hand."""
         deadline = time.monotonic() + timeout
-        while (conductor._running or
-               conductor._flow_conductor._dispatched) and \
+        while (conductor.runner._running or
+               conductor.runner._flow_conductor._dispatched) and \
                 time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertEqual((set(), set()),
-                         (conductor._running,
-                          conductor._flow_conductor._dispatched))
+                         (conductor.runner._running,
+                          conductor.runner._flow_conductor._dispatched))
 
     def test_a_claim_lost_before_the_flow_started_runs_nothing(self):
         # The conductor claims a job, but the thread that runs it starts
@@ -257,9 +260,10 @@ class SharedBoardTest(base.TestCase):
         self.flags(claim_expiry=1.0, group='jobboard')
         steps = collections.defaultdict(list)
         late = self._conductor('late:1', start=False)
-        late.flow_listeners = [lambda engine: Steps(engine, 'late:1', steps)]
+        late.runner.flow_listeners = [
+            lambda engine: Steps(engine, 'late:1', steps)]
         self._start(late)
-        flow_conductor = late._flow_conductor
+        flow_conductor = late.runner._flow_conductor
         real_dispatch = flow_conductor._dispatch_job
         dispatched, go = threading.Event(), threading.Event()
         self.addCleanup(go.set)
@@ -276,18 +280,18 @@ class SharedBoardTest(base.TestCase):
         b_there, b_go = threading.Event(), threading.Event()
         self.addCleanup(b_go.set)
         taker = self._conductor('taker:2', start=False)
-        taker.flow_listeners = [
+        taker.runner.flow_listeners = [
             lambda engine: Steps(engine, 'taker:2', steps),
             lambda engine: Gate(engine, 'schedule', b_there, b_go)]
         self._start(taker)
         self.assertTrue(b_there.wait(10))
-        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun', 'WARNING') as log:
             go.set()
             self._wait_until_idle(late)
         self.assertIn('taker:2', '\n'.join(log.output))
         b_go.set()
         self.cluster.wait_for_quiet()
-        self._wait_for_empty_board(taker.board)
+        self._wait_for_empty_board(taker.runner.board)
         self.assertEqual(([], 'schedule'),
                          (steps['late:1'], steps['taker:2'][0]))
         self._assert_all_built_once([uuid])
@@ -309,7 +313,7 @@ class SharedBoardTest(base.TestCase):
         self.addCleanup(a_go.set)
         self.addCleanup(b_go.set)
         starved = self._conductor('starved:1', start=False)
-        starved.flow_listeners = [
+        starved.runner.flow_listeners = [
             lambda engine: Steps(engine, 'starved:1', steps),
             lambda engine: Gate(engine, 'create-in-cell', a_stalled, a_go)]
         self._start(starved)
@@ -318,7 +322,7 @@ class SharedBoardTest(base.TestCase):
         self.assertTrue(a_stalled.wait(10))
 
         taker = self._conductor('taker:2', start=False)
-        taker.flow_listeners = [
+        taker.runner.flow_listeners = [
             lambda engine: Steps(engine, 'taker:2', steps),
             # (The step it resumes at, left RUNNING, runs again without
             # a RUNNING notification: it waits at the next one.)
@@ -333,7 +337,7 @@ class SharedBoardTest(base.TestCase):
     def _finish_taken_over(self, run):
         run.let_taker_go.set()
         self.cluster.wait_for_quiet()
-        self._wait_for_empty_board(run.taker.board)
+        self._wait_for_empty_board(run.taker.runner.board)
         self._assert_all_built_once([run.uuid])
 
     def test_a_lost_claim_stops_the_flow_before_its_next_step(self):
@@ -351,7 +355,7 @@ class SharedBoardTest(base.TestCase):
         # other hands, its engine stops after the step under way, and it
         # leaves the job alone.
         run = self._stall_then_take_over()
-        with self.assertLogs('cellboot.workflows.jobboard', 'WARNING') as log:
+        with self.assertLogs('cellboot.flowrun', 'WARNING') as log:
             run.renewing.set()
             self.assertTrue(run.renewed.wait(10))
             run.let_starved_go.set()

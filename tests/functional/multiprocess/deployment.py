@@ -48,7 +48,7 @@ from cellboot import exception
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping
 from cellboot import rpc
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
 from tests.functional import cluster
 from tests.functional.cmd import base as cmd_base
 from tests.functional.multiprocess import processes

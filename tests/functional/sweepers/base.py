@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 
 _FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
 

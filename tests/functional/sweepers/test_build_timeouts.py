@@ -26,7 +26,7 @@ from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot.workflows import engine
+from cellboot.flowrun import records
 from tests import base
 from tests.functional.compute import base as compute_base
 from tests.functional import cluster
@@ -145,14 +145,14 @@ class BuildTimeoutsTest(base.TestCase):
         retry = {'num_attempts': 1, 'hosts': [[HOST, HOST]]}
         ctx = cb_context.RequestContext(user_id='alice',
                                         project_id='project-a')
-        engine.create(
+        records.create(
             'reschedule',
             {'instance': instance.to_dict(), 'request_spec': {},
              'host_list': [], 'build_retry': retry, 'max_attempts': 3},
             self.cell.database_connection,
-            uuid_=engine.flow_uuid(
-                'reschedule', engine.reschedule_flow_key(uuid, retry)),
-            meta=engine.flow_meta('reschedule', [uuid], ctx))
+            uuid_=records.flow_uuid(
+                'reschedule', records.reschedule_flow_key(uuid, retry)),
+            meta=records.flow_meta('reschedule', [uuid], ctx))
         self.assertEqual({'timed_out': 0}, self.check.sweep_once(self.ctx))
         self.assertEqual('building', self._instance(uuid).vm_state)
 

@@ -17,13 +17,13 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping
-from cellboot.workflows import engine
+from cellboot.flowrun import records
 from tests.functional import invariants
 from tests.functional.sweepers import test_orphan_build_requests as orphans
 
@@ -129,7 +129,7 @@ class EndedFlowTest(orphans._ClusterTest):
             self.ctx, uuid, 'project-a',
             {'reservation_id': instance.reservation_id}, user_id='alice')
         orphans._age()
-        self.flow_uuid = engine.flow_uuid('boot', instance.reservation_id)
+        self.flow_uuid = records.flow_uuid('boot', instance.reservation_id)
         self.assertEqual({'started': 0, 'settled': 1, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
         self.assertEqual(('active', [], []),

@@ -21,8 +21,8 @@ from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.objects import build_request as build_request_obj
-from cellboot.workflows import engine
-from cellboot.workflows import jobboard
+from cellboot.flowrun import records
+from cellboot.flowrun import jobboard
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.compute import base as compute_base
@@ -91,7 +91,7 @@ class OrphanBuildRequestsTest(_ClusterTest):
         self.assert_built_once(uuids)
         build_requests, specs = self.payload
         self.assertEqual(
-            {engine.flow_uuid('boot', engine.boot_flow_key(build_requests))},
+            {records.flow_uuid('boot', records.boot_flow_key(build_requests))},
             self.boot_flows(uuids))
         self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
@@ -118,11 +118,12 @@ class _JobboardTest(_ClusterTest):
         self.redis = self.useFixture(cb_fixtures.Redis())
         self.flags(url=self.redis.url, namespace=self.redis.namespace,
                    group='jobboard')
-        self.manager.board = jobboard.connect('boot', self.cluster.flow_url)
-        self.addCleanup(self.manager.board.close)
+        self.manager.runner.board = jobboard.connect('boot',
+                                                     self.cluster.flow_url)
+        self.addCleanup(self.manager.runner.board.close)
 
     def jobs(self):
-        return jobboard.referenced_flow_uuids(self.manager.board)
+        return jobboard.referenced_flow_uuids(self.manager.runner.board)
 
 
 class SweepLockTest(_JobboardTest):
@@ -140,8 +141,8 @@ class SweepLockTest(_JobboardTest):
         build_requests, _specs = self.payload
         self.assertEqual(
             ({'started': 1, 'settled': 0, 'handed_over': 0},
-             {engine.flow_uuid('boot',
-                               engine.boot_flow_key(build_requests))}),
+             {records.flow_uuid('boot',
+                                records.boot_flow_key(build_requests))}),
             (self.check.sweep_once(self.ctx), self.jobs()))
         self.assertFalse(self.redis.client.exists(orphans.lock_name()))
 
@@ -151,7 +152,7 @@ class SweepLengthTest(_JobboardTest):
 
     def slow_hand_over(self, seconds, during=None):
         """``hand_over`` takes ``seconds`` and calls ``during`` first."""
-        hand_over = self.manager.hand_over
+        hand_over = self.manager.runner.hand_over
         calls = []
 
         def slow(flow_uuid):
@@ -162,7 +163,7 @@ class SweepLengthTest(_JobboardTest):
                     during()
             return hand_over(flow_uuid)
 
-        self.manager.hand_over = slow
+        self.manager.runner.hand_over = slow
 
     def unowned_flow(self):
         self.orphan()
@@ -198,16 +199,16 @@ def _create_flow(manager, build_requests, specs, owner, age=TIMEOUT + 1):
     created it ``age`` s ago and died before it ran or posted it."""
     uuids = [br['instance_uuid'] for br in build_requests]
     ctx = cb_context.RequestContext(user_id='alice', project_id='project-a')
-    meta = engine.flow_meta('boot', uuids, ctx)
+    meta = records.flow_meta('boot', uuids, ctx)
     meta.update(owner=owner, started_at=(timeutils.utcnow() - (
         datetime.timedelta(seconds=age))).isoformat())
     store = {'instance_uuids': uuids,
              'build_requests': {br['instance_uuid']: br
                                 for br in build_requests},
              'request_spec': specs[0]}
-    flow_detail, _created = engine.create(
+    flow_detail, _created = records.create(
         'boot', store, manager.persistence(),
-        uuid_=engine.flow_uuid('boot', engine.boot_flow_key(build_requests)),
+        uuid_=records.flow_uuid('boot', records.boot_flow_key(build_requests)),
         meta=meta)
     return flow_detail.uuid
 

@@ -24,11 +24,11 @@ from cellboot.conductor import sweepers
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot.workflows import engine
-from cellboot.workflows import jobboard
-from cellboot.workflows import kinds
+from cellboot.flowrun import records
+from cellboot.flowrun import jobboard
+from cellboot.flowrun import kinds
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.compute import base as compute_base
@@ -105,7 +105,7 @@ class _Test(base.TestCase):
             compute_rpcapi=compute_rpcapi.ComputeAPI(self.cell.name,
                                                      self.cluster.transport))
         if owner is not None:
-            conductor.owner = owner
+            conductor.runner.owner = owner
         return conductor
 
     def reschedule_to(self, conductor):
@@ -120,8 +120,8 @@ class _Test(base.TestCase):
         found = []
 
         def saved():
-            found[:] = engine.unfinished(self.cell.database_connection,
-                                         'reschedule', kinds.CELL)
+            found[:] = records.unfinished(self.cell.database_connection,
+                                          'reschedule', kinds.CELL)
             return found
 
         self.assertTrue(compute_base.wait_for(saved))
@@ -150,7 +150,7 @@ class _Test(base.TestCase):
                          (instance.vm_state, instance.host))
         self.assertEqual({'UnownedFlows': {'handed_over': 1},
                           'BuildTimeouts': {'timed_out': 0}}, done)
-        self.assertTrue(compute_base.wait_for(lambda: not engine.unfinished(
+        self.assertTrue(compute_base.wait_for(lambda: not records.unfinished(
             self.cell.database_connection, 'reschedule', kinds.CELL)))
         self.assertEqual({'handed_over': 0},
                          self.sweep(survivor)['UnownedFlows'])
@@ -165,7 +165,7 @@ class SavedNeverPostedTest(_Test):
         self.flags(backend='redis', url=redis.url, namespace=redis.namespace,
                    claim_expiry=CLAIM_EXPIRY, group='jobboard')
         dead = self.cell_conductor(owner='cell1-conductor-gone:1')
-        dead.board = DeadBoard()
+        dead.runner.board = DeadBoard()
         uuid = self.reschedule_to(dead)
         flow_uuid = self.saved_flow()
         survivor = self.cell_conductor()
@@ -190,23 +190,23 @@ class PostedOnTheOldBoardTest(_Test):
         conf = jobboard._redis_conf(redis.url)
         old_name = f'{redis.namespace}.reschedule.{self.cell.name}'
         conf['namespace'] = old_name
-        old.board = jobboard.ExpiringRedisJobBoard(
+        old.runner.board = jobboard.ExpiringRedisJobBoard(
             old_name, conf, CLAIM_EXPIRY, kind='reschedule',
             persistence=flow_db.get_backend(self.cell.database_connection))
-        old.board.connect()
-        self.addCleanup(old.board.close)
+        old.runner.board.connect()
+        self.addCleanup(old.runner.board.close)
         uuid = self.reschedule_to(old)
         flow_uuid = self.saved_flow()
         self.assertEqual({flow_uuid},
-                         jobboard.referenced_flow_uuids(old.board))
+                         jobboard.referenced_flow_uuids(old.runner.board))
         survivor = self.cell_conductor()
         self.addCleanup(survivor.stop)
         survivor.start(self.ctx)
         self.assertEqual(f'{redis.namespace}.cell.cell1.reschedule',
-                         survivor.board.name)
+                         survivor.runner.board.name)
         self.assert_finished_by_the_sweep(survivor, uuid, flow_uuid)
         # The old job stays where it was, for the operator to delete.
-        self.assertEqual(1, old.board.job_count)
+        self.assertEqual(1, old.runner.board.job_count)
 
 
 class SavedNeverRunTest(_Test):
@@ -219,7 +219,7 @@ class SavedNeverRunTest(_Test):
         ((context, kwargs),) = cast.calls
         dead = self.cell_conductor(
             owner=f'{CONF.host}:{sweep_base.dead_pid()}')
-        dead.flow_listeners = [lambda engine_: KillAt(
+        dead.runner.flow_listeners = [lambda engine_: KillAt(
             engine_, 'claim-alternate')]
         self.assertRaises(Killed, dead.build_instances,
                           context, **kwargs)

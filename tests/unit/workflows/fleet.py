@@ -25,6 +25,7 @@ from cellboot.objects import service
 from cellboot.scheduler import api as scheduler_api
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler.resources import usage
+from cellboot.workflows import tasks
 from tests import base
 from tests import fixtures as cb_fixtures
 
@@ -77,6 +78,8 @@ class FleetTestCase(base.DatabaseTestCase):
             for i, url in enumerate(self.dbs.cell_urls)]
         self.scheduler = scheduler_api.SchedulerAPI()
         self.compute = ComputeCasts()
+        # The boot flow's per-run store value, as one run would have it.
+        self.cell_mappings = tasks.CellMappings(self.ctx)
 
     def add_host(self, name, cell=0, vcpus=4, memory_mb=4096, disk_gb=100,
                  mapped=True):

@@ -35,7 +35,8 @@ class _CellTaskTests:
     def _create(self, store):
         return cells.CreateInCell('create-in-cell').execute(
             self.ctx, self.scheduler, store['cells'], store['selections'],
-            store['build_requests'], store['request_spec'])
+            store['build_requests'], store['request_spec'],
+            self.cell_mappings)
 
     def test_map_host_to_cell_finds_the_chosen_hosts_cell(self):
         store, (uuid,) = self._schedule()
@@ -101,7 +102,8 @@ class _CellTaskTests:
         created = self._create(store)
         boom = failure.Failure.from_exception(RuntimeError('API DB gone'))
         cells.CreateInCell('create-in-cell').revert(
-            self.ctx, self.scheduler, store['cells'], result=created,
+            self.ctx, self.scheduler, store['cells'], self.cell_mappings,
+            result=created,
             flow_failures={'map-instance': boom})
         self.assertEqual('error',
                          self.instance_in(self.cells[0], uuid).vm_state)
@@ -116,7 +118,8 @@ class _CellTaskTests:
         self._map(store)
         boom = failure.Failure.from_exception(RuntimeError('cell gone'))
         cells.CreateInCell('create-in-cell').revert(
-            self.ctx, self.scheduler, store['cells'], result=boom,
+            self.ctx, self.scheduler, store['cells'], self.cell_mappings,
+            result=boom,
             flow_failures={'create-in-cell': boom})
         self.assertIsNone(self.mapped_cell(uuid))
         self.assertRaises(exception.InstanceNotFound, self.instance_in,

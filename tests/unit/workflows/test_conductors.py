@@ -8,11 +8,11 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow import states
 
 from cellboot.conductor import manager
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.objects import instance as instance_obj
-from cellboot.workflows import engine
-from cellboot.workflows import lookup
+from cellboot.flowrun import records
+from cellboot.flowrun import lookup
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.unit.workflows import fleet
@@ -89,7 +89,7 @@ class _ConductorTests:
                          (flow['request_id'], flow['conductor']))
         self.assertIsNotNone(flow['started_at'])
         # Its creator runs it: no take-over is recorded.
-        self.assertEqual((engine.owner_name(), None),
+        self.assertEqual((records.owner_name(), None),
                          (flow['meta']['owner'],
                           flow['meta'].get('resumptions')))
 
@@ -111,21 +111,21 @@ class _ConductorTests:
     def test_a_duplicate_cast_of_a_reservation_makes_one_flow(self):
         uuids = self._cast_twice(2, reservation_id='r-dup')
         (flow,) = lookup.find_flows(self.flow_url)
-        self.assertEqual((engine.flow_uuid('boot', 'r-dup'), 'SUCCESS'),
+        self.assertEqual((records.flow_uuid('boot', 'r-dup'), 'SUCCESS'),
                          (flow['uuid'], flow['state']))
         self.assertEqual(2, len(self.compute.casts))
         self.assertEqual(sorted(uuids), sorted(self.compute.by_instance()))
 
     def test_a_resumed_flow_records_who_resumed_it_from_what(self):
-        self.conductor.flow_listeners = [
+        self.conductor.runner.flow_listeners = [
             lambda engine_: SuspendAfter(engine_, 'schedule')]
         (uuid,) = self._boot()
-        self.conductor.flow_listeners = ()
-        self.conductor.resume_unfinished()
+        self.conductor.runner.flow_listeners = ()
+        self.conductor.runner.resume_unfinished()
         (flow,) = lookup.find_flows(self.flow_url, instance_uuid=uuid)
         (resumption,) = flow['meta']['resumptions']
         self.assertEqual(
-            (engine.owner_name(), 'SUSPENDED', engine.owner_name()),
+            (records.owner_name(), 'SUSPENDED', records.owner_name()),
             (resumption['by'], resumption['from_state'],
              flow['meta']['owner']))
         self.assertEqual(resumption['at'], flow['meta']['owned_since'])
@@ -137,43 +137,43 @@ class _ConductorTests:
         self.assertEqual([uuid], list(self.compute.by_instance()))
 
     def test_a_suspended_flow_is_resumed_to_its_end(self):
-        self.conductor.flow_listeners = [
+        self.conductor.runner.flow_listeners = [
             lambda engine_: SuspendAfter(engine_, 'create-in-cell')]
         (uuid,) = self._boot()
         self.assertEqual([], self.compute.casts)
-        self.conductor.flow_listeners = ()
-        self.assertEqual(1, self.conductor.resume_unfinished())
+        self.conductor.runner.flow_listeners = ()
+        self.assertEqual(1, self.conductor.runner.resume_unfinished())
         self.assertEqual([uuid], list(self.compute.by_instance()))
         self.assertEqual('cell1', self.mapped_cell(uuid))
 
     def test_a_flow_left_running_by_a_dead_conductor_is_finished(self):
-        self.conductor.flow_listeners = [
+        self.conductor.runner.flow_listeners = [
             lambda engine_: SuspendAfter(engine_, 'map-instance')]
         (uuid,) = self._boot()
         self._set_flow_state(states.RUNNING)
-        self.conductor.flow_listeners = ()
-        self.conductor.resume_unfinished()
+        self.conductor.runner.flow_listeners = ()
+        self.conductor.runner.resume_unfinished()
         (flow,) = lookup.find_flows(self.flow_url, instance_uuid=uuid)
         self.assertEqual('SUCCESS', flow['state'])
         self.assertFalse(self.has_build_request(uuid))
 
     def test_a_resumed_flow_acts_for_the_same_request(self):
-        self.conductor.flow_listeners = [
+        self.conductor.runner.flow_listeners = [
             lambda engine_: SuspendAfter(engine_, 'schedule')]
         (uuid,) = self._boot()
-        self.conductor.flow_listeners = ()
-        self.conductor.resume_unfinished()
+        self.conductor.runner.flow_listeners = ()
+        self.conductor.runner.resume_unfinished()
         with self.target(self.cells[0]) as cctxt:
             action = self.action_of(cctxt, uuid)
         self.assertEqual(self.ctx.request_id, action.request_id)
 
     def test_flows_of_another_conductor_host_are_left_alone(self):
-        self.conductor.flow_listeners = [
+        self.conductor.runner.flow_listeners = [
             lambda engine_: SuspendAfter(engine_, 'schedule')]
         self._boot()
-        self.conductor.flow_listeners = ()
+        self.conductor.runner.flow_listeners = ()
         self.flags(host='another-conductor')
-        self.assertEqual(0, self.conductor.resume_unfinished())
+        self.assertEqual(0, self.conductor.runner.resume_unfinished())
 
     def conductor_host(self):
         from cellboot.conf import CONF
@@ -229,7 +229,7 @@ class _CellConductorTests(_CellConductorSetUp):
         self._reschedule([self._alternate(1), self._alternate(2)])
         flow = self._reschedule([self._alternate(1), self._alternate(2)])
         self.assertEqual(
-            (engine.flow_uuid('reschedule', f'{self.uuid}:1'), 1),
+            (records.flow_uuid('reschedule', f'{self.uuid}:1'), 1),
             (flow['uuid'], len(self.compute.casts)))
 
     def test_a_reschedule_is_persisted_in_the_cell_database(self):
@@ -258,15 +258,16 @@ class SQLiteCellConductorJobboardTest(_CellConductorSetUp, base.SQLiteMixin,
         self.addCleanup(self.conductor.stop)
         self.conductor.start(self.ctx)
         self.assertEqual(f'{redis.namespace}.cell.cell1.reschedule',
-                         self.conductor.board.name)
+                         self.conductor.runner.board.name)
         flow = self._reschedule([self._alternate(1)])
         deadline = time.monotonic() + 10
-        while (flow['state'] != 'SUCCESS' or self.conductor.board.job_count
-               ) and time.monotonic() < deadline:
+        while (flow['state'] != 'SUCCESS' or
+               self.conductor.runner.board.job_count) and \
+                time.monotonic() < deadline:
             time.sleep(0.05)
             (flow,) = lookup.find_flows(self.cells[0].database_connection)
         self.assertEqual(('SUCCESS', 0, 'h2'),
-                         (flow['state'], self.conductor.board.job_count,
+                         (flow['state'], self.conductor.runner.board.job_count,
                           self.compute.casts[0]['host']))
 
 
@@ -277,22 +278,22 @@ class FlowIdentityTest(base.TestCase):
         requests = [{'instance_uuid': 'b', 'instance': {
             'reservation_id': 'r-1'}}, {'instance_uuid': 'a', 'instance': {
                 'reservation_id': 'r-1'}}]
-        self.assertEqual('r-1', engine.boot_flow_key(requests))
+        self.assertEqual('r-1', records.boot_flow_key(requests))
 
     def test_a_boot_without_reservation_is_known_by_its_instances(self):
         requests = [{'instance_uuid': 'b', 'instance': {}},
                     {'instance_uuid': 'a'}]
-        self.assertEqual('a,b', engine.boot_flow_key(requests))
+        self.assertEqual('a,b', records.boot_flow_key(requests))
 
     def test_a_reschedule_is_known_by_instance_and_attempt(self):
-        self.assertEqual('i-1:2', engine.reschedule_flow_key(
+        self.assertEqual('i-1:2', records.reschedule_flow_key(
             'i-1', {'num_attempts': 2}))
 
     def test_the_flow_uuid_depends_on_kind_and_key_only(self):
-        self.assertEqual(engine.flow_uuid('boot', 'r-1'),
-                         engine.flow_uuid('boot', 'r-1'))
-        self.assertNotEqual(engine.flow_uuid('boot', 'r-1'),
-                            engine.flow_uuid('reschedule', 'r-1'))
+        self.assertEqual(records.flow_uuid('boot', 'r-1'),
+                         records.flow_uuid('boot', 'r-1'))
+        self.assertNotEqual(records.flow_uuid('boot', 'r-1'),
+                            records.flow_uuid('reschedule', 'r-1'))
 
 
 class SQLiteConductorTest(_ConductorTests, base.SQLiteMixin,

@@ -30,26 +30,27 @@ class _HandOverTests:
             store['build_requests'], store['request_spec'])
         store['created'] = cells.CreateInCell('create-in-cell').execute(
             self.ctx, self.scheduler, store['cells'], store['selections'],
-            store['build_requests'], store['request_spec'])
+            store['build_requests'], store['request_spec'],
+            self.cell_mappings)
 
     def _map_instances(self):
         self.store['mapped'] = mappings.MapInstance('map-instance').execute(
             self.ctx, self.scheduler, self.store['cells'],
-            self.store['created'])
+            self.store['created'], self.cell_mappings)
         return self.store['mapped']
 
     def _delete_build_requests(self):
         self.store['settled'] = mappings.DeleteBuildRequest(
             'delete-build-request').execute(
             self.ctx, self.scheduler, self.store['cells'],
-            self.store['mapped'])
+            self.store['mapped'], self.cell_mappings)
         return self.store['settled']
 
     def _cast(self):
         return compute.CastToCompute('cast-to-compute').execute(
             self.ctx, self.scheduler, self.compute, self.store['cells'],
             self.store['selections'], self.store['settled'],
-            self.store['request_spec'])
+            self.store['request_spec'], self.cell_mappings)
 
     def _owner_deletes(self, uuid):
         """The owner deletes the server through the API's own code."""

@@ -7,7 +7,7 @@ Create Date: 2026-11-22 05:07:12.582057
 The cell database's first tables, as ``cellboot.db.cell.models`` define
 them; cell0 uses the same schema. TaskFlow's tables, which a cell
 database also holds, are TaskFlow's own migrations' business
-(``cellboot.db.flow_db``). This file is frozen history: it does not
+(``cellboot.flowrun.backend``). This file is frozen history: it does not
 import the models.
 """
 

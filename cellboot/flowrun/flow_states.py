@@ -1,6 +1,6 @@
 """The states a flow can be in, as operators name them.
 
-Apart from ``lookup`` (which imports TaskFlow's engines) so that the
+Apart from ``lookup`` (which imports TaskFlow's persistence) so that the
 command line and the API can check a ``--state``/``?state=`` cheaply.
 """
 

@@ -8,10 +8,10 @@ PostgreSQL, against rows that name code (``tests.functional.planted``).
 
 import sqlalchemy as sa
 
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
-from cellboot.workflows import kinds
-from cellboot.workflows import lookup
+from cellboot.flowrun import kinds
+from cellboot.flowrun import lookup
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional import planted

@@ -16,7 +16,7 @@ import fixtures
 from taskflow.persistence import models
 
 from cellboot.workflows import boot
-from cellboot.workflows import kinds
+from cellboot.flowrun import kinds
 from cellboot.workflows import reschedule
 from tests import base
 

@@ -34,6 +34,11 @@ from cellboot import exception
 from cellboot.workflows import boot
 from cellboot.workflows import reschedule
 
+# The kinds of flow: the values of a flow meta's ``kind``, the names of
+# the jobboards' kinds (``board_keys``), defined here only.
+KIND_BOOT = 'boot'
+KIND_RESCHEDULE = 'reschedule'
+
 # The levels flows run at.
 SUPER = 'super'
 CELL = 'cell'
@@ -47,15 +52,15 @@ Kind = collections.namedtuple('Kind', ['factory', 'level'])
 
 # Every kind of flow, its factory and its level: the only flows that run.
 KINDS = {
-    boot.NAME: Kind(boot.get_flow, SUPER),
-    reschedule.NAME: Kind(reschedule.get_flow, CELL),
+    KIND_BOOT: Kind(boot.get_flow, SUPER),
+    KIND_RESCHEDULE: Kind(reschedule.get_flow, CELL),
 }
 
 # The factory names that rows of earlier versions carry, and their kind.
 # Never change or remove one: rows written with it are still read.
 LEGACY_FACTORIES = {
-    'cellboot.workflows.boot.get_flow': boot.NAME,
-    'cellboot.workflows.reschedule.get_flow': reschedule.NAME,
+    'cellboot.workflows.boot.get_flow': KIND_BOOT,
+    'cellboot.workflows.reschedule.get_flow': KIND_RESCHEDULE,
 }
 
 # The fields TaskFlow saves for a factory.

@@ -27,7 +27,7 @@ from taskflow.listeners import base
 from taskflow import states
 from taskflow.types import failure as tf_failure
 
-from cellboot.workflows import lookup
+from cellboot.flowrun import summaries
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ _FLOW_STOP_STATES = frozenset({states.SUCCESS, states.FAILURE,
 
 def describe_failure(failure):
     """``Type: message`` of a TaskFlow Failure, on one line."""
-    return f'{lookup.failure_type(failure)}: {failure.exception_str}'
+    return f'{summaries.failure_type(failure)}: {failure.exception_str}'
 
 
 class LoggingListener(base.Listener):

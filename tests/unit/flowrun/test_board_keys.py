@@ -4,7 +4,7 @@ That a cell's ACL pattern covers its keys and no other is proven against
 Redis itself (``tests.functional.jobboard.test_cell_acl``).
 """
 
-from cellboot.workflows import board_keys
+from cellboot.flowrun import board_keys
 from tests import base
 
 

@@ -23,9 +23,7 @@ wildcard, and neither super conductor key starts with
 import string
 
 from cellboot.conf import CONF
-
-KIND_BOOT = 'boot'
-KIND_RESCHEDULE = 'reschedule'
+from cellboot.flowrun import kinds
 
 _NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + '-_')
 
@@ -48,15 +46,15 @@ def cell_prefix(cell_name):
 
 def board_name(kind, cell_name=None):
     """The board of ``kind``: the boot board, or a cell's reschedules."""
-    if kind == KIND_RESCHEDULE:
-        return f'{cell_prefix(cell_name)}{KIND_RESCHEDULE}'
-    return f'{CONF.jobboard.namespace}.{KIND_BOOT}'
+    if kind == kinds.KIND_RESCHEDULE:
+        return f'{cell_prefix(cell_name)}{kinds.KIND_RESCHEDULE}'
+    return f'{CONF.jobboard.namespace}.{kinds.KIND_BOOT}'
 
 
 def sweep_lock_name(cell_name=None):
     """The key of the sweep lock of the super conductors, or of a cell's."""
     if cell_name is None:
-        return f'{CONF.jobboard.namespace}.sweeper.{KIND_BOOT}'
+        return f'{CONF.jobboard.namespace}.sweeper.{kinds.KIND_BOOT}'
     return f'{cell_prefix(cell_name)}sweeper'
 
 

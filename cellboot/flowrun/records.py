@@ -1,9 +1,11 @@
-"""The one place that loads and runs cellboot's flows.
+"""What a saved flow's records say: its uuid, its meta, its owner.
 
 A flow runs persisted (``persistence`` is a database URL holding
 TaskFlow's tables: the flow database for boot flows, the cell database
 for reschedule flows) or in memory only (``persistence=None``, which the
-benchmarks use to measure what persistence costs).
+benchmarks use to measure what persistence costs); the runner
+(``cellboot.flowrun.runner``) runs it, this module creates and reads
+its records and decides who has it.
 
 A persisted flow gets a logbook of its own, named after the request, and
 one flow detail whose meta says what it is about::
@@ -35,8 +37,8 @@ first claim too: one UPDATE). A conductor running a flow:
   flow shows it started (its state is past PENDING) **or** when the meta
   names another owner. The second rule is what catches a conductor
   killed during the first atom (``schedule``): the engine defers the
-  flow's RUNNING state (``taskflow_engine``), so such a flow still looks
-  never started, while the scheduler has claimed hosts for it. A
+  flow's RUNNING state (``cellboot.flowrun.storage``), so such a flow
+  still looks never started, while the scheduler has claimed hosts for it. A
   restarted process on the same host has another pid, hence is another
   owner. The cost: a job first claimed by a conductor other than the one
   that posted it is run as a resumption too, so ``schedule`` releases
@@ -52,8 +54,9 @@ first claim too: one UPDATE). A conductor running a flow:
   operator, and is not recorded. ``from_state`` is the flow's persisted
   state (PENDING for a flow saved but never started).
 
-``lookup`` finds flows by instance uuid from that meta; ``resume``
-rebuilds an unfinished flow from its kind's factory and finishes it;
+``lookup`` finds flows by instance uuid from that meta; the runner's
+``run_saved`` rebuilds an unfinished flow from its kind's factory and
+finishes it;
 a corrupt flow (``kinds.corruption``) is refused before anything of it
 is read or written, and ``unfinished`` leaves it out. The
 request context is kept (without its token) so that a resumed flow acts
@@ -66,7 +69,6 @@ every run, resumed runs included; a resumed run also gets ``resumed``
 (True), for atoms that must undo what a crashed run of theirs left.
 """
 
-import contextlib
 import os
 import uuid
 
@@ -75,20 +77,16 @@ from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow.persistence import models
 from taskflow import states
 from taskflow import storage as tf_storage
-from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
-from cellboot.workflows import flow_states
-from cellboot.workflows import kinds
-from cellboot.workflows import listeners
-from cellboot.workflows import lookup
-from cellboot.workflows import taskflow_engine
+from cellboot.flowrun import backend as flow_db
+from cellboot.flowrun import kinds
+from cellboot.flowrun import lookup
+from cellboot.flowrun import tables
 
 LOG = logging.getLogger(__name__)
 
@@ -102,17 +100,12 @@ UNFINISHED_STATES = (None, states.PENDING, states.RUNNING,
 # first run, not a resumption.
 NOT_STARTED_STATES = (None, states.PENDING)
 
-# States a flow ends in; a job whose flow is in one is done.
-FINISHED_STATES = flow_states.FINISHED_STATES
-
 # Context keys that must never be written to a database.
 _SECRET_CONTEXT_KEYS = ('auth_token', 'auth_token_info')
 
 # The namespace of the uuid5 of every cellboot flow. Never change it: it
 # names the flows already persisted, which a redelivered cast must find.
 FLOW_NAMESPACE = uuid.UUID('9b0c6a52-5d1e-4f43-9c59-1f0e6c1b5a7d')
-
-_TABLES = tf_tables.fetch(sa.MetaData())
 
 
 def owner_name():
@@ -201,34 +194,17 @@ def _new_book(flow, book_name, meta, store, uuid_=None):
     return book
 
 
-def _insert_book(backend, book):
-    """Insert a new logbook, its flow detail and atoms: one transaction.
-
-    Unlike TaskFlow's ``save_logbook`` (which merges into a logbook of
-    the same uuid), an existing logbook makes it fail: IntegrityError.
-    """
-    with backend.engine.begin() as conn:
-        conn.execute(sa.insert(_TABLES.logbooks).values(**book.to_dict()))
-        for flow_detail in book:
-            conn.execute(sa.insert(_TABLES.flowdetails).values(
-                parent_uuid=book.uuid, **flow_detail.to_dict()))
-            for atom in flow_detail:
-                conn.execute(sa.insert(_TABLES.atomdetails).values(
-                    parent_uuid=flow_detail.uuid,
-                    atom_type=models.atom_detail_type(atom),
-                    **atom.to_dict()))
-
-
-def _create(backend, flow, store, uuid_, book_name, meta):
+def create_flow(backend, flow, store, uuid_, book_name, meta):
+    """Save ``flow`` unless a flow of ``uuid_`` exists; see ``create``."""
     book = _new_book(flow, book_name, meta, store, uuid_)
     (flow_detail,) = book
     if uuid_ is None:
-        _insert_book(backend, book)
+        tables.insert_book(backend.engine, book)
         return flow_detail, True
     try:
         # No check first: the insert is the check, and the normal path
         # (a new request) pays no extra query.
-        _insert_book(backend, book)
+        tables.insert_book(backend.engine, book)
     except sa.exc.IntegrityError:
         # This request's flow exists: another conductor (or an earlier
         # delivery of the same cast) created it.
@@ -247,52 +223,8 @@ def create(kind, store, persistence, uuid_=None, book_name=None,
     existing one, when a flow of that uuid was already saved.
     """
     flow = kinds.factory(kind)()
-    return _create(flow_db.get_backend(persistence), flow, store, uuid_,
-                   book_name or flow.name, dict(meta or {}, kind=kind))
-
-
-def run(kind, store, transient, persistence=None, book_name=None,
-        meta=None, label=None, extra_listeners=(), uuid_=None):
-    """Build a flow of ``kind`` (``kinds.KINDS``) and run it to its end.
-
-    ``store`` is persisted with the flow, ``transient`` is not. Returns
-    the engine (``engine.storage.fetch(name)`` reads results), or None
-    when ``uuid_`` names a flow that already exists (it is not run
-    again: see ``create``); raises what made the flow revert, once it
-    has reverted.
-    ``extra_listeners`` are callables ``engine -> Listener`` attached
-    for the run besides the logging and timing ones (tests use them to
-    act between two atoms).
-    """
-    flow = kinds.factory(kind)()
-    if persistence is None:
-        engine = taskflow_engine.CellbootEngine(
-            flow, tf_persistence_utils.create_flow_detail(flow), None, {})
-        engine.storage.inject(store)
-        return _run(engine, transient, label or flow.name, extra_listeners)
-    backend = flow_db.get_backend(persistence)
-    flow_detail, created = _create(backend, flow, store, uuid_,
-                                   book_name or flow.name,
-                                   dict(meta or {}, kind=kind))
-    if not created:
-        LOG.info('Flow %s (%s) exists already (state %s, owner %s): not '
-                 'run again.', flow_detail.name, flow_detail.uuid,
-                 flow_detail.state, owner_of(flow_detail.meta))
-        return None
-    engine = taskflow_engine.CellbootEngine(flow, flow_detail, backend, {})
-    return _run(engine, transient,
-                label or f'{flow.name} {flow_detail.uuid}', extra_listeners,
-                persistence)
-
-
-def _run(engine, transient, label, extra_listeners=(), persistence=None):
-    engine.storage.inject(transient, transient=True)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(listeners.attached(engine, label, persistence))
-        for make_listener in extra_listeners:
-            stack.enter_context(make_listener(engine))
-        engine.run()
-    return engine
+    return create_flow(flow_db.get_backend(persistence), flow, store, uuid_,
+                       book_name or flow.name, dict(meta or {}, kind=kind))
 
 
 def unfinished(persistence, kind, level, conductor=None, warn=True):
@@ -356,63 +288,22 @@ def take_over(persistence, flow_detail, owner=None):
         return False
     taken_from_holder = previous != owner and held
     now = timeutils.utcnow().isoformat()
-    flows = _TABLES.flowdetails
-    engine = flow_db.get_backend(persistence).engine
-    with engine.begin() as conn:
-        stored = conn.execute(sa.select(flows.c.meta).where(
-            flows.c.uuid == flow_detail.uuid)).scalar()
-        meta = dict(stored or meta, owner=owner, owned_since=now)
+
+    def _taken(stored):
+        stored.update(owner=owner, owned_since=now)
         if started or taken_from_holder:
-            meta['resumptions'] = list(meta.get('resumptions') or ()) + [
+            stored['resumptions'] = list(
+                stored.get('resumptions') or ()) + [
                 {'by': owner, 'at': now,
                  'from_state': flow_detail.state or states.PENDING}]
-        conn.execute(sa.update(flows).where(
-            flows.c.uuid == flow_detail.uuid).values(meta=meta))
-    flow_detail.meta = meta
+        return stored
+
+    with flow_db.get_backend(persistence).engine.begin() as conn:
+        flow_detail.meta = tables.merge_flow_meta(
+            conn, flow_detail.uuid, _taken, fallback=meta)
     return started or previous != owner
-
-
-def run_detail(persistence, flow_detail, transient_for, level,
-               extra_listeners=(), label=None, owner=None):
-    """Run a persisted flow from its last persisted atom to its end.
-
-    The flow is rebuilt from its kind's factory (``kinds.build``): one
-    that is corrupt, or not of ``level``, raises CorruptFlow before
-    anything of it is written or run. Then this conductor takes it over
-    (``take_over``, as ``owner``). ``transient_for(context)`` returns
-    the transient values for the flow's stored request context; a
-    resumption (``take_over``) also gets ``resumed=True``. Returns the
-    engine; raises what made the flow revert, once it has reverted.
-    """
-    flow = kinds.build(flow_detail, level)
-    backend = flow_db.get_backend(persistence)
-    context = stored_context(flow_detail.meta or {})
-    previous_state = flow_detail.state
-    previous_owner = owner_of(flow_detail.meta)
-    resumed = take_over(persistence, flow_detail, owner=owner)
-    if resumed:
-        LOG.info('Resuming flow %s (%s) of request %s, left %s by %s.',
-                 flow_detail.name, flow_detail.uuid, context.request_id,
-                 previous_state or states.PENDING, previous_owner)
-    engine = taskflow_engine.CellbootEngine(flow, flow_detail, backend, {})
-    transient = dict(transient_for(context))
-    if resumed:
-        transient['resumed'] = True
-    return _run(engine, transient,
-                label or f'{flow_detail.name} {flow_detail.uuid}',
-                extra_listeners, persistence)
 
 
 def load_detail(persistence, flow_uuid):
     """The flow detail ``flow_uuid`` with its atoms (TaskFlow NotFound)."""
     return flow_db.get_connection(persistence).get_flow_details(flow_uuid)
-
-
-def resume(persistence, flow_uuid, transient_for, level, extra_listeners=()):
-    """Finish an unfinished flow from its last persisted atom.
-
-    See ``run_detail``; the flow is loaded by its uuid.
-    """
-    flow_detail = load_detail(persistence, flow_uuid)
-    return run_detail(persistence, flow_detail, transient_for, level,
-                      extra_listeners)

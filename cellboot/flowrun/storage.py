@@ -1,10 +1,11 @@
-"""cellboot's TaskFlow engine: the serial engine on a leaner storage.
+"""The storage of cellboot's engine: TaskFlow's, writing less.
 
-Kept apart from ``engine`` (which loads, runs and resumes flows) so that
-what the engine persists, and how often, is one concept in one place:
-the persistence cost of a flow is decided here.
+What the engine persists, and how often, is one concept in one place:
+the persistence cost of a flow is decided here (the engine that uses
+it is ``cellboot.flowrun.engine``; the statements are in
+``cellboot.flowrun.tables``).
 
-What a flow on a database writes, and when (``_Storage``):
+What a flow on a database writes, and when (``Storage``):
 
 * every change (flow state, atom states, results, failures, meta) is
   applied to the in-memory details at once and written later, in one
@@ -14,12 +15,12 @@ What a flow on a database writes, and when (``_Storage``):
   result is durable before the next atom acts on the world (casts,
   claims), which is what resuming a flow relies on (an atom whose
   result was saved is not run again);
-* and once when the run stops (``CellbootEngine.run_iter``), with the
-  flow's final state and the durations the timing listener recorded.
+* and once when the run stops (``engine.CellbootEngine.run_iter``),
+  with the flow's final state and the durations the timing listener recorded.
 
 A flush that MySQL/MariaDB or PostgreSQL rolls back and asks for again
 (deadlock, lock wait timeout, serialization failure) is repeated whole,
-after a short jittered pause (``_Storage._write``); any other error ends
+after a short jittered pause (``Storage._write``); any other error ends
 the run as before.
 
 What a SIGKILL can lose, and why that is harmless: the RUNNING state of
@@ -38,44 +39,18 @@ from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
-from taskflow.engines.action_engine import engine as action_engine
 from taskflow.persistence.backends import impl_sqlalchemy
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
-from taskflow.persistence import models
 from taskflow import states
 from taskflow import storage as tf_storage
-from taskflow.utils import misc
 
-from cellboot.workflows import flow_states
+from cellboot.flowrun import tables
 
 LOG = logging.getLogger(__name__)
-
-_TABLES = tf_tables.fetch(sa.MetaData())
-_ATOMS, _FLOWS = _TABLES.atomdetails, _TABLES.flowdetails
-
-# What an atom's run changes; prepared once, run as executemany.
-_OUTCOME_FIELDS = ('state', 'intention', 'results', 'failure',
-                   'revert_results', 'revert_failure', 'version')
-_UPDATE_ATOM = sa.update(_ATOMS).where(
-    _ATOMS.c.uuid == sa.bindparam('b_uuid')).values(
-    {field: sa.bindparam(f'v_{field}')
-     for field in _OUTCOME_FIELDS + ('meta',)})
-_UPDATE_ATOM_META = sa.update(_ATOMS).where(
-    _ATOMS.c.uuid == sa.bindparam('b_uuid')).values(
-    meta=sa.bindparam('v_meta'))
-# A flow that has ended stays ended: an engine that lost its claim to
-# another conductor (which finished the flow) must not write its own
-# SUSPENDED over the winner's SUCCESS.
-_UPDATE_FLOW_STATE = sa.update(_FLOWS).where(
-    _FLOWS.c.uuid == sa.bindparam('b_uuid'),
-    sa.or_(_FLOWS.c.state.is_(None),
-           _FLOWS.c.state.notin_(flow_states.FINISHED_STATES))).values(
-    state=sa.bindparam('v_state'))
 
 # Errors with which MySQL/MariaDB (deadlock, lock wait timeout) and
 # PostgreSQL (serialization failure, deadlock) roll a transaction back
 # and ask for it again. The flow database's engine is a plain SQLAlchemy
-# one (``cellboot.db.flow_db``): oslo.db's filters do not translate them
+# one (``cellboot.flowrun.backend``): oslo.db's filters do not translate them
 # into DBDeadlock, so they arrive as SQLAlchemy's wrappers of the
 # driver's error (errno first in PyMySQL's and mysqlclient's args,
 # ``pgcode`` in psycopg2's, ``sqlstate`` in psycopg's).
@@ -121,7 +96,7 @@ _QUIET_STATES = frozenset({states.RUNNING})
 _ACTING_STATES = frozenset({states.RUNNING, states.REVERTING})
 
 
-class _Storage(tf_storage.Storage):
+class Storage(tf_storage.Storage):
     """TaskFlow's storage, writing less and in fewer transactions.
 
     * No automatic progress: the engine writes every task's progress
@@ -237,77 +212,21 @@ class _Storage(tf_storage.Storage):
                 # The flow row first: on SQLite its UPDATE opens the
                 # write transaction, so that the meta read below cannot
                 # be stale.
-                conn.execute(_UPDATE_FLOW_STATE, {
-                    'b_uuid': flow_uuid, 'v_state': self._flowdetail.state})
-            if self._new_atoms:
-                conn.execute(sa.insert(_ATOMS), [
-                    dict(detail.to_dict(), parent_uuid=flow_uuid,
-                         atom_type=models.atom_detail_type(detail))
-                    for detail in self._new_atoms.values()])
-            if changed:
-                conn.execute(_UPDATE_ATOM, [
-                    _update_params(uuid, detail)
-                    for uuid, detail in changed.items()])
-            if meta_only:
-                conn.execute(_UPDATE_ATOM_META, [
-                    {'b_uuid': uuid, 'v_meta': detail.meta}
-                    for uuid, detail in meta_only.items()])
+                tables.set_flow_state(conn, flow_uuid,
+                                      self._flowdetail.state)
+            tables.insert_atoms(conn, flow_uuid,
+                                list(self._new_atoms.values()))
+            tables.update_atoms(conn, changed)
+            tables.update_atom_meta(conn, meta_only)
             if self._flow_meta_changes:
                 # Merged into the stored meta: a conductor taking the
                 # flow over writes its own keys (owner, resumptions).
-                stored = conn.execute(sa.select(_FLOWS.c.meta).where(
-                    _FLOWS.c.uuid == flow_uuid)).scalar()
-                conn.execute(sa.update(_FLOWS).where(
-                    _FLOWS.c.uuid == flow_uuid).values(
-                    meta=dict(stored or {}, **self._flow_meta_changes)))
-
-
-def _update_params(uuid, atom_detail):
-    values = atom_detail.to_dict()
-    params = {f'v_{field}': values[field] for field in _OUTCOME_FIELDS}
-    params.update(b_uuid=uuid, v_meta=values['meta'])
-    return params
+                changes = self._flow_meta_changes
+                tables.merge_flow_meta(
+                    conn, flow_uuid, lambda stored: dict(stored, **changes))
 
 
 def _outcome_changed(stored, changed):
     """True unless only the meta of an atom detail changed."""
     return any(getattr(stored, field) != getattr(changed, field)
-               for field in _OUTCOME_FIELDS)
-
-
-class CellbootEngine(action_engine.SerialActionEngine):
-    """TaskFlow's serial engine on ``_Storage``.
-
-    Built here directly rather than by name through ``engines.load``
-    (stevedore), so that it does not depend on installed entry points;
-    it is also registered as the ``cellboot`` entry point of
-    ``taskflow.engines`` for a jobboard conductor to name.
-    """
-
-    @misc.cachedproperty
-    def storage(self):
-        def _scope_fetcher(atom_name):
-            if self._compiled:
-                return self._runtime.fetch_scopes_for(atom_name)
-            return None
-
-        return _Storage(self._flow_detail, backend=self._backend,
-                        scope_fetcher=_scope_fetcher)
-
-    def run_iter(self, timeout=None):
-        """TaskFlow's run, then one write of what is still deferred.
-
-        The flush also runs when the run raises an Exception (a reverted
-        flow), after the listeners heard the final state (their
-        durations go along). Not on a BaseException that is no Exception
-        (the process is going away): what is deferred is then lost as
-        with a SIGKILL, which the rules above make harmless, and which
-        the tests that "kill" a conductor with one rely on.
-        """
-        try:
-            yield from super().run_iter(timeout=timeout)
-        except Exception:
-            self.storage.flush()
-            raise
-        else:
-            self.storage.flush()
+               for field in tables.OUTCOME_FIELDS)

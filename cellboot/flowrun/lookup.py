@@ -22,11 +22,11 @@ answer::
 ``since`` (an aware UTC datetime) when it took the flow over: a flow
 that no second conductor ever took over has neither in its meta, and is
 owned by the ``conductor`` that started it, since ``started_at`` (see
-``ownership``). ``resumptions`` lists every take-over of a started
-flow, oldest first: ``{'by', 'at', 'from_state'}``, as written.
+``summaries.ownership``). ``resumptions`` lists every take-over of a
+started flow, oldest first: ``{'by', 'at', 'from_state'}``, as written.
 
 An atom's ``result`` is a one-line summary of what it returned (see
-``summarize_result``), never the whole value: a multi-create's atoms
+``summaries.summarize_result``), never the whole value: a multi-create's atoms
 return one entry per instance.
 
 Rows are read as data written by someone the reader must not trust (a
@@ -39,161 +39,28 @@ operator to see what it holds.
 """
 
 import collections
-import datetime
 
 from oslo_log import log as logging
-from oslo_serialization import jsonutils
-from oslo_utils import uuidutils
-
-import sqlalchemy as sa
 from taskflow import exceptions as tf_exc
-from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
-from taskflow.persistence import models as tf_models
-from taskflow.types import failure as tf_failure
+from taskflow import storage as tf_storage
 
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import pages
 from cellboot import exception
+from cellboot.flowrun import kinds
+from cellboot.flowrun import summaries
+from cellboot.flowrun import tables
 from cellboot.objects import cell_mapping as cell_mapping_obj
-from cellboot.workflows import kinds
 
 LOG = logging.getLogger(__name__)
-
-_TABLES = tf_tables.fetch(sa.MetaData())
-_FLOWS = _TABLES.flowdetails
-
-# The order of every flow listing: oldest first, the uuid for a tie.
-_ORDER = (_FLOWS.c.created_at, _FLOWS.c.uuid)
-
-# The atom TaskFlow adds to hold a flow's injected store.
-_INJECTOR = '_TaskFlow_INJECTOR'
 
 FLOW_DATABASE = 'flow database'
 
 # Seconds to wait for each database when searching them all, by default
 # (the API passes its [api] cell_timeout).
 CELL_TIMEOUT = 30
-
-# Longest result summary kept per atom (characters).
-RESULT_SUMMARY_WIDTH = 80
-
-
-def parse_time(value):
-    """A timestamp as an aware UTC datetime; None if absent or unreadable.
-
-    Flow meta keeps ISO 8601 text, written naive (``utcnow().isoformat()``)
-    or with its zone (``Z``, ``+00:00``); TaskFlow's rows keep naive
-    datetimes. Naive values are UTC, as everything cellboot writes.
-    """
-    if isinstance(value, str):
-        try:
-            value = datetime.datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    if not isinstance(value, datetime.datetime):
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=datetime.timezone.utc)
-    return value.astimezone(datetime.timezone.utc)
-
-
-def _text(value):
-    """A stored value that must be text; None when it is anything else."""
-    return value if isinstance(value, str) else None
-
-
-def _seconds(value):
-    """A stored duration; None unless it is a number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value
-
-
-def _resumptions(value):
-    """The meta's ``resumptions``, as a list of three-key dicts.
-
-    Tolerates what a foreign or older writer may have left: no list, or
-    entries missing a key.
-    """
-    if not isinstance(value, (list, tuple)):
-        return []
-    return [{'by': entry.get('by'), 'at': entry.get('at'),
-             'from_state': entry.get('from_state')}
-            for entry in value if isinstance(entry, dict)]
-
-
-def ownership(meta, created_at=None):
-    """``(owner, since, resumptions)`` of a flow, from its meta.
-
-    The owner is ``owner``, else ``conductor`` (the one that created the
-    flow and never gave it up). ``since`` is the first readable of
-    ``owned_since``, ``started_at`` and the row's ``created_at``.
-    """
-    meta = meta if isinstance(meta, dict) else {}
-    owner = _text(meta.get('owner')) or _text(meta.get('conductor'))
-    since = None
-    for value in (meta.get('owned_since'), meta.get('started_at'),
-                  created_at):
-        since = parse_time(value)
-        if since is not None:
-            break
-    return owner, since, _resumptions(meta.get('resumptions'))
-
-
-def _instance_uuids(value):
-    if not isinstance(value, (list, tuple)):
-        return []
-    return [uuid for uuid in value if isinstance(uuid, str)]
-
-
-def _read_meta(text):
-    """A row's meta, from its text; ``(meta, None)`` or ``({}, reason)``.
-
-    Read as text and parsed here: TaskFlow's column type would raise on
-    a value that is not JSON, and one such row would hide every flow.
-    """
-    if text is None:
-        return {}, None
-    try:
-        meta = jsonutils.loads(text)
-    except (ValueError, TypeError, RecursionError):
-        return {}, 'its meta is not JSON'
-    return meta, None
-
-
-def _summary(row, location, level=None):
-    meta, unreadable = _read_meta(row.meta)
-    corrupt = unreadable or kinds.corruption(meta, level)
-    meta = meta if isinstance(meta, dict) else {}
-    owner, since, resumptions = ownership(meta, row.created_at)
-    return {
-        'uuid': row.uuid,
-        'name': row.name,
-        'state': row.state,
-        'kind': _text(meta.get('kind')),
-        'corrupt': corrupt,
-        'instance_uuids': _instance_uuids(meta.get('instance_uuids')),
-        'conductor': _text(meta.get('conductor')),
-        'owner': owner,
-        'since': since,
-        'resumptions': resumptions,
-        'request_id': _text(meta.get('request_id')),
-        'started_at': _text(meta.get('started_at')),
-        'duration': _seconds(meta.get('duration')),
-        'created_at': row.created_at,
-        'updated_at': row.updated_at,
-        'location': location,
-        'meta': meta,
-    }
-
-
-def _select_flows():
-    """The flow detail columns a summary needs, the meta as text."""
-    return sa.select(_FLOWS.c.uuid, _FLOWS.c.name, _FLOWS.c.state,
-                     _FLOWS.c.created_at, _FLOWS.c.updated_at,
-                     sa.cast(_FLOWS.c.meta, sa.UnicodeText).label('meta'))
 
 
 def find_flows(connection, instance_uuid=None, kind=None, state=None,
@@ -209,21 +76,16 @@ def find_flows(connection, instance_uuid=None, kind=None, state=None,
     flow) make it one page of the list: at most ``limit`` flows that
     sort after ``after``.
     """
-    query = _select_flows()
-    if instance_uuid:
-        query = query.where(
-            sa.cast(_FLOWS.c.meta, sa.Text).like(f'%{instance_uuid}%'))
-    if state:
-        query = query.where(_FLOWS.c.state == state)
+    query = tables.summary_query(instance_uuid, state)
     engine = flow_db.get_backend(connection).engine
     found = []
     with engine.connect() as conn:
         while True:
             # The text match on meta may find a flow that only mentions
             # the instance: such rows are read past, page after page.
-            rows = conn.execute(pages.page(query, _ORDER, after,
+            rows = conn.execute(pages.page(query, tables.ORDER, after,
                                            limit)).all()
-            found += [flow for flow in (_summary(row, location, level)
+            found += [flow for flow in (summaries.summary(row, location, level)
                                         for row in rows)
                       if _matches(flow, instance_uuid, kind)]
             if limit is None or len(rows) < limit or len(found) >= limit:
@@ -253,99 +115,6 @@ def _atom_order(summary):
     return names + [atom.name for atom in flow]
 
 
-def failure_type(failure):
-    """The class name of the exception behind a TaskFlow Failure.
-
-    A Failure iterates over its exception's class names, most derived
-    first (it keeps the names, not the class, once persisted).
-    """
-    names = list(failure)
-    return names[0].rsplit('.', 1)[-1] if names else 'Error'
-
-
-def _short(value):
-    """One word for one value of a result: an outcome, a host, a count."""
-    if value is None:
-        return 'none'
-    if isinstance(value, dict):
-        if 'service_host' in value:      # a Selection: where it goes
-            return str(value['service_host'])
-        return f'{len(value)} item(s)'
-    if isinstance(value, (list, tuple)):
-        return _short(value[0]) if value else 'none'
-    return str(value)
-
-
-def _per_instance(result):
-    """``{instance_uuid: value}`` read as counts: 'ok (2), error (1)'."""
-    counts = {}
-    for value in result.values():
-        word = _short(value)
-        counts[word] = counts.get(word, 0) + 1
-    words = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    if len(result) == 1:
-        return words[0][0]
-    return (f'{len(result)} instances: ' +
-            ', '.join(f'{word} ({count})' for word, count in words))
-
-
-def _tries(history):
-    """A retry controller's history: what each try got and what failed."""
-    tries = []
-    for provided, failures in history:
-        text = _short(provided)
-        if failures:
-            kinds = sorted({failure_type(failure)
-                            for failure in failures.values()})
-            text += f' failed ({", ".join(kinds)})'
-        tries.append(text)
-    count = 'one try' if len(tries) == 1 else f'{len(tries)} tries'
-    return f'{count}: ' + '; '.join(tries)
-
-
-def summarize_result(atom_detail):
-    """A one-line summary of what an atom returned; None if nothing.
-
-    Per-instance results (``{instance_uuid: outcome}``, how the boot
-    flow's atoms work on a batch) become counts of each outcome; a
-    selection becomes its host; a retry controller's history lists each
-    try. A failed atom has no result: its failure says what happened.
-    """
-    results = atom_detail.results
-    if isinstance(atom_detail, tf_models.RetryDetail):
-        text = _tries(results) if results else None
-    elif results is None or isinstance(results, tf_failure.Failure):
-        text = None
-    elif isinstance(results, dict) and results and all(
-            uuidutils.is_uuid_like(key) for key in results):
-        text = _per_instance(results)
-    else:
-        text = _short(results)
-    if text is not None and len(text) > RESULT_SUMMARY_WIDTH:
-        text = text[:RESULT_SUMMARY_WIDTH - 3] + '...'
-    return text
-
-
-def describe_atom(atom_detail):
-    """One atom's state, duration and failure, as plain values."""
-    failure = atom_detail.failure or atom_detail.revert_failure
-    described = None
-    if failure is not None:
-        described = {
-            'type': failure_type(failure),
-            'message': _text(failure.exception_str),
-        }
-    return {
-        'name': atom_detail.name,
-        'type': type(atom_detail).__name__.replace('Detail', '').lower(),
-        'state': atom_detail.state,
-        'intention': atom_detail.intention,
-        'duration': _seconds((atom_detail.meta or {}).get('duration')),
-        'result': summarize_result(atom_detail),
-        'failure': described,
-    }
-
-
 def _atoms(backend, flow_uuid, order):
     """The flow's atoms described, in ``order``; ``(atoms, None)``, or
     ``([], why they cannot be read)``.
@@ -355,10 +124,11 @@ def _atoms(backend, flow_uuid, order):
     """
     try:
         flow_detail = backend.get_connection().get_flow_details(flow_uuid)
-        atoms = [ad for ad in flow_detail if ad.name != _INJECTOR]
+        atoms = [ad for ad in flow_detail
+                 if ad.name != tf_storage.Storage.injector_name]
         atoms.sort(key=lambda ad: (order.index(ad.name) if ad.name in order
                                    else len(order), str(ad.name)))
-        return [describe_atom(ad) for ad in atoms], None
+        return [summaries.describe_atom(ad) for ad in atoms], None
     except (tf_exc.NotFound, tf_exc.StorageFailure):
         raise
     except Exception as exc:
@@ -373,12 +143,10 @@ def get_flow(connection, flow_uuid, location=FLOW_DATABASE, level=None):
     ``level``: see ``find_flows``.
     """
     backend = flow_db.get_backend(connection)
-    with backend.engine.connect() as conn:
-        row = conn.execute(_select_flows().where(
-            _FLOWS.c.uuid == flow_uuid)).first()
+    row = tables.summary_row(backend.engine, flow_uuid)
     if row is None:
         raise exception.FlowNotFound(flow=flow_uuid)
-    details = _summary(row, location, level)
+    details = summaries.summary(row, location, level)
     try:
         atoms, unreadable = _atoms(backend, flow_uuid, _atom_order(details))
     except tf_exc.NotFound:
@@ -481,12 +249,7 @@ def find_flows_everywhere(context, instance_uuid=None, state=None,
 
 
 def _position_in(url, flow_uuid):
-    with flow_db.get_backend(url).engine.connect() as conn:
-        row = conn.execute(sa.select(*_ORDER).where(
-            _FLOWS.c.uuid == flow_uuid)).first()
-    if row is not None and row.created_at is not None:
-        return tuple(row)
-    return None
+    return tables.position(flow_db.get_backend(url).engine, flow_uuid)
 
 
 def _position(context, places, flow_uuid, timeout):

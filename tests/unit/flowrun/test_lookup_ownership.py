@@ -13,10 +13,11 @@ from taskflow.persistence import models
 from taskflow import states
 
 from cellboot import context as cb_context
-from cellboot.db import flow_db
+from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot.objects import cell_mapping
-from cellboot.workflows import lookup
+from cellboot.flowrun import lookup
+from cellboot.flowrun import summaries
 from tests import base
 from tests import fixtures as cb_fixtures
 
@@ -27,49 +28,49 @@ NOON = datetime.datetime(2026, 11, 22, 12, 0, 0, tzinfo=UTC)
 class ParseTimeTest(base.TestCase):
 
     def test_naive_iso_text_is_utc(self):
-        self.assertEqual(NOON, lookup.parse_time('2026-11-22T12:00:00'))
+        self.assertEqual(NOON, summaries.parse_time('2026-11-22T12:00:00'))
 
     def test_iso_text_with_z_or_an_offset_is_converted_to_utc(self):
         self.assertEqual(
             [NOON, NOON],
-            [lookup.parse_time('2026-11-22T12:00:00Z'),
-             lookup.parse_time('2026-11-22T13:00:00+01:00')])
+            [summaries.parse_time('2026-11-22T12:00:00Z'),
+             summaries.parse_time('2026-11-22T13:00:00+01:00')])
 
     def test_a_naive_datetime_is_utc(self):
-        self.assertEqual(NOON, lookup.parse_time(
+        self.assertEqual(NOON, summaries.parse_time(
             datetime.datetime(2026, 11, 22, 12, 0, 0)))
 
     def test_nothing_or_garbage_is_none(self):
         self.assertEqual([None, None, None, None],
-                         [lookup.parse_time(value)
+                         [summaries.parse_time(value)
                           for value in (None, '', 'yesterday', 42)])
 
 
 class OwnershipTest(base.TestCase):
 
     def test_owner_and_owned_since_win_over_conductor_and_start(self):
-        owner, since, _ = lookup.ownership({
+        owner, since, _ = summaries.ownership({
             'conductor': 'ctl1', 'started_at': '2026-11-22T11:00:00',
             'owner': 'ctl2:42', 'owned_since': '2026-11-22T12:00:00'})
         self.assertEqual(('ctl2:42', NOON), (owner, since))
 
     def test_a_flow_never_taken_over_is_its_conductors_since_its_start(self):
-        owner, since, resumptions = lookup.ownership({
+        owner, since, resumptions = summaries.ownership({
             'conductor': 'ctl1', 'started_at': '2026-11-22T12:00:00'})
         self.assertEqual(('ctl1', NOON, []), (owner, since, resumptions))
 
     def test_an_unreadable_owned_since_falls_back_to_the_start(self):
-        _, since, _ = lookup.ownership({
+        _, since, _ = summaries.ownership({
             'owned_since': 'soon', 'started_at': '2026-11-22T12:00:00'})
         self.assertEqual(NOON, since)
 
     def test_a_flow_without_meta_times_is_owned_since_its_row_was_made(self):
-        owner, since, _ = lookup.ownership(
+        owner, since, _ = summaries.ownership(
             None, created_at=datetime.datetime(2026, 11, 22, 12, 0, 0))
         self.assertEqual((None, NOON), (owner, since))
 
     def test_resumptions_keep_their_three_keys_in_order(self):
-        _, _, resumptions = lookup.ownership({'resumptions': [
+        _, _, resumptions = summaries.ownership({'resumptions': [
             {'by': 'a:1', 'at': '2026-11-22T11:00:00', 'from_state': 'RUNNING',
              'extra': 'dropped'},
             {'by': 'b:2', 'at': '2026-11-22T12:00:00',
@@ -83,8 +84,8 @@ class OwnershipTest(base.TestCase):
     def test_malformed_resumptions_are_read_as_far_as_they_go(self):
         self.assertEqual(
             [[], [{'by': 'a:1', 'at': None, 'from_state': None}]],
-            [lookup.ownership({'resumptions': 'twice'})[2],
-             lookup.ownership({'resumptions': [
+            [summaries.ownership({'resumptions': 'twice'})[2],
+             summaries.ownership({'resumptions': [
                  'a string', {'by': 'a:1'}]})[2]])
 
 

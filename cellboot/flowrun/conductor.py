@@ -1,0 +1,172 @@
+"""The jobboard conductor: claims jobs and runs their flows.
+
+One ``FlowConductor`` (TaskFlow's non-blocking conductor) per conductor
+process and board, in a thread of its own (``start_conductor``). It
+overrides two of TaskFlow's private hooks, ``_dispatch_job`` and
+``_on_job_done`` (the contract test checks they are still there): so
+that a claim is checked before anything of its flow is loaded, that
+only what ``jobboard.job_flow_uuid`` reads is ever run (a job that says
+anything else is trashed), and that a job whose flow did not end is
+left to its claim's expiry rather than abandoned (another conductor
+would retry at once, in a loop while the cause lasts). See
+``cellboot.flowrun.jobboard`` for the whole picture.
+"""
+
+import threading
+
+from oslo_log import log as logging
+from taskflow.conductors.backends import impl_nonblocking
+from taskflow import exceptions as tf_exc
+
+from cellboot.conf import CONF
+from cellboot.flowrun import backend as flow_db
+from cellboot.flowrun import claims
+from cellboot.flowrun import flow_states
+from cellboot.flowrun import jobboard
+from cellboot.flowrun import kinds
+
+LOG = logging.getLogger(__name__)
+
+# What becomes of a job once its flow was dispatched.
+CONSUME = 'consume'
+LEAVE = 'leave'
+TRASH = 'trash'
+
+
+class FlowConductor(impl_nonblocking.NonBlockingConductor):
+    """TaskFlow's conductor running a runner's flows.
+
+    ``runner`` (``cellboot.flowrun.runner.Runner``) provides ``kind``
+    and ``level`` (its board's kind; the level of the flows it runs, see
+    ``kinds``), ``persistence()``, ``owner`` (the claims' owner name)
+    and ``run_saved(flow_detail, extra_listeners)``, which runs a saved
+    flow (first run or resumption), never raises, and returns False
+    without running it when this process runs that flow already.
+
+    Stopping (``stop``) stops claiming; the flows being run finish, and
+    ``wait`` returns once they have (they are not suspended, so a
+    conductor that is stopped hands no half-run flow to another).
+    """
+
+    def __init__(self, runner, board):
+        super().__init__(
+            runner.owner, board,
+            persistence=flow_db.get_backend(runner.persistence()),
+            max_simultaneous_jobs=CONF.jobboard.max_simultaneous_jobs)
+        self._runner = runner
+        self.renewer = claims.ClaimRenewer(board, runner.owner)
+
+    def _dispatch_job(self, job):
+        """Run the job's flow; what becomes of the job (see module)."""
+        with self.renewer.renewing(job) as claim:
+            # First of all: the claim was taken some time ago (a thread
+            # of the pool, a busy machine), it is renewed only at the
+            # renewer's next tick, and loading the flow takes a
+            # database read. A claim that ran out meanwhile may be
+            # another conductor's already: then nothing runs here.
+            if not claim.check():
+                LOG.warning('Job %s: the claim of %s was %s before its '
+                            'flow started here; not run', job.uuid,
+                            self._runner.owner,
+                            'lost' if claim.lost else 'not renewed')
+                return LEAVE
+            return self._run_claimed(job, claim)
+
+    def _refuse(self, job, why):
+        LOG.warning('Job %s on board %s %s: nothing of it is run, and the '
+                    'job is moved to the board\'s trash', job.uuid,
+                    self._jobboard.name, why)
+        return TRASH
+
+    def _load(self, job, flow_uuid):
+        """``(flow_detail, None)``, or ``(None, what becomes of the job)``."""
+        try:
+            flow_detail = flow_db.get_connection(
+                self._runner.persistence()).get_flow_details(flow_uuid)
+        except tf_exc.NotFound:
+            LOG.warning('Job %s names flow %s, which does not exist: '
+                        'dropping the job', job.uuid, flow_uuid)
+            return None, CONSUME
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            # Rows that TaskFlow cannot decode stay so: not a retry.
+            return None, self._refuse(
+                job, f'names flow {flow_uuid}, which cannot be read '
+                     f'({type(exc).__name__}: {exc})')
+        except Exception as exc:
+            LOG.warning('Cannot load flow %s of job %s: %s; the job is '
+                        'tried again when its claim expires', flow_uuid,
+                        job.uuid, exc)
+            return None, LEAVE
+        return flow_detail, None
+
+    def _run_claimed(self, job, claim):
+        flow_uuid = jobboard.job_flow_uuid(job, self._runner.kind)
+        if flow_uuid is None:
+            return self._refuse(job, f'is not a job cellboot posts (its '
+                                     f'details: {job.details!r:.200})')
+        flow_detail, verdict = self._load(job, flow_uuid)
+        if flow_detail is None:
+            return verdict
+        try:
+            kinds.kind_of(flow_uuid, flow_detail.meta, self._runner.level)
+        except kinds.CorruptFlow as exc:
+            return self._refuse(job, f'names a corrupt flow: {exc}')
+        if flow_detail.state in flow_states.FINISHED_STATES:
+            LOG.info('Flow %s of job %s has already ended (%s)', flow_uuid,
+                     job.uuid, flow_detail.state)
+            return CONSUME
+        ran = self._runner.run_saved(
+            flow_detail, extra_listeners=[claim.watch])
+        if not ran:
+            LOG.info('Flow %s of job %s is being run by this conductor '
+                     'already: not run twice; the job is left to its '
+                     'claim', flow_uuid, job.uuid)
+            return LEAVE
+        if claim.lost:
+            LOG.warning('Flow %s of job %s was stopped (%s) because the '
+                        'claim was lost; the job is not consumed here',
+                        flow_uuid, job.uuid, flow_detail.state)
+            return LEAVE
+        if flow_detail.state in flow_states.FINISHED_STATES:
+            return CONSUME
+        LOG.warning('Flow %s of job %s did not end (%s); it is tried again '
+                    'when the claim expires', flow_uuid, job.uuid,
+                    flow_detail.state)
+        return LEAVE
+
+    def _on_job_done(self, job, fut):
+        try:
+            verdict = fut.result()
+        except BaseException:
+            # Even a BaseException: this is a worker thread's callback,
+            # where nothing above would handle it.
+            LOG.exception('Job %s failed unexpectedly; it is tried again '
+                          'when its claim expires', job.uuid)
+            verdict = LEAVE
+        try:
+            if verdict == CONSUME:
+                self._try_finish_job(job, True)
+            elif verdict == TRASH:
+                self._try_finish_job(job, False, trash=True)
+            # Left: neither abandoned (another conductor would retry at
+            # once, in a loop if the cause lasts) nor trashed; the claim
+            # runs out.
+        finally:
+            self._dispatched.discard(fut)
+
+    def wait(self, timeout=None):
+        done = super().wait(timeout)
+        if done:
+            self.renewer.stop()
+        return done
+
+
+def start_conductor(runner, board):
+    """Run a FlowConductor for ``runner`` in a daemon thread; return it."""
+    conductor = FlowConductor(runner, board)
+    thread = threading.Thread(target=conductor.run,
+                              name=f'jobboard conductor {board.name}',
+                              daemon=True)
+    thread.start()
+    conductor.thread = thread
+    return conductor

@@ -1,0 +1,350 @@
+"""The one way cellboot runs a flow: a runner and its three verbs.
+
+A conductor manager (``cellboot.conductor.manager``) holds one runner
+for the kind of flow it creates. Every flow goes through one of:
+
+* ``start`` — a new request's flow: saved once under its deterministic
+  uuid (``records.flow_uuid``), then run here (no jobboard) or posted
+  as a job on the kind's board (``cellboot.flowrun.jobboard``) for
+  whichever conductor claims it. Unpersisted flows (``[conductor]
+  persist_flows = False``) are run in memory.
+* ``run_saved`` — a saved flow, to its end: its first run or a
+  resumption (``records.take_over`` decides, and records the new
+  owner). The jobboard conductor (``cellboot.flowrun.conductor``), the
+  resumption of this host's unfinished flows at start
+  (``resume_unfinished``) and ``hand_over`` all end here.
+* ``hand_over`` — an unfinished flow nobody runs (what the periodic
+  checks find): posted again (jobboard) or resumed in a thread.
+
+One engine per flow in a process: ``_running`` holds the flows this
+process runs now; a second ``run_saved`` of one of them is refused.
+"""
+
+import contextlib
+import threading
+
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+from taskflow.utils import persistence_utils as tf_persistence_utils
+
+from cellboot.conf import CONF
+from cellboot.conf import jobboard as jobboard_conf
+from cellboot.flowrun import backend as flow_db
+from cellboot import exception
+from cellboot.flowrun import conductor as flow_conductor
+from cellboot.flowrun import engine as flow_engine
+from cellboot.flowrun import jobboard
+from cellboot.flowrun import kinds
+from cellboot.flowrun import listeners
+from cellboot.flowrun import records
+
+LOG = logging.getLogger(__name__)
+
+# Failures that end a flow the expected way (logged as one line).
+_EXPECTED_FAILURES = (exception.NoValidHost,)
+
+
+def _log_outcome(what, exc):
+    if isinstance(exc, _EXPECTED_FAILURES):
+        LOG.info('%s ended: %s', what, exc)
+    elif isinstance(exc, kinds.CorruptFlow):
+        LOG.warning('%s refused: %s', what, exc)
+    elif isinstance(exc, exception.CellbootException):
+        LOG.warning('%s failed: %s', what, exc)
+    else:
+        LOG.exception('%s failed unexpectedly', what)
+
+
+def run_engine(engine, transient, label, extra_listeners=(),
+               persistence=None):
+    """Run ``engine`` to its end with its transient values and listeners.
+
+    The one call of ``engine.run`` in cellboot. ``extra_listeners`` are
+    callables ``engine -> Listener`` attached besides the logging and
+    timing ones. Returns the engine; raises what made the flow revert.
+    """
+    engine.storage.inject(transient, transient=True)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(listeners.attached(engine, label, persistence))
+        for make_listener in extra_listeners:
+            stack.enter_context(make_listener(engine))
+        engine.run()
+    return engine
+
+
+def run_in_memory(kind, store, transient, label=None, extra_listeners=()):
+    """Build a flow of ``kind`` and run it unpersisted; the engine.
+
+    What a conductor does with ``[conductor] persist_flows = False``,
+    and what the benchmarks use to measure what persistence costs.
+    """
+    flow = kinds.factory(kind)()
+    engine = flow_engine.CellbootEngine(
+        flow, tf_persistence_utils.create_flow_detail(flow), None, {})
+    engine.storage.inject(store)
+    return run_engine(engine, transient, label or flow.name,
+                      extra_listeners)
+
+
+class Runner:
+    """Starts, runs and hands over the flows of one kind.
+
+    ``kind`` is the kind of flow it creates and posts; ``level``
+    (``kinds.SUPER`` or ``kinds.CELL``) which flows it runs: those of
+    its level's kinds, from its own database; any other (corrupt) flow
+    it is handed is refused with a WARNING. ``persistence()`` returns
+    the database URL flows are persisted in (None: they are not);
+    ``transient_for(context)`` the values a flow needs that are never
+    persisted. ``board_cell``: the cell whose board it uses (None: the
+    boot board).
+
+    ``board`` is the connected jobboard of its kind once ``open`` ran
+    with ``[jobboard] backend = redis``, else None. ``flow_listeners``:
+    callables ``engine -> taskflow Listener`` attached to every run
+    besides the logging and timing ones, a hook for tests that act
+    between two atoms.
+    """
+
+    def __init__(self, kind, level, persistence, transient_for,
+                 board_cell=None):
+        self.kind = kind
+        self.level = level
+        self.persistence = persistence
+        self.transient_for = transient_for
+        self.board_cell = board_cell
+        self.board = None
+        self.flow_listeners = ()
+        self._flow_conductor = None
+        # Flows this process runs now, and the threads resuming the
+        # flows handed over.
+        self._running = set()
+        self._running_lock = threading.Lock()
+        self._resumers = []
+        self._owner = None
+
+    @property
+    def owner(self):
+        """This conductor's name, as flows and claims record it.
+
+        ``HOST:PID`` (``records.owner_name``); in-process tests running
+        several conductors give each a name of its own (before
+        ``open``).
+        """
+        return self._owner or records.owner_name()
+
+    @owner.setter
+    def owner(self, name):
+        self._owner = name
+
+    # -- opening and closing -------------------------------------------------
+
+    def _uses_jobboard(self):
+        if CONF.jobboard.backend != jobboard_conf.REDIS:
+            return False
+        if self.persistence() is None:
+            LOG.warning('[jobboard] backend = redis needs persisted flows '
+                        '([conductor] persist_flows): running the %s flows '
+                        'without the jobboard', self.kind)
+            return False
+        return True
+
+    def open(self):
+        """Start claiming jobs, or resume unfinished flows; how many."""
+        if self._uses_jobboard():
+            self.board = jobboard.connect(self.kind, self.persistence(),
+                                          cell_name=self.board_cell)
+            self._flow_conductor = flow_conductor.start_conductor(
+                self, self.board)
+            LOG.info('Conductor %s takes %s jobs from board %s', self.owner,
+                     self.kind, self.board.name)
+            return 0
+        return self.resume_unfinished()
+
+    def close(self):
+        """Stop claiming; let the flows under way finish."""
+        if self._flow_conductor is not None:
+            self._flow_conductor.stop()
+            self._flow_conductor.wait()
+            self._flow_conductor = None
+        if self.board is not None:
+            self.board.close()
+            self.board = None
+        while self._resumers:
+            self._resumers.pop().join()
+
+    # -- start ---------------------------------------------------------------
+
+    def start(self, context, store, instance_uuids, key, what):
+        """Run, or post, the flow of one request; never raises.
+
+        ``key`` identifies the request (``records.flow_uuid``): a flow
+        that exists already is neither run nor posted again. Returns the
+        engine of a flow run here to its end, else None.
+        """
+        # What is persisted must be JSON (PostgreSQL's JSON columns take
+        # no datetime): as it would have arrived over RPC.
+        store = jsonutils.to_primitive(store)
+        persistence = self.persistence()
+        try:
+            if persistence is None:
+                return run_in_memory(
+                    self.kind, store, self.transient_for(context),
+                    label=what, extra_listeners=self.flow_listeners)
+            # Posted, not held: whichever conductor claims it takes it
+            # over (``records.take_over``).
+            posted = self.board is not None
+            meta = records.flow_meta(self.kind, instance_uuids, context,
+                                     owner=self.owner, posted=posted)
+            flow_detail, created = records.create(
+                self.kind, store, persistence,
+                uuid_=records.flow_uuid(self.kind, key),
+                book_name=f'{self.kind} {context.request_id}', meta=meta)
+        except Exception as exc:
+            _log_outcome(what, exc)
+            return None
+        if not created:
+            LOG.info('%s: flow %s exists already (state %s, owner %s): '
+                     'neither run nor posted again', what,
+                     flow_detail.uuid, flow_detail.state,
+                     records.owner_of(flow_detail.meta))
+            return None
+        if posted:
+            self._post(what, flow_detail.uuid,
+                       f'{self.kind} {context.request_id}')
+            return None
+        return self._run_counted(what, flow_detail, context=context)
+
+    def _post(self, what, flow_uuid, book_name=None):
+        try:
+            jobboard.post(self.board, self.kind, flow_uuid, book_name)
+        except Exception as exc:
+            # The flow is saved: the sweeper posts it again later.
+            LOG.error('%s: could not post flow %s on board %s: %s',
+                      what, flow_uuid, self.board.name, exc)
+
+    # -- run a saved flow ----------------------------------------------------
+
+    def run_saved(self, flow_detail, extra_listeners=()):
+        """Run a saved flow to its end (first run or resumption).
+
+        Never raises; the outcome is ``flow_detail.state``. Returns
+        False, without running it, when this process runs that flow
+        already (one engine per flow). ``extra_listeners`` are attached
+        besides ``flow_listeners``.
+        """
+        with self._running_lock:
+            if flow_detail.uuid in self._running:
+                return False
+            self._running.add(flow_detail.uuid)
+        self._run_counted(f'{self.kind.capitalize()} flow '
+                          f'{flow_detail.uuid}', flow_detail,
+                          extra_listeners=extra_listeners)
+        return True
+
+    def _run_counted(self, what, flow_detail, extra_listeners=(),
+                     context=None):
+        """Run a saved flow this process counts as running; the engine.
+
+        The flow is rebuilt from its kind's factory (``kinds.build``):
+        one that is corrupt, or not of this level, is refused before
+        anything of it is written or run. Then this conductor takes it
+        over (``records.take_over``); a resumption gets ``resumed=True``
+        among its transient values. ``context``: the request context
+        (default: the flow's stored one). Never raises; forgets the
+        flow from ``_running`` once it ran.
+        """
+        with self._running_lock:
+            self._running.add(flow_detail.uuid)
+        persistence = self.persistence()
+        try:
+            flow = kinds.build(flow_detail, self.level)
+            stored = records.stored_context(flow_detail.meta or {})
+            previous_state = flow_detail.state
+            previous_owner = records.owner_of(flow_detail.meta)
+            resumed = records.take_over(persistence, flow_detail,
+                                        owner=self.owner)
+            if resumed:
+                LOG.info('Resuming flow %s (%s) of request %s, left %s by '
+                         '%s.', flow_detail.name, flow_detail.uuid,
+                         stored.request_id, previous_state or 'PENDING',
+                         previous_owner)
+            engine = flow_engine.CellbootEngine(
+                flow, flow_detail, flow_db.get_backend(persistence), {})
+            transient = dict(self.transient_for(context or stored))
+            if resumed:
+                transient['resumed'] = True
+            return run_engine(
+                engine, transient, f'{flow_detail.name} {flow_detail.uuid}'
+                if context is None else what,
+                tuple(self.flow_listeners) + tuple(extra_listeners),
+                persistence)
+        except Exception as exc:
+            _log_outcome(what, exc)
+            return None
+        finally:
+            with self._running_lock:
+                self._running.discard(flow_detail.uuid)
+
+    def _load_and_run(self, flow_uuid, counted=False):
+        """Load flow ``flow_uuid`` and run it (``run_saved``).
+
+        ``counted``: the caller has put it in ``_running`` already (a
+        flow handed over).
+        """
+        try:
+            flow_detail = records.load_detail(self.persistence(), flow_uuid)
+        except Exception as exc:
+            _log_outcome(f'Loading {self.kind} flow {flow_uuid}', exc)
+            if counted:
+                with self._running_lock:
+                    self._running.discard(flow_uuid)
+            return
+        if counted:
+            self._run_counted(f'{self.kind.capitalize()} flow {flow_uuid}',
+                              flow_detail)
+        else:
+            self.run_saved(flow_detail)
+
+    def resume_unfinished(self):
+        """Finish the flows this host's conductor left; how many there were.
+
+        Each resumed flow ends SUCCESS or REVERTED, like any other run;
+        one that fails again is logged and the others still run.
+        """
+        persistence = self.persistence()
+        if persistence is None or not CONF.conductor.resume_flows:
+            return 0
+        flows = records.unfinished(persistence, self.kind, self.level,
+                                   conductor=CONF.host)
+        for flow in flows:
+            self._load_and_run(flow['uuid'])
+        return len(flows)
+
+    # -- hand over -----------------------------------------------------------
+
+    def hand_over(self, flow_uuid):
+        """Make sure that unfinished flow ``flow_uuid`` gets run.
+
+        With a jobboard, a job is posted for it unless one is on the
+        board already; without, it is resumed in a thread of this
+        process unless this process runs it now. Returns False when
+        nothing had to be done.
+        """
+        if self.board is not None:
+            # Idempotent, even against another conductor's hand_over at
+            # the same moment: one job per flow (``jobboard.post``).
+            return jobboard.post(self.board, self.kind,
+                                 flow_uuid) is not None
+        with self._running_lock:
+            if flow_uuid in self._running:
+                return False
+            # Counted as running from now: a second hand_over before the
+            # thread starts must not resume it twice.
+            self._running.add(flow_uuid)
+        thread = threading.Thread(target=self._load_and_run,
+                                  args=(flow_uuid, True), daemon=True,
+                                  name=f'resume {flow_uuid}')
+        self._resumers = [t for t in self._resumers if t.is_alive()]
+        self._resumers.append(thread)
+        thread.start()
+        return True
