@@ -82,11 +82,6 @@ def cell_name(index):
     return f'cell{index}'
 
 
-def cell_transport_url(name):
-    """The in-process bus of cell ``name``: its own, as a vhost would be."""
-    return hooks_mod.Hooks().cell_transport_url(name)
-
-
 class CellComputeManager(compute_manager.ComputeManager):
     """A compute manager bound to one cell of a multi-cell process.
 
