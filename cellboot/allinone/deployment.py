@@ -61,8 +61,6 @@ from cellboot import service
 
 LOG = logging.getLogger(__name__)
 
-TRANSPORT_URL = hooks_mod.TRANSPORT_URL
-
 # The flavor a fresh deployment offers, so the demo needs no set-up.
 DEFAULT_FLAVOR = {'name': 'small', 'flavorid': 'small', 'vcpus': 1,
                   'memory_mb': 512, 'root_gb': 1}

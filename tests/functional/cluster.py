@@ -56,8 +56,6 @@ from cellboot.workflows import lookup
 from tests import fixtures as cb_fixtures
 from tests.functional import invariants
 
-TRANSPORT_URL = hooks.TRANSPORT_URL
-
 FLAVOR = {'flavorid': 'small', 'name': 'small', 'vcpus': 1,
           'memory_mb': 512, 'root_gb': 10}
 
