@@ -66,7 +66,12 @@ WARMUP = 5
 RUN_TIMEOUT = 600
 
 
-def _configure(dbs, transport_url, persistence, debug):
+def _configure(debug):
+    """Logging and the options of a benchmark run.
+
+    The databases, the bus and persistence are the deployment's
+    (``e2e_deployment.Deployment``).
+    """
     from oslo_log import log as logging
 
     from cellboot.conf import CONF
@@ -77,60 +82,29 @@ def _configure(dbs, transport_url, persistence, debug):
     CONF.set_override('default_log_levels', CONF.default_log_levels + [
         'cellboot=INFO' if debug else 'cellboot=WARNING'])
     logging.setup(CONF, 'cellboot-e2e-benchmark')
-    CONF.set_override('transport_url', transport_url)
-    CONF.set_override('connection', dbs.urls['api'], group='api_database')
-    CONF.set_override('connection', dbs.urls['flows'],
-                      group='flow_persistence')
-    # The compute hosts' and the cell conductor's own cell database.
-    CONF.set_override('connection', dbs.urls[e2e_deployment.CELL],
-                      group='database')
-    CONF.set_override('persist_flows', persistence, group='conductor')
     CONF.set_override('resume_flows', False, group='conductor')
     CONF.set_override('spawn_time', 0.0, group='fake_driver')
-    # No heartbeats run: the hosts must stay up for the whole run.
-    CONF.set_override('service_down_time', 24 * 3600, group='scheduler')
+    # Host states are loaded once the hosts are discovered, not by a timer.
     CONF.set_override('host_state_refresh_interval', 0, group='scheduler')
 
 
 def _persist_request(ctx, count):
-    """What the API writes for one request, in one transaction."""
-    from cellboot.db.api import connection as api_connection
-    from cellboot.objects import build_request
-    from cellboot.objects import instance_mapping
-    from cellboot.objects import request_spec
+    """What the API writes for one request, in one transaction.
 
-    spec = {'flavor': dict(FLAVOR), 'num_instances': count,
-            'project_id': ctx.project_id, 'user_id': ctx.user_id}
-    reservation = 'r-' + uuid_mod.uuid4().hex[:8]
-    build_requests = []
+    The API's own functions (``cellboot.api.boot_requests``), quota
+    check included.
+    """
+    from cellboot.api import boot_requests
 
-    @api_connection.writer
-    def write(context):
-        for index in range(count):
-            uuid = str(uuid_mod.uuid4())
-            instance = {'display_name': f'bench-{index}',
-                        'reservation_id': reservation,
-                        'flavor': dict(FLAVOR), 'image_ref': 'cirros',
-                        'metadata': {}}
-            build_request.BuildRequest.create(
-                context, uuid, ctx.project_id, instance,
-                user_id=ctx.user_id)
-            request_spec.RequestSpec.create(context, uuid, spec)
-            instance_mapping.InstanceMapping.create(
-                context, uuid, ctx.project_id, user_id=ctx.user_id)
-            build_requests.append({'instance_uuid': uuid,
-                                   'project_id': ctx.project_id,
-                                   'user_id': ctx.user_id,
-                                   'instance': instance})
-
-    write(ctx)
-    return build_requests, [spec] * count
+    instance, spec = boot_requests.describe(
+        ctx, 'bench', dict(FLAVOR), count=count, image_ref='cirros')
+    return boot_requests.persist(ctx, count, instance, spec)
 
 
 def _request_context():
     from cellboot import context as cb_context
     return cb_context.RequestContext(
-        user_id='bench', project_id='bench-project',
+        user_id='bench', project_id=e2e_deployment.PROJECT,
         request_id=f'req-{uuid_mod.uuid4()}')
 
 
@@ -139,8 +113,8 @@ def boot(deployment, count, timeout=RUN_TIMEOUT):
     ctx = _request_context()
     started = time.perf_counter()
     build_requests, specs = _persist_request(ctx, count)
-    deployment.conductor.schedule_and_build_instances(ctx, build_requests,
-                                                      specs)
+    deployment.conductor_api.schedule_and_build_instances(
+        ctx, build_requests, specs)
     uuids = [br['instance_uuid'] for br in build_requests]
     if not deployment.completions.wait(uuids, timeout):
         print(f'WARNING: {len(uuids)} boot(s) not settled within '
@@ -299,15 +273,16 @@ def main(argv=None):
     args = _parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='cellboot-e2e-')
     dbs = e2e_deployment.Databases(workdir, args.db_url)
-    _configure(dbs, args.transport_url, not args.no_persistence,
-               args.debug)
+    _configure(args.debug)
     dbs.create()
-    deployment = e2e_deployment.Deployment(dbs, args.transport_url,
-                                           args.hosts)
+    deployment = e2e_deployment.Deployment(
+        dbs, args.transport_url, args.hosts, FLAVOR,
+        persistence=not args.no_persistence,
+        server=args.server if args.via == 'rest' else None)
     deployment.start()
     front = None
     if args.via == 'rest':
-        front = e2e_rest.RESTFront(deployment, FLAVOR, args.server)
+        front = e2e_rest.RESTFront(deployment, FLAVOR)
 
         def boot_one(count):
             return front.boot(count, RUN_TIMEOUT)
@@ -330,8 +305,6 @@ def main(argv=None):
         if not args.no_persistence:
             print_last_flow(dbs)
     finally:
-        if front is not None:
-            front.stop()
         deployment.stop()
         dbs.drop()
     print(json.dumps(summary(args, dbs, wall, cpu, latencies, states)),

@@ -1,16 +1,18 @@
 """The deployment the e2e benchmark boots through, all in one process.
 
-An API database, a flow database, cell0 and one cell, each synced with
-cellboot's own migrations (TaskFlow's tables included); the scheduler
-library with its RPC service, the super conductor, the cell's conductor
-and ``hosts`` compute hosts with the fake driver (instant spawn), all on
-one transport: ``fake://`` by default, or a broker URL. Every message
-goes through oslo.messaging with the RPC serializer, as between
-processes.
+``cellboot all-in-one``'s own composition
+(``cellboot.allinone.deployment.Deployment``) with one cell, ``hosts``
+compute hosts with the fake driver (instant spawn), the scheduler
+library with its RPC service, the super conductor and the cell's
+conductor, all on one transport: ``fake://`` by default, or a broker
+URL (the cell shares it, as one vhost). Every message goes through
+oslo.messaging with the RPC serializer, as between processes. With
+``server``, the REST API is served too, by that HTTP server class.
 
 ``Completions`` learns when each instance is settled (ACTIVE or ERROR)
 from the services themselves, right after the endpoint that settled it
-returns, so that the benchmark need not poll the databases:
+returns (``BenchmarkHooks.endpoint`` wraps them), so that the benchmark
+need not poll the databases:
 
 * a compute host's ``build_and_run_instance`` (ACTIVE, or ERROR after
   an aborted build; a rescheduled build is not settled yet);
@@ -20,9 +22,10 @@ returns, so that the benchmark need not poll the databases:
 
 Databases are SQLite files in a directory, or throw-away databases on a
 MariaDB/MySQL or PostgreSQL server named by a server URL (created here,
-dropped by ``drop``).
+dropped by ``drop``); the deployment syncs them as ``db sync`` does.
 """
 
+import importlib
 import os
 import threading
 import time
@@ -31,39 +34,41 @@ import uuid as uuid_mod
 import oslo_messaging
 import sqlalchemy as sa
 
-from cellboot.cells import discovery
+from cellboot.allinone import deployment
+from cellboot.allinone import hooks
 from cellboot.compute import manager as compute_manager
-from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import manager as conductor_manager
-from cellboot.conductor import rpcapi as conductor_rpcapi
-from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
-from cellboot.db import migration
 from cellboot.objects import cell_mapping
 from cellboot.objects import instance as instance_obj
-from cellboot import rpc
-from cellboot.rpc import topics
-from cellboot.scheduler import api as scheduler_api
-from cellboot.scheduler import rpc_endpoint
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot import service
+from cellboot import quota
 
-CELL = 'cell1'
+CELL = deployment.cell_name(1)
 DATABASES = ('api', 'flows', 'cell0', CELL)
 SETTLED = (instance_obj.vm_states.ACTIVE, instance_obj.vm_states.ERROR)
+
+# The project every benchmark boot is made in, its quota lifted.
+PROJECT = 'bench-project'
 
 _MAPPINGS = api_models.InstanceMapping.__table__
 _CELLS = api_models.CellMapping.__table__
 _INSTANCES = cell_models.Instance.__table__
 
 
+def load_class(name):
+    """The class named ``module:Class``."""
+    module, _, attribute = name.partition(':')
+    return getattr(importlib.import_module(module), attribute)
+
+
 class Databases:
     """The URLs of one run's databases; creates and drops them."""
 
     def __init__(self, workdir, server_url=None):
+        self.workdir = workdir
         self.server_url = server_url
         prefix = 'cbe2e_' + uuid_mod.uuid4().hex[:8]
         if server_url is None:
@@ -91,13 +96,9 @@ class Databases:
             engine.dispose()
 
     def create(self):
-        """Create the databases and sync them as ``db sync`` does."""
+        """Create the server's databases (SQLite files need nothing)."""
         if self.backend != 'sqlite':
             self._on_server('CREATE DATABASE')
-        migration.db_sync('api', self.urls['api'])
-        migration.sync_flow_database(self.urls['flows'])
-        for name in ('cell0', CELL):
-            migration.sync_cell_database(self.urls[name])
 
     def drop(self):
         if self.backend == 'sqlite':
@@ -217,66 +218,57 @@ def _buried_in_cell0(context, uuids):
     return list(context.session.execute(query).scalars())
 
 
-class Deployment:
-    """Every service of a one-cell deployment, in this process."""
+class BenchmarkHooks(hooks.Hooks):
+    """All-in-one's composition on the benchmark's databases and bus.
 
-    def __init__(self, dbs, transport_url, hosts):
+    Every endpoint that can settle a build reports to ``completions``.
+    """
+
+    cells_share_bus = True
+
+    def __init__(self, dbs, transport_url, completions, server=None):
         self.dbs = dbs
         self.transport_url = transport_url
-        self.hosts = hosts
-        self.completions = Completions()
-        self._servers = []
+        self.completions = completions
+        self.server = server
 
-    def _serve(self, host, topic, endpoint):
-        server = service.RPCService(host, topic, [endpoint], self.transport)
-        server.start()
-        self._servers.append(server)
+    def database_url(self, state_dir, name):
+        return self.dbs.urls[name]
+
+    def endpoint(self, server, endpoint):
+        if isinstance(endpoint, compute_manager.ComputeEndpoint):
+            return WatchedCompute(endpoint, self.completions)
+        if isinstance(endpoint, conductor_manager.CellConductorManager):
+            return WatchedCellConductor(endpoint, self.completions)
+        if isinstance(endpoint, conductor_manager.SuperConductorManager):
+            return WatchedSuperConductor(endpoint, self.completions)
+        return endpoint
+
+    def api_server(self, application, host, port):
+        return load_class(self.server)(application, host, port)
+
+
+class Deployment(deployment.Deployment):
+    """All-in-one's deployment with one cell, watched for completions.
+
+    ``server`` (``module:Class``) serves the REST API on a free port
+    (``url``); without it there is none, the benchmark casts itself.
+    """
+
+    def __init__(self, dbs, transport_url, hosts, flavor, persistence,
+                 server=None):
+        self.completions = Completions()
+        super().__init__(
+            dbs.workdir, cells=1, hosts_per_cell=hosts,
+            port=None if server is None else 0, flavor=flavor,
+            persist_flows=persistence,
+            hooks=BenchmarkHooks(dbs, transport_url, self.completions,
+                                 server))
 
     def start(self):
-        self.ctx = cb_context.get_admin_context()
-        cell_mapping.CellMapping.create(
-            self.ctx, 'cell0', self.dbs.urls['cell0'], 'none:///',
-            uuid=cell_mapping.CELL0_UUID)
-        self.cell = cell_mapping.CellMapping.create(
-            self.ctx, CELL, self.dbs.urls[CELL], self.transport_url)
-        self.transport = rpc.get_transport(self.transport_url)
-        self.scheduler = scheduler_api.SchedulerAPI()
-        self.scheduler.start(self.ctx, refresh_interval=0)
-        self._serve('scheduler', topics.SCHEDULER,
-                    rpc_endpoint.SchedulerEndpoint(self.scheduler))
-        cell_scheduler = scheduler_rpcapi.SchedulerRPCAPI(self.transport)
-        self._serve('conductor-cell1', topics.cell_conductor(CELL),
-                    WatchedCellConductor(
-                        conductor_manager.CellConductorManager(
-                            cell_name=CELL,
-                            database_connection=self.dbs.urls[CELL],
-                            scheduler=cell_scheduler,
-                            compute_rpcapi=compute_rpcapi.ComputeAPI(
-                                CELL, self.transport)),
-                        self.completions))
-        for index in range(self.hosts):
-            host = f'{CELL}-host{index + 1}'
-            manager = compute_manager.ComputeManager(
-                host, cell_scheduler,
-                conductor_rpcapi.CellConductorAPI(CELL, self.transport),
-                cell_name=CELL)
-            manager.init_host(self.ctx)
-            self._serve(host, topics.compute(CELL), WatchedCompute(
-                compute_manager.ComputeEndpoint(manager), self.completions))
-        discovery.discover_hosts(self.ctx)
-        self.scheduler.refresh(self.ctx)
-        self._serve('conductor', topics.CONDUCTOR, WatchedSuperConductor(
-            conductor_manager.SuperConductorManager(scheduler=self.scheduler),
-            self.completions))
-        self.conductor = conductor_rpcapi.ConductorAPI(self.transport)
-
-    def stop(self):
-        for server in reversed(self._servers):
-            server.stop()
-        for server in reversed(self._servers):
-            server.wait()
-        self.scheduler.stop()
-        rpc.cleanup()
+        super().start()
+        quota.update(self.ctx, PROJECT, {
+            resource: quota.UNLIMITED for resource in quota.RESOURCES})
 
     def count_states(self, uuids):
         """{'active': n, 'error': n} over ``uuids``, cell0 included."""
@@ -285,8 +277,8 @@ class Deployment:
             _INSTANCES.c.uuid.in_(list(uuids)),
             _INSTANCES.c.deleted == sa.false()).group_by(
             _INSTANCES.c.vm_state)
-        for name in ('cell0', CELL):
-            engine = cell_connection.get_engine(self.dbs.urls[name])
+        for cell in [self.cell0] + self.cells:
+            engine = cell_connection.get_engine(cell.database_connection)
             with engine.connect() as conn:
                 for state, count in conn.execute(query):
                     if state in counts:

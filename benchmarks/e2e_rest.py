@@ -1,51 +1,34 @@
 """The e2e benchmark's way in through the REST API, over HTTP (--via rest).
 
-``RESTFront`` serves cellboot's WSGI application on the loopback with a
-server class named ``module:Class`` (default: the built-in server,
-``cellboot.api.server:WSGIService``; any class with the same
-``(application, host, port)`` constructor, ``start``/``stop``/``wait``
-and ``url`` will do, which is how a server is compared with another:
-put the other module on ``PYTHONPATH`` and name it). The application
-shares the deployment's scheduler and conductor client, as
-``cellboot all-in-one`` does. ``boot`` POSTs ``/v2.1/servers`` with a
-``requests`` session per client thread (keep-alive where the server
-offers it) and waits until the deployment has settled the new servers.
+The deployment serves cellboot's WSGI application on the loopback, as
+``cellboot all-in-one`` does, with a server class named ``module:Class``
+(default: the built-in server, ``cellboot.api.server:WSGIService``; any
+class with the same ``(application, host, port)`` constructor,
+``start``/``stop``/``wait`` and ``port`` will do, which is how a server
+is compared with another: put the other module on ``PYTHONPATH`` and
+name it). ``RESTFront.boot`` POSTs ``/v2.1/servers`` with a ``requests``
+session per client thread (keep-alive where the server offers it) and
+waits until the deployment has settled the new servers.
 """
 
-import importlib
 import threading
 import time
 
 import requests
 
-from cellboot.api import wsgi
-from cellboot.objects import flavor as flavor_obj
+import e2e_deployment
 
 DEFAULT_SERVER = 'cellboot.api.server:WSGIService'
-TOKEN = 'bench:bench-project'
-
-
-def load_class(name):
-    """The class named ``module:Class``."""
-    module, _, attribute = name.partition(':')
-    return getattr(importlib.import_module(module), attribute)
+TOKEN = f'bench:{e2e_deployment.PROJECT}'
 
 
 class RESTFront:
-    """cellboot-api in front of ``deployment``, on a free port."""
+    """HTTP clients of the REST API ``deployment`` serves."""
 
-    def __init__(self, deployment, flavor, server=DEFAULT_SERVER):
-        flavor_obj.Flavor.create(
-            deployment.ctx, flavor['name'], flavor['vcpus'],
-            flavor['memory_mb'], root_gb=flavor['root_gb'],
-            flavorid=flavor['flavorid'])
+    def __init__(self, deployment, flavor):
         self.flavor = flavor['flavorid']
         self.completions = deployment.completions
-        application = wsgi.make_app(deployment.scheduler,
-                                    conductor=deployment.conductor)
-        self.http = load_class(server)(application, '127.0.0.1', 0)
-        self.http.start()
-        self.url = self.http.url + '/v2.1'
+        self.url = deployment.url
         self._local = threading.local()
 
     def _session(self):
@@ -79,7 +62,3 @@ class RESTFront:
             uuids = list(self.completions.done)[settled_before:]
         done = self.completions.done
         return {uuid: done[uuid] - started for uuid in uuids if uuid in done}
-
-    def stop(self):
-        self.http.stop()
-        self.http.wait()

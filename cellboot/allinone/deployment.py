@@ -1,12 +1,12 @@
-"""A whole cellboot deployment in one process, on SQLite and ``fake://``.
+"""A whole cellboot deployment in one process: the one composition.
 
 The composition of everything ``cellboot all-in-one`` runs: the API,
-flow, cell0 and cell databases as SQLite files under one state
-directory, created and synced when missing and reused when present
+flow, cell0 and cell databases (by default SQLite files under one state
+directory), created and synced when missing and reused when present
 (``cellboot.db.migration`` and ``cellboot-manage``'s cell functions, the
 same code an operator runs); the scheduler behind its RPC service; the
-super conductor; one conductor and ``hosts_per_cell`` fake compute hosts
-per cell; a default flavor; and the REST API on a port.
+super conductor; one conductor and ``hosts_per_cell`` compute hosts per
+cell; a flavor; and the REST API on a port.
 
 Every service talks over ``fake://`` buses the way separate processes
 talk over RabbitMQ: the API level on ``fake://``, each cell on a bus of
@@ -20,6 +20,13 @@ has one configuration, so what a real cell service reads from its own
 explicitly: each cell conductor gets its cell's database and bus, each
 compute host its cell's bus, and targets the contexts it works with at
 its own cell (``CellComputeManager``).
+
+This is the only place that wires a whole deployment in one process:
+the functional tests' cluster and the end-to-end benchmark start this
+same ``Deployment`` and change what they need through
+``cellboot.allinone.hooks.Hooks`` (databases on a server, one shared
+bus or a broker, a virt driver per host, an observer around each RPC
+endpoint, the HTTP server) and through ordinary configuration options.
 """
 
 import os
@@ -27,6 +34,7 @@ import threading
 
 from oslo_log import log as logging
 
+from cellboot.allinone import hooks as hooks_mod
 from cellboot.cells import discovery
 from cellboot.cells import mappings as cells
 from cellboot.compute import host as compute_cmd
@@ -53,8 +61,6 @@ from cellboot import service
 
 LOG = logging.getLogger(__name__)
 
-TRANSPORT_URL = 'fake://'
-
 # The flavor a fresh deployment offers, so the demo needs no set-up.
 DEFAULT_FLAVOR = {'name': 'small', 'flavorid': 'small', 'vcpus': 1,
                   'memory_mb': 512, 'root_gb': 1}
@@ -72,15 +78,6 @@ def host_name(cell_name, index):
 def cell_name(index):
     """The name of the ``index``-th (from 1) cell."""
     return f'cell{index}'
-
-
-def cell_transport_url(name):
-    """The in-process bus of cell ``name``: its own, as a vhost would be."""
-    return f'{TRANSPORT_URL}/{name}'
-
-
-def _sqlite_url(state_dir, name):
-    return 'sqlite:///' + os.path.join(state_dir, name + '.sqlite')
 
 
 class CellComputeManager(compute_manager.ComputeManager):
@@ -111,12 +108,26 @@ class Deployment:
     """Everything of a deployment, started in dependency order.
 
     ``progress`` is called with one line per step, so a command can show
-    what it is doing while it starts. ``port`` 0 picks a free
-    port (read it back from ``port`` once started).
+    what it is doing while it starts. ``port`` 0 picks a free port (read
+    it back from ``port`` once started); None serves no REST API (a
+    caller that drives the conductors itself). ``fail_hosts`` sets
+    ``[fake_driver] fail_hosts`` (None leaves it as configured).
+    ``flavor`` is the flavor created when missing (default
+    ``DEFAULT_FLAVOR``); ``persist_flows`` sets ``[conductor]
+    persist_flows`` (None leaves it as configured); ``hooks`` is a
+    ``cellboot.allinone.hooks.Hooks`` (default: all-in-one's choices).
+
+    Once started: ``cells`` (mappings, cell0 apart in ``cell0``),
+    ``computes`` (``{host: compute manager}``), ``scheduler`` (the
+    in-process library), ``super_conductor``, ``transport`` (the API
+    level's bus), ``conductor_api`` (the client the API casts with),
+    ``api_url``/``flow_url``, and with a port ``application`` (the WSGI
+    application) and ``api_server``.
     """
 
     def __init__(self, state_dir, cells=2, hosts_per_cell=4, port=8774,
-                 fail_hosts=(), progress=None, api_host='127.0.0.1'):
+                 fail_hosts=None, progress=None, api_host='127.0.0.1',
+                 flavor=None, persist_flows=None, hooks=None):
         if cells < 1:
             raise exception.ConfigurationError(
                 reason='--cells must be at least 1')
@@ -128,12 +139,17 @@ class Deployment:
         self.hosts_per_cell = hosts_per_cell
         self.port = port
         self.api_host = api_host
-        self.fail_hosts = list(fail_hosts)
+        self.fail_hosts = None if fail_hosts is None else list(fail_hosts)
+        self.flavor = dict(flavor or DEFAULT_FLAVOR)
+        self.persist_flows = persist_flows
+        self.hooks = hooks or hooks_mod.Hooks()
         self._progress = progress or (lambda line: None)
         self.ctx = cb_context.get_admin_context()
+        self.cell0 = None
         self.cells = []
         self.computes = {}
         self.scheduler = None
+        self.application = None
         self.api_server = None
         self._services = []
 
@@ -146,32 +162,43 @@ class Deployment:
             self._prepare_databases()
             self._map_cells()
             self._ensure_flavor()
-            self.transport = rpc.get_transport(TRANSPORT_URL)
+            self.transport = rpc.get_transport(self.hooks.transport_url)
+            self.conductor_api = conductor_rpcapi.ConductorAPI(
+                self.transport)
             self._start_scheduler()
             for cell in self.cells:
                 self._start_cell(cell)
             self._discover_hosts()
             self._start_super_conductor()
-            self._start_api()
+            if self.port is not None:
+                self._start_api()
         except BaseException:
             self.stop()
             raise
 
+    def database_url(self, name):
+        """The URL of database ``name`` (``api``, ``flows``, ``cell0``...)."""
+        return self.hooks.database_url(self.state_dir, name)
+
     def _configure(self):
         os.makedirs(self.state_dir, exist_ok=True)
-        self.api_url = _sqlite_url(self.state_dir, 'api')
-        self.flow_url = _sqlite_url(self.state_dir, 'flows')
+        self.api_url = self.database_url('api')
+        self.flow_url = self.database_url('flows')
         CONF.set_override('state_path', self.state_dir)
-        CONF.set_override('transport_url', TRANSPORT_URL)
+        CONF.set_override('transport_url', self.hooks.transport_url)
         CONF.set_override('connection', self.api_url, group='api_database')
         CONF.set_override('connection', self.flow_url,
                           group='flow_persistence')
-        CONF.set_override('connection', _sqlite_url(self.state_dir, 'cell1'),
+        CONF.set_override('connection', self.database_url(cell_name(1)),
                           group='database')
         CONF.set_override('service_down_time', SERVICE_DOWN_TIME,
                           group='scheduler')
-        CONF.set_override('fail_hosts', self.fail_hosts,
-                          group='fake_driver')
+        if self.fail_hosts is not None:
+            CONF.set_override('fail_hosts', self.fail_hosts,
+                              group='fake_driver')
+        if self.persist_flows is not None:
+            CONF.set_override('persist_flows', self.persist_flows,
+                              group='conductor')
         api_connection.reset()
         cell_connection.reset()
         self._progress(f'State directory {self.state_dir}')
@@ -182,9 +209,9 @@ class Deployment:
         self._progress('API and flow databases synced')
 
     def _map_cells(self):
-        cell0, created = cells.map_cell0(
-            self.ctx, _sqlite_url(self.state_dir, 'cell0'))
-        migration.sync_cell_database(cell0.database_connection)
+        self.cell0, created = cells.map_cell0(
+            self.ctx, self.database_url('cell0'))
+        migration.sync_cell_database(self.cell0.database_connection)
         self._progress(f'cell0 {"mapped" if created else "reused"}')
         for index in range(1, self.cell_count + 1):
             self.cells.append(self._cell(cell_name(index)))
@@ -193,10 +220,11 @@ class Deployment:
         try:
             cell = cell_mapping_obj.CellMapping.get_by_name(self.ctx, name)
         except exception.CellMappingNotFound:
-            url = _sqlite_url(self.state_dir, name)
+            url = self.database_url(name)
             migration.sync_cell_database(url)
-            cell = cells.create_cell(self.ctx, name, url,
-                                     cell_transport_url(name))
+            cell = cells.create_cell(
+                self.ctx, name, url, self.hooks.cell_transport_url(name),
+                allow_shared_transport=self.hooks.cells_share_bus)
             self._progress(f'{name} created ({cell.uuid})')
             return cell
         migration.sync_cell_database(cell.database_connection)
@@ -204,22 +232,26 @@ class Deployment:
         return cell
 
     def _ensure_flavor(self):
+        flavor = self.flavor
         try:
-            flavor_obj.Flavor.get_by_flavor_id(self.ctx,
-                                               DEFAULT_FLAVOR['flavorid'])
+            flavor_obj.Flavor.get_by_flavor_id(self.ctx, flavor['flavorid'])
         except exception.FlavorNotFound:
             try:
                 flavor_obj.Flavor.create(
-                    self.ctx, DEFAULT_FLAVOR['name'], DEFAULT_FLAVOR['vcpus'],
-                    DEFAULT_FLAVOR['memory_mb'],
-                    root_gb=DEFAULT_FLAVOR['root_gb'],
-                    flavorid=DEFAULT_FLAVOR['flavorid'])
+                    self.ctx, flavor['name'], flavor['vcpus'],
+                    flavor['memory_mb'], root_gb=flavor['root_gb'],
+                    flavorid=flavor['flavorid'])
             except exception.FlavorExists:
                 pass
 
+    def _rpc_service(self, host, topic, endpoint, transport=None):
+        """An RPC server of ``endpoint`` as the hooks would have it."""
+        return service.RPCService(host, topic,
+                                  [self.hooks.endpoint(host, endpoint)],
+                                  transport or self.transport)
+
     def _serve(self, host, topic, endpoint, transport=None):
-        server = service.RPCService(host, topic, [endpoint],
-                                    transport or self.transport)
+        server = self._rpc_service(host, topic, endpoint, transport)
         server.start()
         self._services.append(server)
         return server
@@ -254,15 +286,16 @@ class Deployment:
     def _start_compute(self, cell, host, scheduler, transport):
         manager = CellComputeManager(
             cell, host, scheduler,
-            conductor_rpcapi.CellConductorAPI(cell.name, transport))
-        rpc_service = service.RPCService(
+            conductor_rpcapi.CellConductorAPI(cell.name, transport),
+            driver=self.hooks.driver(host))
+        rpc_service = self._rpc_service(
             host, topics.compute(cell.name),
-            [compute_manager.ComputeEndpoint(manager)], transport)
+            compute_manager.ComputeEndpoint(manager), transport)
         compute = compute_cmd.ComputeHost(
             manager, rpc_service, cb_context.targeted_copy(self.ctx, cell))
         compute.start()
         self._services.append(compute)
-        self.computes[host] = compute
+        self.computes[host] = manager
 
     def _discover_hosts(self):
         for report in discovery.discover_hosts(self.ctx):
@@ -286,14 +319,12 @@ class Deployment:
     def _start_api(self):
         # Imported here: the API pulls in webob and jsonschema, which
         # the rest of the composition does not need.
-        from cellboot.api import server as api_server
         from cellboot.api import wsgi as api_wsgi
-        application = api_wsgi.make_app(
-            self.scheduler,
-            conductor=conductor_rpcapi.ConductorAPI(self.transport))
+        self.application = api_wsgi.make_app(self.scheduler,
+                                             conductor=self.conductor_api)
         try:
-            self.api_server = api_server.WSGIService(
-                application, self.api_host, self.port)
+            self.api_server = self.hooks.api_server(
+                self.application, self.api_host, self.port)
         except OSError as exc:
             raise exception.ConfigurationError(
                 reason=f'cannot listen on {self.api_host}:{self.port}: '

@@ -8,6 +8,11 @@ the super conductor comes after the commit; the rows are the source of
 truth (docs/rpc.md), so a cast that fails leaves an accepted request for
 the sweeper to start.
 
+``describe`` then ``persist`` are the whole write: the REST handler
+calls them, and so do the functional tests and the end-to-end benchmark
+when they boot without HTTP, so that what they exercise is what the API
+writes.
+
 The project's quota is checked first in that same transaction, with the
 project's lock row held (``cellboot.quota.claim``): concurrent boots of
 one project count and write one after the other, so together they never
@@ -29,6 +34,31 @@ from cellboot import quota
 def new_reservation_id():
     """Nova's shape: ``r-`` and eight characters."""
     return 'r-' + uuidutils.generate_uuid()[:8]
+
+
+def describe(context, name, flavor, count=1, image_ref=None,
+             availability_zone=None, metadata=None, hints=None,
+             project_id=None):
+    """``(instance, spec)``: what a request for ``count`` servers asks.
+
+    ``instance`` is what its instances share (name, flavor, image, zone,
+    metadata and a new reservation id), ``spec`` the request spec the
+    scheduler reads; both as ``persist`` takes them. ``flavor`` is the
+    flavor's values (``flavorid``, ``name``, ``vcpus``, ``memory_mb``,
+    ``root_gb``); ``project_id`` the project that will own the servers
+    (default: the caller's).
+    """
+    instance = {'display_name': name,
+                'reservation_id': new_reservation_id(), 'flavor': flavor,
+                'image_ref': image_ref,
+                'availability_zone': availability_zone,
+                'metadata': metadata or {}}
+    spec = {'flavor': flavor, 'num_instances': count,
+            'availability_zone': availability_zone,
+            'scheduler_hints': dict(hints or {}),
+            'project_id': project_id or context.project_id,
+            'user_id': context.user_id}
+    return instance, spec
 
 
 def _payload(context, uuid, instance):

@@ -80,16 +80,12 @@ def create(api, request, context):
     flavor_values = {'flavorid': flavor.flavorid, 'name': flavor.name,
                      'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
                      'root_gb': flavor.root_gb}
-    reservation_id = boot_requests.new_reservation_id()
-    instance = {'display_name': server['name'],
-                'reservation_id': reservation_id, 'flavor': flavor_values,
-                'image_ref': server.get('imageRef') or None,
-                'availability_zone': server.get('availability_zone'),
-                'metadata': server.get('metadata') or {}}
-    spec = {'flavor': flavor_values, 'num_instances': max_count,
-            'availability_zone': server.get('availability_zone'),
-            'scheduler_hints': hints, 'project_id': project_id,
-            'user_id': context.user_id}
+    instance, spec = boot_requests.describe(
+        context, server['name'], flavor_values, count=max_count,
+        image_ref=server.get('imageRef') or None,
+        availability_zone=server.get('availability_zone'),
+        metadata=server.get('metadata'), hints=hints, project_id=project_id)
+    reservation_id = instance['reservation_id']
     boot_requests.check_size(context, max_count, instance, spec)
     # QuotaExceeded (403) when not even min_count fit: nothing written.
     build_requests, specs = boot_requests.persist(

@@ -1,18 +1,15 @@
 """The API served over HTTP in front of the in-process cluster.
 
-``APIServer`` starts a ``tests.functional.cluster.Cluster``, creates the
-flavor ``small`` in its API database, and serves ``cellboot.api`` on a
-random loopback port with the built-in server, sharing the cluster's
-scheduler and conductor client (as ``cellboot all-in-one`` does).
-``client(token)`` returns a small HTTP client for one user.
+``APIServer`` starts a ``tests.functional.cluster.Cluster`` that serves
+``cellboot.api`` on a random loopback port with the built-in server, as
+``cellboot all-in-one`` does (the flavor ``small`` in its API database,
+the application sharing the deployment's scheduler and conductor
+client). ``client(token)`` returns a small HTTP client for one user.
 """
 
 import fixtures
 import requests
 
-from cellboot.api import server as api_server
-from cellboot.api import wsgi
-from cellboot.objects import flavor as flavor_obj
 from tests.functional import cluster as cluster_mod
 
 ADMIN_TOKEN = 'admin:admin-project'
@@ -63,18 +60,9 @@ class APIServer(fixtures.Fixture):
 
     def _setUp(self):
         self.cluster = self.useFixture(
-            cluster_mod.Cluster(**self.cluster_args))
-        flavor = cluster_mod.FLAVOR
-        flavor_obj.Flavor.create(
-            self.cluster.ctx, flavor['name'], flavor['vcpus'],
-            flavor['memory_mb'], root_gb=flavor['root_gb'],
-            flavorid=flavor['flavorid'])
-        self.app = wsgi.make_app(self.cluster.scheduler,
-                                 conductor=self.cluster.conductor_api)
-        self.http = api_server.WSGIService(self.app, '127.0.0.1', 0)
-        self.http.start()
-        self.addCleanup(self.http.wait)
-        self.addCleanup(self.http.stop)
+            cluster_mod.Cluster(port=0, **self.cluster_args))
+        self.app = self.cluster.deployment.application
+        self.http = self.cluster.deployment.api_server
         self.url = self.http.url
 
     def client(self, token=ALICE_TOKEN):
