@@ -18,10 +18,11 @@ What a flow on a database writes, and when (``Storage``):
 * and once when the run stops (``engine.CellbootEngine.run_iter``),
   with the flow's final state and the durations the timing listener recorded.
 
-A flush that MySQL/MariaDB or PostgreSQL rolls back and asks for again
-(deadlock, lock wait timeout, serialization failure) is repeated whole,
-after a short jittered pause (``Storage._write``); any other error ends
-the run as before.
+A flush that the database rolls back and asks for again (deadlock, lock
+wait timeout, serialization failure, SQLite busy) is repeated whole, by
+the project's one retry policy (``cellboot.db.retry``, which reads the
+driver's codes since the flow database's engine is not oslo.db's); any
+other error ends the run as before.
 
 What a SIGKILL can lose, and why that is harmless: the RUNNING state of
 the atom that was running (a resumed flow treats it as PENDING and runs
@@ -35,58 +36,13 @@ where TaskFlow's backend reads the row (and, for a flow state, every atom
 row) back, merges and rewrites every atom of the flow.
 """
 
-from oslo_db import api as oslo_db_api
-from oslo_db import exception as db_exc
-from oslo_log import log as logging
-import sqlalchemy as sa
 from taskflow.persistence.backends import impl_sqlalchemy
 from taskflow import states
 from taskflow import storage as tf_storage
 
+from cellboot.db import retry
 from cellboot.flowrun import tables
 
-LOG = logging.getLogger(__name__)
-
-# Errors with which MySQL/MariaDB (deadlock, lock wait timeout) and
-# PostgreSQL (serialization failure, deadlock) roll a transaction back
-# and ask for it again. The flow database's engine is a plain SQLAlchemy
-# one (``cellboot.flowrun.backend``): oslo.db's filters do not translate them
-# into DBDeadlock, so they arrive as SQLAlchemy's wrappers of the
-# driver's error (errno first in PyMySQL's and mysqlclient's args,
-# ``pgcode`` in psycopg2's, ``sqlstate`` in psycopg's).
-_RETRY_MYSQL_ERRNOS = frozenset({1213, 1205})
-_RETRY_SQLSTATES = frozenset({'40001', '40P01'})
-
-# Pauses between flush attempts: 10 ms doubling, jittered, capped at
-# 0.5 s; 8 retries wait ~2 s at worst.
-FLUSH_RETRY_INTERVAL = 0.01
-FLUSH_MAX_RETRY_INTERVAL = 0.5
-FLUSH_MAX_RETRIES = 8
-
-
-def _must_retry(exc):
-    """Whether the database rolled the flush back and asks for it again."""
-    if isinstance(exc, db_exc.DBDeadlock):
-        retry = True
-    elif isinstance(exc, sa.exc.DBAPIError):
-        orig = exc.orig
-        code = getattr(orig, 'pgcode', None) or getattr(orig, 'sqlstate',
-                                                        None)
-        args = getattr(orig, 'args', None) or (None,)
-        retry = code in _RETRY_SQLSTATES or (
-            isinstance(args[0], int) and args[0] in _RETRY_MYSQL_ERRNOS)
-    else:
-        retry = False
-    if retry:
-        LOG.info('Flow write rolled back by the database, written again: '
-                 '%s', exc)
-    return retry
-
-
-_retry_flush = oslo_db_api.wrap_db_retry(
-    retry_interval=FLUSH_RETRY_INTERVAL, max_retries=FLUSH_MAX_RETRIES,
-    inc_retry_interval=True, max_retry_interval=FLUSH_MAX_RETRY_INTERVAL,
-    jitter=True, exception_checker=_must_retry)
 
 # Atom states whose change is not worth a write of its own: resuming
 # treats an atom left RUNNING like a PENDING one.
@@ -197,7 +153,7 @@ class Storage(tf_storage.Storage):
         self._flow_meta_changes = {}
         self._outcome_pending = False
 
-    @_retry_flush
+    @retry.on_contention
     def _write(self, changed, meta_only):
         """The flush's transaction; repeated whole when the database asks.
 
