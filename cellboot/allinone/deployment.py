@@ -49,6 +49,7 @@ from cellboot.db.cell import connection as cell_connection
 from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot import exception
+from cellboot.flowrun import schema as flow_schema
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import flavor as flavor_obj
 from cellboot import rpc
@@ -205,13 +206,13 @@ class Deployment:
 
     def _prepare_databases(self):
         migration.db_sync('api', self.api_url)
-        migration.sync_flow_database(self.flow_url)
+        flow_schema.sync_flow_database(self.flow_url)
         self._progress('API and flow databases synced')
 
     def _map_cells(self):
         self.cell0, created = cells.map_cell0(
             self.ctx, self.database_url('cell0'))
-        migration.sync_cell_database(self.cell0.database_connection)
+        flow_schema.sync_cell_database(self.cell0.database_connection)
         self._progress(f'cell0 {"mapped" if created else "reused"}')
         for index in range(1, self.cell_count + 1):
             self.cells.append(self._cell(cell_name(index)))
@@ -221,13 +222,13 @@ class Deployment:
             cell = cell_mapping_obj.CellMapping.get_by_name(self.ctx, name)
         except exception.CellMappingNotFound:
             url = self.database_url(name)
-            migration.sync_cell_database(url)
+            flow_schema.sync_cell_database(url)
             cell = cells.create_cell(
                 self.ctx, name, url, self.hooks.cell_transport_url(name),
                 allow_shared_transport=self.hooks.cells_share_bus)
             self._progress(f'{name} created ({cell.uuid})')
             return cell
-        migration.sync_cell_database(cell.database_connection)
+        flow_schema.sync_cell_database(cell.database_connection)
         self._progress(f'{name} reused ({cell.uuid})')
         return cell
 

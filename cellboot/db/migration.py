@@ -5,9 +5,9 @@ A cellboot database holds up to three schemas, each migrated on its own:
 * the API tree (``cellboot/db/api/migrations``), in the API database;
 * the cell tree (``cellboot/db/cell/migrations``), in every cell database,
   cell0 included;
-* TaskFlow's persistence tables, migrated by TaskFlow itself (see
-  ``cellboot.flowrun.backend``), in the flow database and, for the cells'
-  reschedule flows, in every cell database.
+* TaskFlow's persistence tables, migrated by TaskFlow itself, in the flow
+  database and, for the cells' reschedule flows, in every cell database
+  (``cellboot.flowrun.schema``, which builds on this module).
 
 TaskFlow's alembic keeps its revision in the default ``alembic_version``
 table, so each of our trees records its revision in a version table of its
@@ -38,12 +38,10 @@ from alembic.script import revision as alembic_revision
 from oslo_log import log as logging
 import sqlalchemy as sa
 from sqlalchemy import pool
-from taskflow import exceptions as taskflow_exc
 
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
 from cellboot.db import facade
-from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot import masking
 
@@ -103,7 +101,7 @@ def db_sync(database, connection, version=None):
     models = _models(database)
     config = alembic_config(database)
     target = _target_revision(config, database, version)
-    with _checked_engine(connection) as engine:
+    with checked_engine(connection) as engine:
         masked = masking.mask_url(connection)
         try:
             with engine.begin() as conn:
@@ -122,50 +120,14 @@ def db_sync(database, connection, version=None):
                 command.upgrade(config, target)
         except (sa.exc.SQLAlchemyError, alembic_util.CommandError) as exc:
             raise exception.DatabaseMigrationFailed(
-                database=database, url=masked, reason=_one_line(exc))
+                database=database, url=masked, reason=one_line(exc))
 
 
 def db_version(database, connection):
     """The revision of the ``database`` tree at a URL, None if not synced."""
     models = _models(database)
-    with _checked_engine(connection) as engine, engine.connect() as conn:
+    with checked_engine(connection) as engine, engine.connect() as conn:
         return _current_revision(conn, models.VERSION_TABLE)
-
-
-def sync_flow_tables(connection):
-    """Create or upgrade TaskFlow's persistence tables at a URL.
-
-    Works on any database: the flow database, or a cell database next to
-    the cell tree's tables.
-    """
-    with _checked_engine(connection):
-        pass
-    masked = masking.mask_url(connection)
-    LOG.info("Syncing TaskFlow's persistence tables in %s.", masked)
-    try:
-        flow_db.sync(connection)
-    except (taskflow_exc.StorageFailure, sa.exc.SQLAlchemyError) as exc:
-        raise exception.DatabaseMigrationFailed(
-            database='flow persistence', url=masked,
-            reason=_one_line(getattr(exc, 'cause', None) or exc))
-
-
-def sync_flow_database(connection):
-    """Sync the flow database (``[flow_persistence] connection``).
-
-    It holds TaskFlow's tables only: the API-level conductors' flows.
-    """
-    sync_flow_tables(connection)
-
-
-def sync_cell_database(connection):
-    """Sync a cell database: the cell tree, then TaskFlow's tables.
-
-    A cell's conductors persist their reschedule flows in their own cell
-    database, since they hold no API-level credentials.
-    """
-    db_sync('cell', connection)
-    sync_flow_tables(connection)
 
 
 def _models(database):
@@ -184,7 +146,7 @@ def _target_revision(config, database, version):
     except (alembic_util.CommandError,
             alembic_revision.RevisionError) as exc:
         raise exception.InvalidMigrationVersion(
-            version=version, database=database, reason=_one_line(exc))
+            version=version, database=database, reason=one_line(exc))
     if found is None:
         raise exception.InvalidMigrationVersion(
             version=version, database=database, reason='no such revision')
@@ -198,7 +160,7 @@ def _current_revision(conn, version_table):
 
 
 @contextlib.contextmanager
-def _checked_engine(connection):
+def checked_engine(connection):
     """An engine on ``connection``, once a probe has connected.
 
     Raises InvalidDatabaseURL or DatabaseConnectionError otherwise. The
@@ -225,7 +187,7 @@ def _probe(url, masked):
             pass
     except sa.exc.DBAPIError as exc:
         raise exception.DatabaseConnectionError(
-            url=masked, reason=_one_line(exc))
+            url=masked, reason=one_line(exc))
     finally:
         engine.dispose()
 
@@ -266,7 +228,7 @@ def _make_sqlite_directory(url, masked):
             reason=f'cannot create directory {directory}: {exc.strerror}')
 
 
-def _one_line(exc):
+def one_line(exc):
     """The first line of what the driver (or alembic) said."""
     cause = getattr(exc, 'orig', None) or exc
     lines = str(cause).strip().splitlines()

@@ -21,13 +21,19 @@ from cellboot.objects import cell_mapping as cell_mapping_obj
 
 
 def _migration():
-    """``cellboot.db.migration``, imported on first use.
+    """``cellboot.db.migration``, imported on first use (alembic)."""
+    from cellboot.db import migration
+    return migration
+
+
+def _schema():
+    """``cellboot.flowrun.schema``, imported on first use.
 
     It imports TaskFlow, which would add half a second to every command,
     including those that never migrate anything.
     """
-    from cellboot.db import migration
-    return migration
+    from cellboot.flowrun import schema
+    return schema
 
 
 class Step:
@@ -55,7 +61,7 @@ def sync_api_and_flow_databases():
     _migration().db_sync('api', api_url)
     yield Step('API', api_url, _migration().db_version('api', api_url))
     flow_url = CONF.flow_persistence.connection
-    yield _attempt(Step('flow', flow_url), _migration().sync_flow_database,
+    yield _attempt(Step('flow', flow_url), _schema().sync_flow_database,
                    flow_url)
 
 
@@ -76,7 +82,7 @@ def sync_local_cell_database():
 
 
 def _sync_cell(label, url):
-    step = _attempt(Step(label, url), _migration().sync_cell_database, url)
+    step = _attempt(Step(label, url), _schema().sync_cell_database, url)
     if step.error is None:
         step = _attempt(step, _migration().db_version, 'cell', url)
     return step

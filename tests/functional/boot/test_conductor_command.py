@@ -6,6 +6,7 @@ import textwrap
 import time
 
 from cellboot.db import migration
+from cellboot.flowrun import schema as flow_schema
 from tests import base
 from tests.functional import commands
 
@@ -26,7 +27,7 @@ class ConductorCommandTest(base.TestCase):
 
     def _cell_config(self, **database):
         url = 'sqlite:///' + os.path.join(self.state_path, 'cell1.sqlite')
-        migration.sync_cell_database(url)
+        flow_schema.sync_cell_database(url)
         return self._config(f'''
             [DEFAULT]
             state_path = {self.state_path}
@@ -53,7 +54,7 @@ class ConductorCommandTest(base.TestCase):
         flow_url = 'sqlite:///' + os.path.join(self.state_path,
                                                'flows.sqlite')
         migration.db_sync('api', api_url)
-        migration.sync_flow_database(flow_url)
+        flow_schema.sync_flow_database(flow_url)
         process = self._start('--config-file', self._config(f'''
             [DEFAULT]
             state_path = {self.state_path}

@@ -18,11 +18,11 @@ from taskflow.persistence import models
 from taskflow import states
 
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
 from tests import base
 from tests.functional import cluster as cluster_mod
 from tests.functional.cmd import base as cmd_base
 from cellboot.flowrun import lookup
+from cellboot.flowrun import schema as flow_schema
 
 BOOT_ATOMS = ['schedule', 'map-host-to-cell', 'create-in-cell',
               'map-instance', 'delete-build-request', 'cast-to-compute']
@@ -231,8 +231,8 @@ class ManageFlowOwnersTest(cmd_base.ManageTestCase):
 
     def setUp(self):
         super().setUp()
-        migration.sync_flow_tables(self.flow_url)
-        migration.sync_flow_tables(self.cell1_url)
+        flow_schema.sync_tables(self.flow_url)
+        flow_schema.sync_tables(self.cell1_url)
         self.map_cell1()
         self.addCleanup(flow_db.reset)
         now = timeutils.utcnow()

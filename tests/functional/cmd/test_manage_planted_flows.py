@@ -8,7 +8,7 @@ in a ``cellboot-manage`` process of their own as an operator runs it.
 import json
 
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
+from cellboot.flowrun import schema as flow_schema
 from tests.functional.cmd import base as cmd_base
 from tests.functional.cmd import test_manage_flows
 from tests.functional import planted
@@ -18,8 +18,8 @@ class ManagePlantedFlowsTest(cmd_base.ManageTestCase):
 
     def setUp(self):
         super().setUp()
-        migration.sync_flow_tables(self.flow_url)
-        migration.sync_flow_tables(self.cell1_url)
+        flow_schema.sync_tables(self.flow_url)
+        flow_schema.sync_tables(self.cell1_url)
         self.map_cell1()
         self.addCleanup(flow_db.reset)
         self.in_cell = planted.Plants(self.state_path, 'reschedule')

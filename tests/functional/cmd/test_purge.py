@@ -21,7 +21,7 @@ from cellboot import context as cb_context
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
+from cellboot.flowrun import schema as flow_schema
 from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -70,7 +70,7 @@ class _PurgeTests:
 
     def setUp(self):
         super().setUp()
-        migration.sync_flow_database(self.flow_url)
+        flow_schema.sync_flow_database(self.flow_url)
         flow_db.sync(self.cell1_url)
         self.addCleanup(flow_db.reset)
         self.cell0 = self.map_cell0()

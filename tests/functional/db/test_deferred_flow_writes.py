@@ -19,9 +19,9 @@ from taskflow import states
 from taskflow import task
 
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
 from cellboot.flowrun import listeners
 from cellboot.flowrun import engine as flow_engine
+from cellboot.flowrun import schema as flow_schema
 from tests import base
 from tests import fixtures as cb_fixtures
 
@@ -62,7 +62,7 @@ class _FlowDBCase:
     def setUp(self):
         super().setUp()
         self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
-        migration.sync_flow_database(self.url)
+        flow_schema.sync_flow_database(self.url)
         self.addCleanup(flow_db.reset)
         self.seen = []
 

@@ -22,6 +22,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
 from cellboot import exception
+from cellboot.flowrun import schema as flow_schema
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.db.schema import CELL_HEAD
@@ -75,14 +76,14 @@ class _FlowDatabaseTests:
         return book
 
     def test_cell_database_gets_cell_and_taskflow_tables(self):
-        migration.sync_cell_database(self.url)
+        flow_schema.sync_cell_database(self.url)
 
         names = table_names(self.url)
         self.assertLessEqual(set(cell_models.Base.metadata.tables), names)
         self.assertLessEqual(TASKFLOW_TABLES, names)
 
     def test_cell_database_keeps_both_revisions_apart(self):
-        migration.sync_cell_database(self.url)
+        flow_schema.sync_cell_database(self.url)
 
         self.assertEqual(CELL_HEAD, recorded_revision(
             self.url, cell_models.VERSION_TABLE))
@@ -95,21 +96,21 @@ class _FlowDatabaseTests:
         self.assertEqual(set(), TASKFLOW_TABLES & table_names(self.url))
 
     def test_flow_database_gets_only_taskflow_tables(self):
-        migration.sync_flow_database(self.url)
+        flow_schema.sync_flow_database(self.url)
 
         self.assertEqual(TASKFLOW_TABLES,
                          table_names(self.url) - {'alembic_version'})
 
     def test_cell_database_sync_twice_changes_nothing(self):
-        migration.sync_cell_database(self.url)
+        flow_schema.sync_cell_database(self.url)
         before = schema_snapshot(self.url)
 
-        migration.sync_cell_database(self.url)
+        flow_schema.sync_cell_database(self.url)
 
         self.assertEqual(before, schema_snapshot(self.url))
 
     def test_saved_flow_detail_reads_back(self):
-        migration.sync_flow_database(self.url)
+        flow_schema.sync_flow_database(self.url)
         self.save_flow_detail()
 
         flow_detail = self.read_back().get_flow_details('fd-1')
@@ -121,7 +122,7 @@ class _FlowDatabaseTests:
                          atom.results)
 
     def test_saved_logbook_lists_its_flow(self):
-        migration.sync_flow_database(self.url)
+        flow_schema.sync_flow_database(self.url)
         self.save_flow_detail()
 
         books = list(self.read_back().get_logbooks())
@@ -130,7 +131,7 @@ class _FlowDatabaseTests:
         self.assertEqual(['fd-1'], [fd.uuid for fd in books[0]])
 
     def test_flow_run_on_the_backend_is_persisted(self):
-        migration.sync_cell_database(self.url)
+        flow_schema.sync_cell_database(self.url)
         book = taskflow_models.LogBook('instance-5678')
         flow_detail = taskflow_models.FlowDetail('reschedule', uuid='fd-2')
         book.add(flow_detail)
@@ -153,7 +154,7 @@ class SQLiteFlowDatabaseTest(_FlowDatabaseTests, base.SQLiteMixin,
     TASKFLOW_MIGRATES = False
 
     def test_flow_database_runs_in_wal_mode(self):
-        migration.sync_flow_database(self.url)
+        flow_schema.sync_flow_database(self.url)
 
         engine = flow_db.get_backend(self.url).engine
         with engine.connect() as conn:

@@ -21,6 +21,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.db import migration
 from cellboot import exception
 from cellboot import masking
+from cellboot.flowrun import schema as flow_schema
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional.db.schema import API_HEAD
@@ -216,7 +217,7 @@ class _RefusedLoginTests:
             hide_password=False)
 
         self.assertRaises(exception.DatabaseConnectionError,
-                          migration.sync_cell_database, url)
+                          flow_schema.sync_cell_database, url)
 
         self.assertFalse(self.database_exists(server, name))
 
@@ -280,7 +281,7 @@ class BadInputTest(base.TestCase):
         directory = os.path.join(self.state_path, 'never')
 
         self.assertRaises(exception.InvalidDatabaseURL,
-                          migration.sync_cell_database,
+                          flow_schema.sync_cell_database,
                           f'sqlite+nodriver:///{directory}/cell.sqlite')
 
         self.assertFalse(os.path.exists(directory))
@@ -304,7 +305,7 @@ class BadInputTest(base.TestCase):
 
     def test_unreachable_flow_database_fails_fast(self):
         self.assertFailsFast(exception.DatabaseConnectionError,
-                             migration.sync_flow_database,
+                             flow_schema.sync_flow_database,
                              'mysql+pymysql://u:p@127.0.0.1:1/x')
 
     def test_silent_mysql_server_fails_within_the_timeout(self):

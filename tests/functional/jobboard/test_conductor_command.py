@@ -7,6 +7,7 @@ import textwrap
 import time
 
 from cellboot.db import migration
+from cellboot.flowrun import schema as flow_schema
 from tests import base
 from tests.functional import commands
 from tests import fixtures as cb_fixtures
@@ -22,8 +23,8 @@ class SuperAndCellConductorCommandTest(base.TestCase):
             return 'sqlite:///' + os.path.join(self.state_path,
                                                f'{name}.sqlite')
         migration.db_sync('api', url('api'))
-        migration.sync_flow_database(url('flows'))
-        migration.sync_cell_database(url('cell1'))
+        flow_schema.sync_flow_database(url('flows'))
+        flow_schema.sync_cell_database(url('cell1'))
         path = os.path.join(self.state_path, 'cellboot.conf')
         with open(path, 'w') as conf:
             conf.write(textwrap.dedent(f'''

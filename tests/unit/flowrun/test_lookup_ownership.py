@@ -14,7 +14,7 @@ from taskflow import states
 
 from cellboot import context as cb_context
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
+from cellboot.flowrun import schema as flow_schema
 from cellboot.objects import cell_mapping
 from cellboot.flowrun import lookup
 from cellboot.flowrun import summaries
@@ -102,7 +102,7 @@ class FindFlowsOwnershipTest(base.TestCase):
         self.flow_url = self.useFixture(cb_fixtures.Database()).url
         self.flags(connection=self.flow_url, group='flow_persistence')
         for url in (self.flow_url, dbs.cell_urls[0]):
-            migration.sync_flow_tables(url)
+            flow_schema.sync_tables(url)
         self.ctx = cb_context.get_admin_context()
         cell_mapping.CellMapping.create(self.ctx, 'cell1', dbs.cell_urls[0],
                                         'fake://')

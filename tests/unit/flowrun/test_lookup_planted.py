@@ -9,9 +9,9 @@ PostgreSQL, against rows that name code (``tests.functional.planted``).
 import sqlalchemy as sa
 
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
 from cellboot.flowrun import kinds
 from cellboot.flowrun import lookup
+from cellboot.flowrun import schema as flow_schema
 from tests import base
 from tests import fixtures as cb_fixtures
 from tests.functional import planted
@@ -22,7 +22,7 @@ class _PlantedLookupTests:
     def setUp(self):
         super().setUp()
         self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
-        migration.sync_flow_tables(self.url)
+        flow_schema.sync_tables(self.url)
         self.addCleanup(flow_db.reset)
         self.plants = planted.Plants(self.state_path, 'boot')
         self.plants.plant(self.url)

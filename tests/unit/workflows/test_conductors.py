@@ -9,7 +9,7 @@ from taskflow import states
 
 from cellboot.conductor import manager
 from cellboot.flowrun import backend as flow_db
-from cellboot.db import migration
+from cellboot.flowrun import schema as flow_schema
 from cellboot.objects import instance as instance_obj
 from cellboot.flowrun import records
 from cellboot.flowrun import lookup
@@ -44,7 +44,7 @@ class _ConductorTests:
         super().setUp()
         self.flow_url = self.useFixture(cb_fixtures.Database(
             self.BACKEND)).url
-        migration.sync_flow_tables(self.flow_url)
+        flow_schema.sync_tables(self.flow_url)
         self.flags(connection=self.flow_url, group='flow_persistence')
         self.add_host('h1')
         self.add_host('h2')
@@ -185,7 +185,7 @@ class _CellConductorSetUp:
 
     def setUp(self):
         super().setUp()
-        migration.sync_flow_tables(self.cells[0].database_connection)
+        flow_schema.sync_tables(self.cells[0].database_connection)
         self.nodes = [self.add_host(name) for name in ('h1', 'h2', 'h3')]
         self.start_scheduler()
         self.conductor = manager.CellConductorManager(
