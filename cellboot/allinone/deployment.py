@@ -37,7 +37,7 @@ from oslo_log import log as logging
 from cellboot.allinone import hooks as hooks_mod
 from cellboot.cells import discovery
 from cellboot.cells import mappings as cells
-from cellboot.compute import host as compute_cmd
+from cellboot.compute import host as compute_host
 from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import manager as conductor_manager
@@ -292,7 +292,7 @@ class Deployment:
         rpc_service = self._rpc_service(
             host, topics.compute(cell.name),
             compute_manager.ComputeEndpoint(manager), transport)
-        compute = compute_cmd.ComputeHost(
+        compute = compute_host.ComputeHost(
             manager, rpc_service, cb_context.targeted_copy(self.ctx, cell))
         compute.start()
         self._services.append(compute)

@@ -15,9 +15,14 @@ Usage::
 import sys
 
 from cellboot.compute import host as compute_host
+from cellboot.compute import manager as compute_manager
+from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import rpc
+from cellboot.rpc import topics
+from cellboot.scheduler import rpcapi as scheduler_rpcapi
+from cellboot import service
 from cellboot import service_runner
 
 PROG = 'cellboot-compute'
@@ -45,8 +50,21 @@ def build(context, args):
         raise exception.ConfigurationError(
             reason=f'{PROG} needs [DEFAULT] cell_name, the name of its '
                    f'cell as in `cellboot-manage cell_v2 list_cells`')
-    return [compute_host.compute_host(context, CONF.host, CONF.cell_name,
-                                      rpc.get_local_cell_transport())]
+    return [_compute_host(context, CONF.host, CONF.cell_name,
+                          rpc.get_local_cell_transport())]
+
+
+def _compute_host(context, host, cell_name, transport):
+    """The host's manager, calling its cell's conductor and the scheduler
+    on the cell's own topic, behind its RPC server."""
+    manager = compute_manager.ComputeManager(
+        host, scheduler_rpcapi.SchedulerRPCAPI(transport, cell_name=cell_name),
+        conductor_rpcapi.CellConductorAPI(cell_name, transport),
+        cell_name=cell_name)
+    rpc_service = service.RPCService(
+        host, topics.compute(cell_name),
+        [compute_manager.ComputeEndpoint(manager)], transport)
+    return compute_host.ComputeHost(manager, rpc_service, context)
 
 
 def add_arguments(parser):

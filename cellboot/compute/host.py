@@ -2,17 +2,15 @@
 
 What ``cellboot-compute`` runs, and what anything running compute hosts
 in-process (``cellboot all-in-one``, the tests' clusters) runs too, so
-that the order in which a host becomes reachable is written once.
+that the order in which a host becomes reachable is written once. Who
+the host calls (its cell's conductor, the scheduler) is its composer's
+choice: the entry point (``cellboot.cmd.compute``) or the all-in-one
+deployment build the manager and hand it over.
 """
 
 from oslo_log import log as logging
 
-from cellboot.compute import manager as compute_manager
-from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
-from cellboot.rpc import topics
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
-from cellboot import service
 
 LOG = logging.getLogger(__name__)
 
@@ -53,24 +51,3 @@ class ComputeHost:
     def wait(self):
         """Returns once the builds in flight are done."""
         self.rpc_service.wait()
-
-
-def compute_host(context, host, cell_name, transport, scheduler=None,
-                 driver=None):
-    """A compute host as one service (``start``/``stop``/``wait``).
-
-    ``scheduler`` defaults to the scheduler's RPC client on
-    ``transport``, calling the cell's own topic; an embedded deployment
-    may give the in-process one. Used by ``cellboot-compute`` and by
-    anything that runs hosts in-process.
-    """
-    manager = compute_manager.ComputeManager(
-        host,
-        scheduler or scheduler_rpcapi.SchedulerRPCAPI(transport,
-                                                      cell_name=cell_name),
-        conductor_rpcapi.CellConductorAPI(cell_name, transport),
-        driver=driver, cell_name=cell_name)
-    rpc_service = service.RPCService(
-        host, topics.compute(cell_name),
-        [compute_manager.ComputeEndpoint(manager)], transport)
-    return ComputeHost(manager, rpc_service, context)
