@@ -20,7 +20,7 @@ def first_retry():
     ``num_attempts`` counts the hosts that failed the build so far and
     ``hosts`` lists them as ``[host, node]``: the compute host that fails
     adds itself and the cell conductor gives up after ``[scheduler]
-    max_attempts`` (DESIGN §4, reschedule).
+    max_attempts`` (docs/architecture.md, "The reschedule flow").
     """
     return {'num_attempts': 0, 'hosts': [], 'last_failure': None}
 
