@@ -9,7 +9,7 @@ build request gone reads the mapping again.
 Deleting follows the same path. A server that is only a build request is
 deleted with its mapping in one transaction; the boot flow notices
 either row missing (``map-instance`` / ``delete-build-request``) and
-cleans up whatever it made (``workflows.fates.clean_up_deleted``). A
+cleans up whatever it made (``builds.fates.clean_up_deleted``). A
 server in a cell (cell0 included) is deleted in the idempotent steps of
 ``cellboot.builds.deletes``: soft-deleted in its cell, its mapping
 marked queued for delete, its claims released, a build request left by

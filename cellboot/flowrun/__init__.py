@@ -14,7 +14,8 @@ touches this package and nothing else:
   writes, and when;
 * ``backend``: TaskFlow's persistence backend per database URL, on our
   own SQLAlchemy engine; ``tables``: every SQL statement on TaskFlow's
-  tables;
+  tables; ``schema``: creating and upgrading them in the flow and cell
+  databases;
 * ``jobboard``, ``claims``, ``conductor``, ``board_keys``: sharing flows
   between conductor processes through Redis;
 * ``lookup`` and ``summaries``: finding and describing flows for
