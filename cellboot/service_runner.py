@@ -29,7 +29,7 @@ import traceback
 import oslo_messaging
 from oslo_log import log as logging
 
-from cellboot.conf import CONF
+from cellboot.console import configuration
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import context as cb_context
@@ -76,17 +76,7 @@ def build_parser(prog, description):
 
 def load_configuration(prog, args):
     """Read the configuration files into ``CONF`` and set up logging."""
-    cli_args = []
-    for path in args.config_files:
-        cli_args += ['--config-file', path]
-    for path in args.config_dirs:
-        cli_args += ['--config-dir', path]
-    logging.register_options(CONF)
-    CONF.set_default('use_stderr', True)
-    CONF(cli_args, project='cellboot', prog=prog)
-    if args.debug:
-        CONF.set_override('debug', True)
-    logging.setup(CONF, prog)
+    configuration.load(prog, args)
     std_logging.captureWarnings(True)
 
 

@@ -22,6 +22,7 @@ from cellboot.cmd.manage import flavor
 from cellboot.cmd.manage import flows
 from cellboot.cmd.manage import quota
 from cellboot.conf import CONF
+from cellboot.console import configuration
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import context as cb_context
@@ -77,20 +78,10 @@ def build_parser():
 
 def load_configuration(args):
     """Read the configuration files into ``CONF`` and set up logging."""
-    cli_args = []
-    for path in args.config_files:
-        cli_args += ['--config-file', path]
-    for path in args.config_dirs:
-        cli_args += ['--config-dir', path]
-    logging.register_options(CONF)
-    CONF.set_default('use_stderr', True)
-    for group in ('database', 'api_database'):
-        for name, value in _COMMAND_DB_DEFAULTS.items():
-            CONF.set_default(name, value, group=group)
-    CONF(cli_args, project='cellboot', prog=PROG)
-    if args.debug:
-        CONF.set_override('debug', True)
-    logging.setup(CONF, PROG)
+    configuration.load(PROG, args, defaults=[
+        (group, name, value)
+        for group in ('database', 'api_database')
+        for name, value in _COMMAND_DB_DEFAULTS.items()])
     _set_log_level(CONF.debug, args.verbose)
 
 
