@@ -153,6 +153,7 @@ class Deployment:
         self.application = None
         self.api_server = None
         self._services = []
+        self._scheduler_servers = []
 
     # -- starting ----------------------------------------------------------
 
@@ -262,10 +263,10 @@ class Deployment:
         self.scheduler = scheduler_api.SchedulerAPI()
         self.scheduler.start(self.ctx)
         for door in doors.plan(self.ctx, 'scheduler'):
-            self._serve('scheduler', door.topic,
-                        rpc_endpoint.SchedulerEndpoint(self.scheduler,
-                                                       door.access),
-                        door.transport)
+            self._scheduler_servers.append(self._serve(
+                'scheduler', door.topic,
+                rpc_endpoint.SchedulerEndpoint(self.scheduler, door.access),
+                door.transport))
         self._progress('Scheduler started')
 
     def _start_cell(self, cell):
@@ -342,24 +343,28 @@ class Deployment:
     # -- stopping ----------------------------------------------------------
 
     def stop(self):
-        """Stop the API and every service, newest first; wait for all.
+        """Stop the API and every service; wait for all.
 
-        Each RPC server takes up to a second to notice it was stopped
+        In two rounds: first everything but the scheduler's doors, whose
+        builds and flows in flight finish meanwhile, then the doors. A
+        compute host ends a build by calling the scheduler
+        (``record_build_result``) and a cell conductor claims through it:
+        with the doors stopped first, such a call would wait for its RPC
+        timeout (a minute) before the host could stop. Within a round,
+        each RPC server takes up to a second to notice it was stopped
         (the fake driver's poll), so they are waited for in parallel.
         """
-        stopping = list(reversed(self._services))
+        last = [server for server in self._services
+                if server in self._scheduler_servers]
+        first = [server for server in reversed(self._services)
+                 if server not in self._scheduler_servers]
         if self.api_server is not None:
-            stopping.insert(0, self.api_server)
+            first.insert(0, self.api_server)
             self.api_server = None
         self._services = []
-        for server in stopping:
-            server.stop()
-        waiters = [threading.Thread(target=server.wait, daemon=True)
-                   for server in stopping]
-        for waiter in waiters:
-            waiter.start()
-        for waiter in waiters:
-            waiter.join()
+        self._scheduler_servers = []
+        _stop_and_wait(first)
+        _stop_and_wait(last)
         if self.scheduler is not None:
             self.scheduler.stop()
             self.scheduler = None
@@ -367,3 +372,15 @@ class Deployment:
         api_connection.reset()
         cell_connection.reset()
         flow_db.reset()
+
+
+def _stop_and_wait(servers):
+    """Stop ``servers``, then wait for all of them at once."""
+    for server in servers:
+        server.stop()
+    waiters = [threading.Thread(target=server.wait, daemon=True)
+               for server in servers]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join()
