@@ -195,10 +195,15 @@ class Runner:
             posted = self.board is not None
             meta = records.flow_meta(self.kind, instance_uuids, context,
                                      owner=self.owner, posted=posted)
+            # Built once, saved and (unless posted) run: a second build
+            # from the registry would repeat TaskFlow's inspection of
+            # every atom for a flow this process has just written.
+            flow = kinds.factory(self.kind)()
             flow_detail, created = records.create(
                 self.kind, store, persistence,
                 uuid_=records.flow_uuid(self.kind, key),
-                book_name=f'{self.kind} {context.request_id}', meta=meta)
+                book_name=f'{self.kind} {context.request_id}', meta=meta,
+                flow=flow)
         except Exception as exc:
             _log_outcome(what, exc)
             return None
@@ -212,7 +217,8 @@ class Runner:
             self._post(what, flow_detail.uuid,
                        f'{self.kind} {context.request_id}')
             return None
-        return self._run_counted(what, flow_detail, context=context)
+        return self._run_counted(what, flow_detail, context=context,
+                                 flow=flow)
 
     def _post(self, what, flow_uuid, book_name=None):
         try:
@@ -242,7 +248,7 @@ class Runner:
         return True
 
     def _run_counted(self, what, flow_detail, extra_listeners=(),
-                     context=None):
+                     context=None, flow=None):
         """Run a saved flow this process counts as running; the engine.
 
         The flow is rebuilt from its kind's factory (``kinds.build``):
@@ -250,14 +256,17 @@ class Runner:
         anything of it is written or run. Then this conductor takes it
         over (``records.take_over``); a resumption gets ``resumed=True``
         among its transient values. ``context``: the request context
-        (default: the flow's stored one). Never raises; forgets the
-        flow from ``_running`` once it ran.
+        (default: the flow's stored one); ``flow``: the flow ``start``
+        built and saved in this process (rebuilt from the registry when
+        None). Never raises; forgets the flow from ``_running`` once it
+        ran.
         """
         with self._running_lock:
             self._running.add(flow_detail.uuid)
         persistence = self.persistence()
         try:
-            flow = kinds.build(flow_detail, self.level)
+            if flow is None:
+                flow = kinds.build(flow_detail, self.level)
             stored = records.stored_context(flow_detail.meta or {})
             previous_state = flow_detail.state
             previous_owner = records.owner_of(flow_detail.meta)
