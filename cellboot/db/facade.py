@@ -324,6 +324,19 @@ def timeout_args(url, read_timeout=None):
     return {k: v for k, v in args.items() if k not in url.query}
 
 
+def bounded_waits(connection, parameters, read_timeout=None):
+    """oslo.db ``connection_parameters`` plus the driver's timeouts.
+
+    ``parameters`` (the configured ones) with ``timeout_args``: a server
+    that is down or partitioned makes a connection attempt fail within
+    seconds, which a request answers with a 503, instead of waiting on
+    the operating system's TCP time-outs.
+    """
+    args = timeout_args(connection, read_timeout)
+    extra = '&'.join(f'{key}={value}' for key, value in args.items())
+    return '&'.join(part for part in (parameters, extra) if part) or None
+
+
 def parse_url(url):
     """Parse a database URL or raise InvalidDatabaseURL with the reason."""
     if not url or not isinstance(url, str):
