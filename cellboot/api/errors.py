@@ -129,9 +129,10 @@ def database_unavailable(request, exc):
     """
     inner = getattr(exc, 'inner_exception', None)
     reason = getattr(inner, 'orig', None) or inner or exc
+    # libpq's messages run over several lines.
     LOG.warning('%s %s: a database did not answer (%s: %s); answered 503',
                 request.method, request.environ.get('PATH_INFO'),
-                type(reason).__name__, reason)
+                type(reason).__name__, ' '.join(str(reason).split()))
     return unavailable(DATABASE_UNAVAILABLE, DATABASE_RETRY_AFTER)
 
 

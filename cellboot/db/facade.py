@@ -26,6 +26,7 @@ import threading
 
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import exc_filters
 import sqlalchemy
 from sqlalchemy.engine import url as sa_url
 
@@ -62,6 +63,21 @@ FACADE_OPTS = frozenset({
     'connection_parameters', 'db_max_retries', 'db_retry_interval',
     'db_inc_retry_interval', 'db_max_retry_interval', 'sqlite_fk',
 })
+
+
+@exc_filters.filters('postgresql', sqlalchemy.exc.OperationalError,
+                     r'.*connection to server (?:at|on) .* failed')
+def _postgresql_connection_failed(error, match, engine_name, is_disconnect):
+    """A PostgreSQL server that refused or timed out a connection.
+
+    oslo.db recognises libpq's message of old ("could not connect to
+    server") as a DBConnectionError; libpq 12 and later say "connection
+    to server at HOST, port P failed: Connection refused" (or "timeout
+    expired"), which oslo.db passes on as a bare OperationalError. The
+    API answers DBConnectionError with a 503, and the engine's pre-ping
+    treats it as a disconnect, on PostgreSQL as on MariaDB.
+    """
+    raise db_exc.DBConnectionError(error)
 
 
 def install_sqlite_pragmas(engine):

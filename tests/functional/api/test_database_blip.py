@@ -1,8 +1,8 @@
 """The API database goes away and comes back: 503s, then service, no restart.
 
-The deployment runs on MariaDB, its API database behind a TCP proxy of
-this test's (``tests.functional.tcp_proxy``): cutting the proxy is an
-outage as cellboot sees it (connections refused, those open dropped)
+The deployment runs on MariaDB (then PostgreSQL), its API database
+behind a TCP proxy of this test's (``tests.functional.tcp_proxy``):
+cutting the proxy is an outage as cellboot sees it (connections refused, those open dropped)
 while the machine's server goes on serving the other tests. During the
 cut, booting, listing, showing and deleting answer 503 with Retry-After
 within seconds and write nothing; once the proxy is back the same API
@@ -31,12 +31,16 @@ _TABLES = (api_models.BuildRequest.__table__,
 
 
 class DatabaseBlipTest(base.TestCase):
+    """On MariaDB."""
+
+    BACKEND = 'mysql'
+    PORT = 3306
 
     def setUp(self):
         super().setUp()
         self.proxy = None
         self.api = self.useFixture(api_fixtures.APIServer(
-            cells=1, hosts_per_cell=1, backend='mysql',
+            cells=1, hosts_per_cell=1, backend=self.BACKEND,
             reroute={'api': self._through_proxy}))
         self.cluster = self.api.cluster
         self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
@@ -46,7 +50,7 @@ class DatabaseBlipTest(base.TestCase):
     def _through_proxy(self, url):
         url = sa_url.make_url(url)
         self.proxy = tcp_proxy.TCPProxy(url.host or '127.0.0.1',
-                                        url.port or 3306).start()
+                                        url.port or self.PORT).start()
         # After the deployment's stop (registered later, run earlier).
         self.addCleanup(self.proxy.stop)
         return url.set(host='127.0.0.1', port=self.proxy.port) \
@@ -108,3 +112,10 @@ class DatabaseBlipTest(base.TestCase):
         self.cluster.wait_for_quiet()
         self.assertEqual('ACTIVE', self.alice.get(f'/servers/{second}')
                          .json()['server']['status'])
+
+
+class PostgreSQLDatabaseBlipTest(DatabaseBlipTest):
+    """The same on PostgreSQL."""
+
+    BACKEND = 'postgresql'
+    PORT = 5432
