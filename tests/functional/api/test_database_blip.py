@@ -2,8 +2,9 @@
 
 The deployment runs on MariaDB (then PostgreSQL), its API database
 behind a TCP proxy of this test's (``tests.functional.tcp_proxy``):
-cutting the proxy is an outage as cellboot sees it (connections refused, those open dropped)
-while the machine's server goes on serving the other tests. During the
+cutting the proxy is an outage as cellboot sees it (connections
+refused, those open dropped) while the machine's server goes on serving
+the other tests. During the
 cut, booting, listing, showing and deleting answer 503 with Retry-After
 within seconds and write nothing; once the proxy is back the same API
 process answers them again.
