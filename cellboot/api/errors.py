@@ -3,11 +3,13 @@
 Every error body has the shape ``{"badRequest": {"code": 400,
 "message": "..."}}``; the key names the kind of error as Nova names it.
 Handlers raise ``HTTPError`` (or a domain error whose ``code`` is a 4xx,
-which is translated here); ``FaultWrapper`` is the last line: anything
-else becomes a logged 500, which the fuzzing test proves no input
-reaches.
+which is translated here); ``FaultWrapper`` is the last line: a
+database that cannot be reached becomes a 503 with ``Retry-After`` (see
+``database_unavailable``), anything else a logged 500, which the fuzzing
+test proves no input reaches.
 """
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 import webob
@@ -95,6 +97,45 @@ def error_response(code, message, headers=None):
     return response
 
 
+def unavailable(message, retry_after):
+    """503 with ``Retry-After``: try again in ``retry_after`` seconds.
+
+    The one shape of every "not now" answer (a busy server, a silent
+    cell, a database that is down), so that a client can retry them all
+    the same way.
+    """
+    return error_response(503, message,
+                          headers={'Retry-After': str(retry_after)})
+
+
+# Seconds a client should wait after a database did not answer: a
+# restart or a failover of a database server takes a few seconds, and
+# the next request reconnects (oslo.db's pool pre-ping) by itself.
+DATABASE_RETRY_AFTER = 2
+
+DATABASE_UNAVAILABLE = ('A database of the cloud did not answer; nothing was '
+                        'changed. Try again in a few seconds.')
+
+
+def database_unavailable(request, exc):
+    """The answer to a request whose database could not be reached.
+
+    oslo.db raises DBConnectionError for a refused or timed-out
+    connection and for one lost inside a transaction (rolled back, so
+    the request wrote nothing). It is an outage of the infrastructure,
+    not a bug: one WARNING line for the operator, without a traceback
+    (and without the SQL and its parameters, which may hold user data),
+    and a 503 the client may retry.
+    """
+    inner = getattr(exc, 'inner_exception', None)
+    reason = getattr(inner, 'orig', None) or inner or exc
+    # libpq's messages run over several lines.
+    LOG.warning('%s %s: a database did not answer (%s: %s); answered 503',
+                request.method, request.environ.get('PATH_INFO'),
+                type(reason).__name__, ' '.join(str(reason).split()))
+    return unavailable(DATABASE_UNAVAILABLE, DATABASE_RETRY_AFTER)
+
+
 def from_domain(exc):
     """The HTTPError of a domain error whose code is a client error."""
     code = getattr(exc, 'code', 500)
@@ -106,6 +147,8 @@ def from_domain(exc):
 
 class FaultWrapper:
     """Catch-all: an unexpected exception becomes a logged 500.
+
+    A database that cannot be reached is no unexpected error: 503.
 
     ``unexpected`` counts them, so that tests can assert that no request
     reached this path.
@@ -121,6 +164,8 @@ class FaultWrapper:
             return request.get_response(self.application)
         except HTTPError as exc:
             return error_response(exc.code, exc.message, exc.headers)
+        except db_exc.DBConnectionError as exc:
+            return database_unavailable(request, exc)
         except Exception as exc:
             known = from_domain(exc)
             if known is not None:

@@ -141,11 +141,10 @@ class AdmissionLimit:
     def __call__(self, environ, start_response):
         if not self._admit():
             self._overloaded()
-            response = errors.error_response(
-                503, f'cellboot-api is busy: all {self.limit} request '
-                     f'slots are in use. Retry in {RETRY_AFTER_SECONDS} '
-                     f'second(s).')
-            response.headers['Retry-After'] = str(RETRY_AFTER_SECONDS)
+            response = errors.unavailable(
+                f'cellboot-api is busy: all {self.limit} request slots are '
+                f'in use. Retry in {RETRY_AFTER_SECONDS} second(s).',
+                RETRY_AFTER_SECONDS)
             return response(environ, start_response)
         try:
             body = self.application(environ, start_response)

@@ -55,13 +55,18 @@ _ERROR_REASONS = {
     413: 'The body is over [api] max_request_body_size bytes, or what '
          'the request would store is over its limits (see the message).',
     415: 'The body is not Content-Type: application/json (UTF-8).',
-    503: 'A cell or service needed for the answer did not answer.',
+    503: 'A database, cell or service needed for the answer did not '
+         'answer, or every request slot is busy; nothing was changed. '
+         'Try again after Retry-After seconds.',
 }
 
 _ERROR_HEADERS = {
     401: {'WWW-Authenticate': {'schema': {'type': 'string'}}},
     405: {'Allow': {'schema': {'type': 'string'},
                     'description': 'The methods of the path.'}},
+    503: {'Retry-After': {'schema': {'type': 'string'},
+                          'description': 'Seconds to wait before trying '
+                                         'again.'}},
 }
 
 
@@ -97,6 +102,8 @@ def _error_codes(route):
         codes.add(400)
     if route.params:
         codes.add(404)
+    if route.database:
+        codes.add(503)
     codes.update(route.failures)
     return codes
 

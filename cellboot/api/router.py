@@ -27,7 +27,9 @@ class Route:
     handler answers besides those every route of its kind answers (e.g.
     409); ``query`` names the query parameters, ``query_schemas`` the
     schema of those that are not any string; ``links`` are OpenAPI links
-    of the success response.
+    of the success response. ``database``: the handler reads or writes
+    a database, so it answers 503 with ``Retry-After`` when one does not
+    answer (every route but the static documents).
     """
 
     method: str
@@ -43,6 +45,7 @@ class Route:
     failures: tuple = ()
     query_schemas: dict = dataclasses.field(default_factory=dict)
     links: dict = dataclasses.field(default_factory=dict)
+    database: bool = True
 
     @property
     def pattern(self):

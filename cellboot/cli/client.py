@@ -4,11 +4,20 @@ Every failure — the API's nova-shaped error bodies, a refused
 connection, an answer that is not JSON — becomes a ``CLIError`` with a
 one-line message and the exit code a script can test (see
 ``cellboot.cli.exit_codes``).
+
+A 503 with ``Retry-After`` is the API saying "not now, nothing was
+changed" (a database or cell that did not answer, every request slot
+busy): urllib3's ``Retry`` sends the request again after the time it
+asks for (capped), ``ATTEMPTS`` times in all, each retry told on stderr
+in one line.
 """
 
+import sys
 import urllib.parse
 
 import requests
+from requests import adapters
+from urllib3.util import retry
 
 from cellboot.cli import exit_codes
 
@@ -17,6 +26,12 @@ DEFAULT_TOKEN = 'admin:admin'
 
 # Seconds to wait for one answer; a healthy API answers in milliseconds.
 TIMEOUT = 30
+
+# Attempts of a request the API answers 503 with Retry-After, and the
+# longest pause between two, whatever the API asks: a database blip
+# lasts seconds, a longer outage is the user's to wait out.
+ATTEMPTS = 3
+MAX_RETRY_AFTER = 10
 
 
 class CLIError(Exception):
@@ -51,15 +66,49 @@ def _exit_code(status):
     return exit_codes.ERROR
 
 
+class RetryAfter(retry.Retry):
+    """Retry what the API answers 503 with ``Retry-After``, and say so.
+
+    Any method: such an answer says that nothing was changed. Nothing
+    else is retried (a refused connection is the user's to see at once).
+    """
+
+    RETRY_AFTER_STATUS_CODES = frozenset({503})
+
+    @classmethod
+    def for_attempts(cls, attempts):
+        return cls(total=attempts - 1, connect=0, read=False, other=0,
+                   redirect=0, allowed_methods=None, raise_on_status=False,
+                   respect_retry_after_header=True)
+
+    def get_retry_after(self, response):
+        seconds = super().get_retry_after(response)
+        return None if seconds is None else min(seconds, MAX_RETRY_AFTER)
+
+    def sleep_for_retry(self, response):
+        seconds = self.get_retry_after(response)
+        if seconds is not None:
+            # ``history`` holds the answers so far, this one included.
+            print(f'cellboot: the API answered {response.status} '
+                  f'(unavailable); retrying in {seconds:g} s (attempt '
+                  f'{len(self.history) + 1} of '
+                  f'{len(self.history) + 1 + self.total})', file=sys.stderr)
+        return super().sleep_for_retry(response)
+
+
 class Client:
     """Requests to one API endpoint with one token."""
 
     def __init__(self, url=DEFAULT_URL, token=DEFAULT_TOKEN,
-                 timeout=TIMEOUT):
+                 timeout=TIMEOUT, attempts=ATTEMPTS):
         self.url = url.rstrip('/')
         self.token = token
         self.timeout = timeout
         self._session = requests.Session()
+        retrying = adapters.HTTPAdapter(
+            max_retries=RetryAfter.for_attempts(attempts))
+        for scheme in ('http://', 'https://'):
+            self._session.mount(scheme, retrying)
 
     def request(self, method, path, body=None, params=None):
         """The decoded JSON answer (None when it has no body)."""

@@ -1,13 +1,16 @@
 """The ``[api_database]`` group: the API database (docs/architecture.md).
 
-It takes the same options as oslo.db's ``[database]`` group, so that pool
-sizes and retries are tuned the same way for both.
+It takes the same options as oslo.db's ``[database]`` group, with the
+same defaults (``cellboot.conf.database``, imported first, sets them),
+so that pool sizes and retries are tuned the same way for both.
 """
 
 import copy
 
 from oslo_config import cfg
 from oslo_db import options as oslo_db_options
+
+from cellboot.conf import database  # noqa: F401 (the defaults, first)
 
 api_db_group = cfg.OptGroup(
     'api_database',

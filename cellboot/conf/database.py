@@ -3,9 +3,32 @@
 These are oslo.db's own options. Compute hosts and cell conductors use this
 connection; API-level services reach cell databases through
 ``cell_mappings.database_connection`` instead.
+
+cellboot changes two of their defaults (``RECONNECT_DEFAULTS``) to ride
+out a database blip (a restart, a failover); ``[api_database]`` copies
+these options and so takes them too. Once an engine runs, oslo.db checks
+each pooled connection before use (its pre-ping) and reconnects a dead
+one, so a service needs no restart when its database is back; what the
+defaults change is how a service that starts during an outage waits.
 """
 
+from oslo_config import cfg
 from oslo_db import options as oslo_db_options
+
+# oslo.db waits 10 x 10 s at an engine's start, and sees a database that
+# came back up to 10 s late. Trying every second for a documented outage
+# of 30 s starts a service within a second of its database's return.
+RECONNECT_DEFAULTS = {
+    'max_retries': 30,
+    'retry_interval': 1,
+}
+
+# On oslo.db's option objects themselves, at import, as oslo.db's own
+# set_defaults() does: oslo.db's engine facade registers these very
+# objects on the [database] group when it starts (a copy with other
+# defaults would clash with them), and the sample configuration and
+# [api_database] (copied at its import, after this one) show them.
+cfg.set_defaults(oslo_db_options.database_opts, **RECONNECT_DEFAULTS)
 
 
 def register_opts(conf):

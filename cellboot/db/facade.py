@@ -26,6 +26,7 @@ import threading
 
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import exc_filters
 import sqlalchemy
 from sqlalchemy.engine import url as sa_url
 
@@ -62,6 +63,21 @@ FACADE_OPTS = frozenset({
     'connection_parameters', 'db_max_retries', 'db_retry_interval',
     'db_inc_retry_interval', 'db_max_retry_interval', 'sqlite_fk',
 })
+
+
+@exc_filters.filters('postgresql', sqlalchemy.exc.OperationalError,
+                     r'.*connection to server (?:at|on) .* failed')
+def _postgresql_connection_failed(error, match, engine_name, is_disconnect):
+    """A PostgreSQL server that refused or timed out a connection.
+
+    oslo.db recognises libpq's message of old ("could not connect to
+    server") as a DBConnectionError; libpq 12 and later say "connection
+    to server at HOST, port P failed: Connection refused" (or "timeout
+    expired"), which oslo.db passes on as a bare OperationalError. The
+    API answers DBConnectionError with a 503, and the engine's pre-ping
+    treats it as a disconnect, on PostgreSQL as on MariaDB.
+    """
+    raise db_exc.DBConnectionError(error)
 
 
 def install_sqlite_pragmas(engine):
@@ -322,6 +338,19 @@ def timeout_args(url, read_timeout=None):
     if read_timeout and read_arg:
         args[read_arg] = read_timeout
     return {k: v for k, v in args.items() if k not in url.query}
+
+
+def bounded_waits(connection, parameters, read_timeout=None):
+    """oslo.db ``connection_parameters`` plus the driver's timeouts.
+
+    ``parameters`` (the configured ones) with ``timeout_args``: a server
+    that is down or partitioned makes a connection attempt fail within
+    seconds, which a request answers with a 503, instead of waiting on
+    the operating system's TCP time-outs.
+    """
+    args = timeout_args(connection, read_timeout)
+    extra = '&'.join(f'{key}={value}' for key, value in args.items())
+    return '&'.join(part for part in (parameters, extra) if part) or None
 
 
 def parse_url(url):

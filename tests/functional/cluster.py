@@ -173,13 +173,16 @@ class Cluster(fixtures.Fixture):
 
     def __init__(self, cells=2, hosts_per_cell=2, vcpus=8, memory_mb=8192,
                  local_gb=200, host_capacity=None, persist_flows=True,
-                 backend='sqlite', port=None):
+                 backend='sqlite', port=None, reroute=None):
         """``host_capacity``: ``{host: {'vcpus': ..., ...}}`` for hosts
         that differ from the others (hosts are named ``cell1-host1``...).
         ``backend``: 'sqlite' (files in a temporary directory), 'mysql'
         or 'postgresql' (throw-away databases on the local server, see
         ``tests.fixtures.Database``). ``port``: serve the REST API there
-        too (0: a free port), as all-in-one does.
+        too (0: a free port), as all-in-one does. ``reroute``: ``{name:
+        fn(url)}``, the URL the deployment is given for a server database
+        instead of its own (a test puts a proxy in front of it);
+        ``direct_urls`` keeps the real ones.
         """
         super().__init__()
         self.backend = backend
@@ -190,6 +193,7 @@ class Cluster(fixtures.Fixture):
         self.host_capacity = dict(host_capacity or {})
         self.persist_flows = persist_flows
         self.port = port
+        self.reroute = dict(reroute or {})
 
     # -- set-up ------------------------------------------------------------
 
@@ -204,6 +208,9 @@ class Cluster(fixtures.Fixture):
                     for i in range(self.cell_count)]:
                 self.server_urls[name] = self.useFixture(
                     cb_fixtures.Database(self.backend)).url
+        self.direct_urls = dict(self.server_urls)
+        for name, fn in self.reroute.items():
+            self.server_urls[name] = fn(self.server_urls[name])
         self.in_flight = _InFlight()
         CONF.set_override('host_state_refresh_interval', 0,
                           group='scheduler')

@@ -105,3 +105,14 @@ class ConfModulesTest(base.TestCase):
         (entry_point,) = metadata.entry_points(
             group='oslo.config.opts', name='cellboot')
         self.assertIs(conf_opts.list_opts, entry_point.load())
+
+
+class DatabaseBlipDefaultsTest(base.TestCase):
+    """Both database groups wait out a blip at start, retrying each second."""
+
+    def test_api_and_cell_databases_share_the_reconnect_defaults(self):
+        from cellboot.conf import CONF
+        from cellboot.conf import database
+        for group in (CONF.database, CONF.api_database):
+            for name, value in database.RECONNECT_DEFAULTS.items():
+                self.assertEqual(value, group[name], name)

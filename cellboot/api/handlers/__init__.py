@@ -18,7 +18,5 @@ def unavailable(exc):
     ``Retry-After`` is ``[api] cell_timeout``, rounded up: a client that
     retries sooner would only wait as long again.
     """
-    response = errors.error_response(503, str(exc))
-    response.headers['Retry-After'] = str(
-        max(1, math.ceil(CONF.api.cell_timeout)))
-    return response
+    return errors.unavailable(str(exc),
+                              max(1, math.ceil(CONF.api.cell_timeout)))

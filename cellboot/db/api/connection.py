@@ -21,8 +21,12 @@ def get_context_manager(context=None):
         with _LOCK:
             if _manager is None:
                 opts = dict(CONF.api_database.items())
-                _manager = facade.new_context_manager(
-                    opts.pop('connection'), **opts)
+                connection = opts.pop('connection')
+                # Every request reads this database: one that cannot
+                # be reached is answered 503 within seconds.
+                opts['connection_parameters'] = facade.bounded_waits(
+                    connection, opts.get('connection_parameters'))
+                _manager = facade.new_context_manager(connection, **opts)
     return _manager
 
 

@@ -35,25 +35,17 @@ def get_context_manager(connection):
                     # then reports it as failed, not as silent, and the
                     # next request tries it again.
                     opts['max_retries'] = 0
-                    opts['connection_parameters'] = _bounded_waits(
-                        connection, opts.get('connection_parameters'))
+                    # A cell reached through its mapping may be
+                    # partitioned or compromised: its server may accept a
+                    # connection and never answer. The read timeout bounds
+                    # how long a thread that reads it (one the API's
+                    # cell_timeout gave up on) stays blocked there.
+                    opts['connection_parameters'] = facade.bounded_waits(
+                        connection, opts.get('connection_parameters'),
+                        CONF.api.cell_read_timeout)
                 manager = facade.new_context_manager(connection, **opts)
                 _managers[connection] = manager
     return manager
-
-
-def _bounded_waits(connection, parameters):
-    """``[database] connection_parameters`` plus the driver's timeouts.
-
-    A cell reached through its mapping may be partitioned or
-    compromised: its server may accept a connection and never answer.
-    The connect timeout and ``[api] cell_read_timeout`` bound how long a
-    thread that reads it (one the API's ``cell_timeout`` gave up on, for
-    instance) can stay blocked there.
-    """
-    args = facade.timeout_args(connection, CONF.api.cell_read_timeout)
-    extra = '&'.join(f'{key}={value}' for key, value in args.items())
-    return '&'.join(part for part in (parameters, extra) if part) or None
 
 
 def pick_context_manager(context):

@@ -96,6 +96,11 @@ class OpenAPITest(base.TestCase):
                 self.assertLessEqual({'400', '415'}, codes)
             if '{' in path:
                 self.assertIn('404', codes, f'{method} {path}')
+            # Every operation that reads a database: one may be down.
+            if operation['security']:
+                self.assertIn('503', codes, f'{method} {path}')
+                self.assertIn('Retry-After',
+                              operation['responses']['503']['headers'])
 
     def test_statuses_particular_to_an_operation_are_documented(self):
         paths = self.document['paths']

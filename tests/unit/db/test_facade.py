@@ -47,3 +47,27 @@ class QueueSQLiteWritersTest(base.TestCase):
         facade.queue_sqlite_writers(engine)
         self.assertIs(facade.writer_queue(path),
                       engine.cellboot_writer_queue)
+
+
+class BoundedWaitsTest(base.TestCase):
+    """A database server that is down fails a connection within seconds."""
+
+    URL = 'mysql+pymysql://u:p@db.example/api'
+
+    def test_server_databases_get_a_connect_timeout(self):
+        self.assertEqual(
+            f'connect_timeout={facade.CONNECT_TIMEOUT_SECONDS}',
+            facade.bounded_waits(self.URL, None))
+
+    def test_a_read_timeout_is_added_when_asked_for(self):
+        self.assertEqual(
+            f'charset=utf8&connect_timeout={facade.CONNECT_TIMEOUT_SECONDS}'
+            f'&read_timeout=3',
+            facade.bounded_waits(self.URL, 'charset=utf8', read_timeout=3))
+
+    def test_what_the_url_sets_is_left_alone(self):
+        self.assertIsNone(facade.bounded_waits(
+            self.URL + '?connect_timeout=1', None))
+
+    def test_sqlite_gets_nothing(self):
+        self.assertIsNone(facade.bounded_waits('sqlite:///x.sqlite', None))
