@@ -56,17 +56,7 @@ def build_parser(prog, description):
     """The command line every service shares; add your own options."""
     parser = parsing.Parser(prog=prog, description=description,
                             epilog=parsing.exit_codes_epilog(EXIT_CODES))
-    parser.add_argument(
-        '--config-file', action='append', dest='config_files', default=[],
-        metavar='PATH',
-        help='a configuration file to read (repeatable; later files win). '
-             'Given, it replaces the default search (/etc/cellboot/'
-             'cellboot.conf and the other oslo.config places).')
-    parser.add_argument(
-        '--config-dir', action='append', dest='config_dirs', default=[],
-        metavar='DIR',
-        help='a directory of *.conf files to read after the files '
-             '(repeatable)')
+    configuration.add_arguments(parser)
     parser.add_argument(
         '--debug', action='store_true',
         help='log at DEBUG level and show the traceback of an unexpected '

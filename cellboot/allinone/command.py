@@ -19,6 +19,7 @@ from cellboot.allinone import deployment
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.conf import CONF
+from cellboot.console import configuration
 from cellboot.console import output
 from cellboot import service_runner
 
@@ -118,11 +119,7 @@ def register(subparsers):
                         default=[], metavar='HOST',
                         help='every build on HOST fails and is rescheduled '
                              '(repeatable; hosts are named cell1-host1 ...)')
-    parser.add_argument('--config-file', action='append',
-                        dest='config_files', default=[], metavar='PATH',
-                        help='configuration file(s) to read (optional)')
-    parser.add_argument('--config-dir', action='append', dest='config_dirs',
-                        default=[], metavar='DIR', help=argparse.SUPPRESS)
+    configuration.add_arguments(parser)
     parser.add_argument('--debug', action='store_true',
                         help='log at DEBUG level')
     parser.set_defaults(runner=run)

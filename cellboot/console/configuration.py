@@ -1,4 +1,4 @@
-"""Reading a command's configuration files and setting up its logging.
+"""A command's configuration files: its options, reading them, logging.
 
 Every command line of cellboot (the daemons, ``cellboot-manage``,
 ``cellboot all-in-one``) takes ``--config-file``/``--config-dir`` and
@@ -33,3 +33,18 @@ def load(prog, args, defaults=()):
     if args.debug:
         CONF.set_override('debug', True)
     logging.setup(CONF, prog)
+
+
+def add_arguments(parser):
+    """``--config-file`` and ``--config-dir``, which ``load`` reads."""
+    parser.add_argument(
+        '--config-file', action='append', dest='config_files', default=[],
+        metavar='PATH',
+        help='a configuration file to read (repeatable; later files win). '
+             'Given, it replaces the default search (/etc/cellboot/'
+             'cellboot.conf and the other oslo.config places).')
+    parser.add_argument(
+        '--config-dir', action='append', dest='config_dirs', default=[],
+        metavar='DIR',
+        help='a directory of *.conf files to read after the files '
+             '(repeatable)')

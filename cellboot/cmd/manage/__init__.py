@@ -58,16 +58,7 @@ def build_parser():
     """The whole command line, every group and command registered."""
     parser = parsing.Parser(prog=PROG, description=DESCRIPTION,
                             epilog=parsing.exit_codes_epilog(()))
-    parser.add_argument(
-        '--config-file', action='append', dest='config_files', default=[],
-        metavar='PATH',
-        help='a configuration file to read (repeatable; later files win). '
-             'Given, it replaces the default search.')
-    parser.add_argument(
-        '--config-dir', action='append', dest='config_dirs', default=[],
-        metavar='DIR',
-        help='a directory of *.conf files to read after the files '
-             '(repeatable)')
+    configuration.add_arguments(parser)
     parsing.logging_options(parser, False)
     groups = parser.add_subparsers(title='command groups', dest='group',
                                    metavar='GROUP', required=True)
