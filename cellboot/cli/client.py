@@ -17,6 +17,7 @@ import urllib.parse
 
 import requests
 from requests import adapters
+from urllib3 import exceptions as urllib3_exceptions
 from urllib3.util import retry
 
 from cellboot.cli import exit_codes
@@ -32,6 +33,8 @@ TIMEOUT = 30
 # lasts seconds, a longer outage is the user's to wait out.
 ATTEMPTS = 3
 MAX_RETRY_AFTER = 10
+# Seconds waited for a Retry-After that is neither seconds nor a date.
+UNREADABLE_RETRY_AFTER = 1
 
 
 class CLIError(Exception):
@@ -80,6 +83,19 @@ class RetryAfter(retry.Retry):
         return cls(total=attempts - 1, connect=0, read=False, other=0,
                    redirect=0, allowed_methods=None, raise_on_status=False,
                    respect_retry_after_header=True)
+
+    def parse_retry_after(self, retry_after):
+        """Seconds to wait; an unreadable value waits one second.
+
+        The API sends whole seconds; a proxy may send anything. A value
+        urllib3 cannot read would end the command with a confusing
+        error about the URL, so it is read as the shortest sensible wait
+        instead (the attempts stay bounded).
+        """
+        try:
+            return super().parse_retry_after(retry_after)
+        except urllib3_exceptions.InvalidHeader:
+            return UNREADABLE_RETRY_AFTER
 
     def get_retry_after(self, response):
         seconds = super().get_retry_after(response)

@@ -142,3 +142,12 @@ class CLIRetryTest(base.TestCase):
         retry = cli_client.RetryAfter.for_attempts(3)
         self.assertEqual(cli_client.MAX_RETRY_AFTER,
                          retry.get_retry_after(response))
+
+    def test_an_unreadable_retry_after_waits_a_second_and_retries(self):
+        api = self.serve((503, {'Retry-After': 'banana'}), OK)
+        result, notices = self.call(api, 'GET', '/servers')
+        self.assertNotIsInstance(result, cli_client.CLIError)
+        self.assertEqual(2, len(api.seen))
+        (notice,) = notices
+        self.assertIn(f'retrying in {cli_client.UNREADABLE_RETRY_AFTER} s',
+                      notice)
