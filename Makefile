@@ -3,6 +3,9 @@
 #   make test       venv + services + the whole test suite (what CI runs)
 #   make chaos      only the chaos test (kills conductors mid-boot); its
 #                   last line is the run's JSON summary
+#   make faults     only the infrastructure fault runs: restarts this
+#                   machine's RabbitMQ, MariaDB and Redis and cuts a cell's
+#                   database off, each under load; one JSON line per run
 #   make devstack-test  only the devstack plugin's test (both modes)
 #   make pep8       flake8 over the code, the tests, the tools and the
 #                   benchmarks
@@ -46,8 +49,8 @@ PIP_QUIET := -q --disable-pip-version-check
 # databases and subprocesses, so one worker per core halves it.
 TEST_WORKERS ?= 2
 
-.PHONY: venv services test chaos devstack-test pep8 genconfig clean \
-	distclean demo
+.PHONY: venv services test suite faults chaos devstack-test pep8 \
+	genconfig clean distclean demo
 
 venv: $(VENV_STAMP)
 
@@ -76,11 +79,33 @@ services: venv
 # pytest exits 5 when it collected no test: that is a failure here too,
 # with a line that says so. --durations names the slowest tests, so that
 # a suite creeping towards CI's time limit shows where the time goes.
+#
+# The fault runs restart the machine's own servers, so they run after the
+# rest, alone; they run even when the rest failed (their figures tell the
+# next session as much), and either failing fails `make test`.
 test: venv services
-	@$(VENV_PY) -m pytest -q -n $(TEST_WORKERS) --durations=10 tests; \
+	@rc=0; $(MAKE) --no-print-directory suite || rc=$$?; \
+	$(MAKE) --no-print-directory faults || rc=$$?; \
+	exit $$rc
+
+suite: venv services
+	@$(VENV_PY) -m pytest -q -n $(TEST_WORKERS) --durations=10 \
+	  --ignore=tests/functional/faults tests; \
 	rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  echo 'make test: pytest collected no tests' >&2; fi; \
+	exit $$rc
+
+# One JSON line per fault run, gathered in FAULTS_RESULT and printed last.
+FAULTS_RESULT := $(CURDIR)/.faults-result.json
+
+faults: venv services
+	@rm -f $(FAULTS_RESULT); \
+	CELLBOOT_FAULTS=1 CELLBOOT_FAULTS_RESULT=$(FAULTS_RESULT) \
+	  $(VENV_PY) -m pytest -q tests/functional/faults; \
+	rc=$$?; \
+	if [ -s $(FAULTS_RESULT) ]; then cat $(FAULTS_RESULT); \
+	else echo '{"error": "the fault runs wrote no summary"}'; fi; \
 	exit $$rc
 
 # The chaos test writes its JSON summary to CHAOS_RESULT; it is printed

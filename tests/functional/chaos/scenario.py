@@ -23,12 +23,10 @@ test: claims expire after ``CLAIM_EXPIRY`` s, the sweepers run every
 """
 
 import collections
-import dataclasses
 import glob
 import os
 import queue
 import random
-import re
 import shutil
 import threading
 import time
@@ -36,6 +34,7 @@ import time
 import requests
 
 from tests.functional.chaos import observe
+from tests.functional.chaos import plan as plan_mod
 from tests.functional import invariants
 from tests.functional.multiprocess import deployment as deployment_mod
 
@@ -102,12 +101,12 @@ KEEP_LOGS_VARIABLE = 'CELLBOOT_CHAOS_LOGS'
 # Every server is booted by one user of one project (noauth2 token).
 TOKEN = 'chaos:chaos-project'
 
-# Most requests are singles; the others multi-creates of 2 to 5.
-SINGLE_SHARE = 0.6
-LARGEST_MULTI_CREATE = 5
-
 # Seconds a POST /servers may take before the client gives up.
 HTTP_TIMEOUT = 60
+# A 503 is sent again after its Retry-After (at most MAX_RETRY_AFTER s),
+# for at most UNAVAILABLE_FOR s in all.
+MAX_RETRY_AFTER = 10
+UNAVAILABLE_FOR = 90
 # Seconds between two looks at the databases while waiting.
 POLL_INTERVAL = 1.0
 
@@ -115,86 +114,6 @@ POLL_INTERVAL = 1.0
 # times out build_timeout after its last change, found at the next sweep;
 # a dead conductor's claim runs out after claim_expiry.
 STALLED_AFTER = BUILD_TIMEOUT + 2 * SWEEP_INTERVAL + CLAIM_EXPIRY + 10
-
-# A kill is aimed: from its planned time, wait up to AIM_SECONDS for the
-# victim to have a flow in flight (its log says the flow is RUNNING and
-# has not ended), so that the crash interrupts work rather than an idle
-# process; if none shows up, kill it anyway.
-AIM_SECONDS = 4.0
-AIM_POLL = 0.02
-# How the flow listener logs a flow's state changes.
-_FLOW_STATE = re.compile(rb'Flow \S+ \((.+?)\): ([A-Z]+)')
-_FLOW_ENDED = (b'SUCCESS', b'REVERTED', b'FAILURE')
-
-
-@dataclasses.dataclass
-class Kill:
-    """One planned crash: at ``at`` s, ``service`` is down ``down`` s.
-
-    ``in_flight``: the flows its log showed running when it was killed.
-    """
-
-    at: float
-    service: str
-    down: float
-    in_flight: int = 0
-
-
-class FlowsInFlight:
-    """The flows a service's log shows running, read as the log grows."""
-
-    def __init__(self, path):
-        self.path = path
-        self.offset = 0
-        self.states = {}
-        self._partial = b''
-
-    def __call__(self):
-        with open(self.path, 'rb') as log:
-            log.seek(self.offset)
-            chunk = log.read()
-        self.offset += len(chunk)
-        lines = (self._partial + chunk).split(b'\n')
-        self._partial = lines.pop()
-        for line in lines:
-            found = _FLOW_STATE.search(line)
-            if found:
-                self.states[found.group(1)] = found.group(2)
-        return [label for label, state in self.states.items()
-                if state not in _FLOW_ENDED]
-
-
-def request_sizes(rng, boots):
-    """Sizes of the POST /servers requests that add up to ``boots``."""
-    sizes = []
-    left = boots
-    while left:
-        size = 1
-        if rng.random() >= SINGLE_SHARE:
-            size = rng.randint(2, LARGEST_MULTI_CREATE)
-        size = min(size, left)
-        sizes.append(size)
-        left -= size
-    return sizes
-
-
-def kill_plan(rng, super_conductors, cells, super_kills, cell_kills,
-              window):
-    """When to kill whom, sorted by time, within ``window`` (start, end).
-
-    Targets are drawn at random (a super conductor may die twice in a
-    row); the times are spread evenly with jitter, so that every crash
-    meets flows in flight rather than bunching up.
-    """
-    targets = ([rng.choice(super_conductors) for _ in range(super_kills)] +
-               [deployment_mod.Deployment.cell_conductor_name(
-                   rng.choice(cells)) for _ in range(cell_kills)])
-    rng.shuffle(targets)
-    start, end = window
-    slot = (end - start) / max(len(targets), 1)
-    return [Kill(at=start + slot * (index + rng.uniform(0.1, 0.9)),
-                 service=target, down=rng.uniform(0.5, 3.0))
-            for index, target in enumerate(targets)]
 
 
 class Chaos:
@@ -216,8 +135,11 @@ class Chaos:
         self.quiesce_timeout = quiesce_timeout
         self.accepted = []          # instance uuids answered 202
         self.refused = []           # (status, body) of any other answer
+        self.unavailable = 0        # 503s answered (each sent again)
         self.kills = []             # Kill, as done
         self.deployment = None
+        # More keyword arguments of the Deployment (a subclass's).
+        self.deployment_options = {}
         self.phases = {}            # phase name: seconds it took
         self._lock = threading.Lock()
 
@@ -236,7 +158,7 @@ class Chaos:
             self.test, backend='mysql', cells=CELLS,
             cell_options=CELL_OPTIONS, options=OPTIONS,
             super_conductors=self.super_conductors, jobboard=self.redis,
-            api=True))
+            api=True, **self.deployment_options))
         keep = os.environ.get(KEEP_LOGS_VARIABLE)
         if keep:
             self.test.addCleanup(self._keep_logs, keep)
@@ -270,9 +192,7 @@ class Chaos:
             if size > 1:
                 server.update(min_count=size, max_count=size)
             try:
-                answer = session.post(
-                    f'{self.deployment.api_url}/servers',
-                    json={'server': server}, timeout=HTTP_TIMEOUT)
+                answer = self._post(session, server)
             except requests.RequestException as exc:
                 with self._lock:
                     self.refused.append((None, str(exc)))
@@ -287,15 +207,34 @@ class Chaos:
                 else:
                     self.accepted.append(body['server']['id'])
 
+    def _post(self, session, server):
+        """POST /servers, sent again after each 503 as its Retry-After
+        says (as the CLI does), for at most ``UNAVAILABLE_FOR`` s; each
+        503 is counted in ``unavailable``."""
+        give_up = time.monotonic() + UNAVAILABLE_FOR
+        while True:
+            answer = session.post(f'{self.deployment.api_url}/servers',
+                                  json={'server': server},
+                                  timeout=HTTP_TIMEOUT)
+            if answer.status_code != 503 or time.monotonic() > give_up:
+                return answer
+            with self._lock:
+                self.unavailable += 1
+            try:
+                pause = float(answer.headers.get('Retry-After', 1))
+            except ValueError:
+                pause = 1.0
+            time.sleep(min(max(pause, 0.1), MAX_RETRY_AFTER))
+
     def _aim(self, service):
         """Wait (bounded) until ``service`` runs a flow; how many it runs."""
-        in_flight = FlowsInFlight(service.log_path)
-        deadline = time.monotonic() + AIM_SECONDS
+        in_flight = plan_mod.FlowsInFlight(service.log_path)
+        deadline = time.monotonic() + plan_mod.AIM_SECONDS
         while True:
             running = in_flight()
             if running or time.monotonic() > deadline:
                 return len(running)
-            time.sleep(AIM_POLL)
+            time.sleep(plan_mod.AIM_POLL)
 
     def _kill_all(self, plan, started):
         for kill in plan:
@@ -312,35 +251,41 @@ class Chaos:
 
     def load_and_kill(self):
         """Submit every boot while the plan of kills runs; both bounded."""
-        sizes = request_sizes(self.rng, self.boots)
-        timetable = queue.Queue()
-        for index, size in enumerate(sizes):
-            timetable.put((self.submit_seconds * index / len(sizes), size))
-        plan = kill_plan(
+        plan = plan_mod.kill_plan(
             self.rng, self.deployment.super_conductor_names, list(CELLS),
             self.super_kills, self.cell_kills,
             (2.0, self.submit_seconds + 10.0))
+        return self.load_while(lambda started: self._kill_all(plan, started))
+
+    def load_while(self, disturb):
+        """Submit every boot while ``disturb(started)`` runs in a thread of
+        its own (``started``: the load's monotonic start); both bounded.
+        What ``disturb`` raises is raised here once the load is done."""
+        sizes = plan_mod.request_sizes(self.rng, self.boots)
+        timetable = queue.Queue()
+        for index, size in enumerate(sizes):
+            timetable.put((self.submit_seconds * index / len(sizes), size))
         started = time.monotonic()
         threads = [threading.Thread(target=self._submit,
                                     args=(timetable, started), daemon=True)
                    for _ in range(self.clients)]
-        killer_failure = []
+        failure = []
 
-        def kill_all_noting_failure():
+        def disturb_noting_failure():
             try:
-                self._kill_all(plan, started)
+                disturb(started)
             except Exception as exc:     # reported by the test
-                killer_failure.append(exc)
-        killer = threading.Thread(target=kill_all_noting_failure,
-                                  daemon=True)
-        for thread in threads + [killer]:
+                failure.append(exc)
+        disturber = threading.Thread(target=disturb_noting_failure,
+                                     daemon=True)
+        for thread in threads + [disturber]:
             thread.start()
         for thread in threads:
             thread.join()
         self.phases['submit'] = round(time.monotonic() - started, 1)
-        killer.join()
-        if killer_failure:
-            raise killer_failure[0]
+        disturber.join()
+        if failure:
+            raise failure[0]
         return sizes
 
     # -- the end -------------------------------------------------------------
@@ -376,7 +321,7 @@ class Chaos:
                     text = log.read()
             except OSError:
                 continue
-            for label, state in _FLOW_STATE.findall(text):
+            for label, state in plan_mod.FLOW_STATE.findall(text):
                 if state == b'RUNNING':
                     runners[label].add(service.log_path)
         return [label.decode() for label, logs in runners.items()
