@@ -58,6 +58,18 @@ conductor_opts = [
                     'with a fault and gives back its claim (the host died '
                     'after it got the build). Keep it well above the '
                     'longest spawn and above [jobboard] claim_expiry.'),
+    cfg.IntOpt('cast_retries',
+               default=3,
+               min=0,
+               help='How many times a conductor reconnects to a message '
+                    'broker that does not answer before a cast to a '
+                    'compute host (build_and_run_instance) gives up; '
+                    'with oslo.messaging\'s pauses (1, 3, 5 s... plus '
+                    'kombu_reconnect_delay) 3 retries wait about 12 s. '
+                    'A cast that still cannot be sent is not an error: '
+                    'the instance stays building, untaken, and the cell '
+                    'conductors\' check sends it again after '
+                    'build_not_taken_timeout.'),
     cfg.IntOpt('sweep_interval',
                default=60,
                min=1,
