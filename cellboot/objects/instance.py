@@ -146,10 +146,18 @@ def _spawning_on(host):
                    _INSTANCES.c.host == host)
 
 
-def _untaken_on(host, cutoff):
-    """Building, on ``host``, untaken, unchanged since before ``cutoff``."""
-    return sa.and_(_untaken_build_older_than(cutoff),
-                   _INSTANCES.c.host == host)
+def _untaken_on(host, cutoff, moving=False):
+    """Building, on ``host``, untaken, unchanged since before ``cutoff``.
+
+    ``moving``: or being moved off it (task_state rescheduling).
+    """
+    if not moving:
+        return sa.and_(_untaken_build_older_than(cutoff),
+                       _INSTANCES.c.host == host)
+    return sa.and_(_build_older_than(cutoff), _INSTANCES.c.host == host,
+                   sa.or_(_INSTANCES.c.task_state.is_(None),
+                          _INSTANCES.c.task_state ==
+                          task_states.RESCHEDULING))
 
 
 @cell_db.writer
@@ -387,14 +395,17 @@ class Instance(base.DomainObject):
     def start_reschedule(self, context, cutoff):
         """Take an untaken build off its host; True if this call did.
 
-        The same condition as ``recast_build``; task_state becomes
-        rescheduling, so that the host can no longer take it
+        The same condition as ``recast_build``, or one already being
+        taken off (a reschedule to try again); task_state becomes (or
+        stays) rescheduling, so that the host can no longer take it
         (``claim_build`` wants none) and its claim there can be given
-        back, until ``move_build`` puts it on an alternate.
+        back, until ``move_build`` puts it on an alternate. The write
+        restarts its clock, so two sweeps never both act.
         """
         return self._set_if(
-            context, _untaken_on(self.host, cutoff),
-            {'task_state': task_states.RESCHEDULING})
+            context, _untaken_on(self.host, cutoff, moving=True),
+            {'task_state': task_states.RESCHEDULING,
+             'updated_at': timeutils.utcnow()})
 
     def move_build(self, context, host, node, args):
         """Put the build on alternate ``host``, to be cast ``args``.
