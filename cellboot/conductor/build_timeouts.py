@@ -106,7 +106,8 @@ class BuildTimeouts:
                           'but a reschedule flow works on it', instance.uuid,
                           not_taken)
                 continue
-            if not_taken and untaken_builds.is_untaken(instance):
+            if (not_taken and untaken_builds.is_untaken(instance) and
+                    _last_change(instance) < untaken_cutoff):
                 acted = self.untaken.handle(context, instance,
                                             untaken_cutoff)
                 if acted is not None:
