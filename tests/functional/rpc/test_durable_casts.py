@@ -17,6 +17,7 @@ import socket
 import subprocess
 import threading
 
+import kombu
 from oslo_utils import uuidutils
 
 from cellboot.compute import rpcapi as compute_rpcapi
@@ -134,6 +135,64 @@ class DurableCastsTest(base.TestCase):
         self.assertEqual(
             'false',
             _queues(self.vhost.name, 'durable')[topics.CONDUCTOR]['durable'])
+
+
+class UpgradeFromTransientQueuesTest(base.TestCase):
+    """A vhost whose queues an earlier version declared non-durable.
+
+    What docs/reliability.md ("A broker restart") tells the operator,
+    done for real: the new default does not take over the old queues by
+    itself (oslo.messaging warns and declares them transient again);
+    once the services are stopped and the old queues and exchange
+    deleted, the services declare them durable.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.vhost = self.useFixture(rabbit.Vhost())
+        self.flags(transport_url=self.vhost.url)
+        self.buses = self.useFixture(rpc_base.Buses())
+        # Registers [oslo_messaging_rabbit] for the test to set.
+        rpc.get_transport(self.vhost.url)
+
+    def _serve_and_stop(self):
+        transport = rpc.get_transport(self.vhost.url)
+        server = self.buses.serve('conductor-1', topics.CONDUCTOR,
+                                  [rpc_base.ConductorEndpoint()], transport)
+        server.stop()
+        server.wait()
+        self.buses.services.remove(server)
+        rpc.cleanup()
+        return _queues(self.vhost.name, 'durable')
+
+    def test_old_queues_stay_transient_until_deleted(self):
+        self.flags(amqp_durable_queues=False, group='oslo_messaging_rabbit')
+        self.assertEqual('false',
+                         self._serve_and_stop()[topics.CONDUCTOR]['durable'])
+
+        self.flags(amqp_durable_queues=True, group='oslo_messaging_rabbit')
+        with self.assertLogs('oslo.messaging._drivers.impl_rabbit',
+                             'WARNING') as log:
+            queues = self._serve_and_stop()
+        self.assertIn("inequivalent arg 'durable'", '\n'.join(log.output))
+        self.assertEqual('false', queues[topics.CONDUCTOR]['durable'])
+
+        # The operator's step: delete the old queues and exchange.
+        for name, columns in queues.items():
+            if columns['durable'] == 'false':
+                subprocess.run(
+                    ['rabbitmqctl', '-q', 'delete_queue', '-p',
+                     self.vhost.name, name], check=True, capture_output=True,
+                    timeout=rabbit.RABBITMQCTL_TIMEOUT)
+        with kombu.Connection(self.vhost.url.replace('rabbit://',
+                                                     'amqp://')) as conn:
+            conn.channel().exchange_delete(rpc.CONTROL_EXCHANGE)
+
+        queues = self._serve_and_stop()
+        self.assertEqual(
+            ['true'], sorted({columns['durable'] for name, columns in
+                              queues.items()
+                              if name.startswith(topics.CONDUCTOR)}))
 
 
 class BrokerDownTest(base.TestCase):
