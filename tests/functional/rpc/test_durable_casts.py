@@ -18,6 +18,7 @@ import subprocess
 import threading
 
 import kombu
+import oslo_messaging
 from oslo_utils import uuidutils
 
 from cellboot.compute import rpcapi as compute_rpcapi
@@ -135,6 +136,41 @@ class DurableCastsTest(base.TestCase):
         self.assertEqual(
             'false',
             _queues(self.vhost.name, 'durable')[topics.CONDUCTOR]['durable'])
+
+
+class ForeignSenderTest(base.TestCase):
+    """A service casting with oslo.messaging alone (docs/rpc.md)."""
+
+    def setUp(self):
+        super().setUp()
+        self.vhost = self.useFixture(rabbit.Vhost())
+        self.flags(transport_url=self.vhost.url)
+        self.buses = self.useFixture(rpc_base.Buses())
+        self.conductor = rpc_base.ConductorEndpoint()
+        self.buses.serve('conductor-1', topics.CONDUCTOR, [self.conductor],
+                         rpc.get_transport(self.vhost.url))
+
+    def _cast(self):
+        transport = oslo_messaging.get_rpc_transport(
+            rpc.CONF, url=self.vhost.url)
+        self.addCleanup(transport.cleanup)
+        target = oslo_messaging.Target(exchange=rpc.CONTROL_EXCHANGE,
+                                       topic=topics.CONDUCTOR, version='1.0')
+        client = oslo_messaging.get_rpc_client(transport, target)
+        client.prepare(retry=1).cast(
+            rpc_base.user_context().to_dict(), 'schedule_and_build_instances',
+            build_requests=[{'instance_uuid': 'u'}], request_specs=[{}])
+
+    def test_a_sender_declaring_the_exchange_transient_is_refused(self):
+        self.flags(amqp_durable_queues=False, group='oslo_messaging_rabbit')
+        self.assertRaises(oslo_messaging.MessageDeliveryFailure, self._cast)
+        self.assertTrue(self.conductor.nothing_after())
+
+    def test_a_sender_configured_as_documented_gets_through(self):
+        self.flags(amqp_durable_queues=True, group='oslo_messaging_rabbit')
+        self._cast()
+        [(method, _ctx, _kwargs)] = self.conductor.wait_for(1)
+        self.assertEqual('schedule_and_build_instances', method)
 
 
 class UpgradeFromTransientQueuesTest(base.TestCase):
