@@ -131,6 +131,21 @@ class UntakenBuildsTest(base.TestCase):
              f'Re-sent to host {HOST} (1 of 3): not taken after '
              f'{NOT_TAKEN} s'), self._events(uuid))
 
+    def test_a_zero_timeout_turns_the_check_off(self):
+        self.flags(build_not_taken_timeout=0, group='conductor')
+        uuid = self._boot_lost()
+        self._age(uuid, 300)  # past the check, not the build timeout
+        self.assertEqual(sweep_base.timeouts(0),
+                         self.check.sweep_once(self.ctx))
+        self.assertEqual([(HOST, uuid)], self.lost.lost)
+        self.assertEqual(('building', 0),
+                         (self.cluster.find(uuid)[1].vm_state,
+                          self.cluster.find(uuid)[1].build_recasts))
+        # Left to the build timeout, as before the check existed.
+        self.flags(build_timeout=60, group='conductor')
+        self.assertEqual(sweep_base.timeouts(1),
+                         self.check.sweep_once(self.ctx))
+
     def test_two_conductors_sweeping_at_once_send_it_once(self):
         uuid = self._boot_lost()
         self._age(uuid)
