@@ -111,6 +111,10 @@ class UntakenBuildsTest(base.TestCase):
                     for event in instance_action.InstanceActionEvent.
                     get_by_action(cctxt, action.id)]
 
+    def _reschedule_flows(self, uuid):
+        return len([flow for flow in self.cluster.flows(uuid)
+                    if flow['kind'] == 'reschedule'])
+
     def _settled(self, uuid):
         self.cluster.wait_for_quiet()
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
@@ -172,6 +176,44 @@ class UntakenBuildsTest(base.TestCase):
         self.assertIn(f'host {HOST} had not taken the build', details)
         self.assertEqual(['build_and_run_instance'],
                          self.cluster.handled(ALTERNATE))
+
+    def test_a_reschedule_the_scheduler_missed_is_tried_again(self):
+        uuid = self._boot_lost()
+        self._host_dies(HOST)
+        manager = self.check.manager
+        scheduler = manager.scheduler
+
+        class Silent:
+            """The scheduler, not answering its first release."""
+
+            def __init__(self):
+                self.missed = 0
+
+            def release_resources(self, *args, **kwargs):
+                if not self.missed:
+                    self.missed += 1
+                    raise exception.RPCTimeout(
+                        method='release_resources', topic='scheduler',
+                        timeout=60, url='fake://')
+                return scheduler.release_resources(*args, **kwargs)
+
+            def __getattr__(self, name):
+                return getattr(scheduler, name)
+
+        manager.scheduler = Silent()
+        self._age(uuid)
+        self.check.sweep_once(self.ctx)
+        instance = self.cluster.find(uuid)[1]
+        # Off the host, no flow yet: the host can no longer take it.
+        self.assertEqual(('building', 'rescheduling', HOST, 0),
+                         (instance.vm_state, instance.task_state,
+                          instance.host, self._reschedule_flows(uuid)))
+        self._age(uuid)
+        self.assertEqual(1, self.check.sweep_once(self.ctx)['reschedule'])
+        instance = self._settled(uuid)
+        self.assertEqual(('active', ALTERNATE),
+                         (instance.vm_state, instance.host))
+        self.assertEqual(1, self._reschedule_flows(uuid))
 
     def test_a_live_host_that_never_takes_it_ends_in_error(self):
         self.flags(build_recasts=1, build_timeout=NOT_TAKEN + 1,
