@@ -4,8 +4,13 @@ Hosts listen on ``cellboot-compute.<cell>`` with ``server=<host>`` on their
 cell's transport, so a cast names both the cell (through the topic) and
 the host: two cells may share a transport and even host names, and a
 build is still delivered to exactly one host of the right cell.
+
+The conductors cast with a bounded retry (``[conductor] cast_retries``):
+a cast that cannot be sent raises, and the instance, untaken, is sent
+again by the cell conductors' check of untaken builds.
 """
 
+from cellboot.conf import CONF
 from cellboot.rpc import client
 from cellboot.rpc import topics
 
@@ -25,5 +30,6 @@ class ComputeAPI:
         dicts); ``retry``: as for the cell conductor's build_instances.
         """
         self.client.cast(ctxt, 'build_and_run_instance', server=host,
+                         reconnects=CONF.conductor.cast_retries,
                          instance=instance, host_list=host_list,
                          request_spec=request_spec, retry=retry)

@@ -22,6 +22,13 @@ conductors sweeping at once only one acts, and a compute host that
 finishes late finds the instance no longer building: it removes the
 server and releases its claim (``cellboot.compute.manager``).
 
+Before that, a build its host never took (a cast a broker lost) is
+sent again, or moved to an alternate, by ``untaken_builds``, after the
+much shorter ``[conductor] build_not_taken_timeout``: only a build that
+a live host took and never finished, or that was re-sent as often as
+allowed, reaches the timeout here (a build with no alternate left ends
+in ERROR in the reschedule flow instead).
+
 The cell conductor holds no API database credentials: claims go back
 through its scheduler client, and everything else is in its cell
 database.
@@ -34,6 +41,7 @@ from oslo_utils import timeutils
 
 from cellboot.builds import claims
 from cellboot.builds import fates
+from cellboot.conductor import untaken_builds
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.flowrun import records
@@ -47,6 +55,10 @@ EVENT_BUILD_TIMEOUT = 'conductor_build_timeout'
 
 # Fault code of a build that no host finished (HTTP-like, as in Nova).
 FAULT_CODE = 500
+
+
+def _last_change(instance):
+    return instance.updated_at or instance.created_at
 
 
 def fault_message(timeout, host):
@@ -68,29 +80,43 @@ class BuildTimeouts:
         # Claims of timed-out instances the scheduler did not take back
         # yet: tried again at every sweep.
         self.claims = claims.ClaimReleaser('timed-out instance')
+        self.untaken = untaken_builds.UntakenBuilds(manager)
 
     def sweep_once(self, context):
-        """Time out the stuck builds of the cell; ``{'timed_out': n}``."""
+        """Re-send the untaken builds of the cell, time out the stuck
+        ones; ``{'timed_out': n, 'recast': n, 'reschedule': n}``."""
         self.claims.retry(context, self.manager.scheduler)
+        now = timeutils.utcnow()
         timeout = CONF.conductor.build_timeout
-        cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+        cutoff = now - datetime.timedelta(seconds=timeout)
+        not_taken = CONF.conductor.build_not_taken_timeout
+        untaken_cutoff = now - datetime.timedelta(seconds=not_taken)
         cell = self.manager.cell_mapping
         with cb_context.target_cell(context, cell) as cctxt:
-            stuck = instance_obj.Instance.get_builds_older_than(cctxt,
-                                                                cutoff)
+            stuck = instance_obj.Instance.get_builds_older_than(
+                cctxt, max(cutoff, untaken_cutoff) if not_taken else cutoff)
+        done = {'timed_out': 0, untaken_builds.RECAST: 0,
+                untaken_builds.RESCHEDULE: 0}
         if not stuck:
-            return {'timed_out': 0}
+            return done
         rescheduling = self._rescheduling()
-        timed_out = 0
         for instance in stuck:
             if instance.uuid in rescheduling:
                 LOG.debug('Instance %s is building for longer than %s s, '
                           'but a reschedule flow works on it', instance.uuid,
-                          timeout)
+                          not_taken)
                 continue
-            if self._time_out(context, instance, cutoff, timeout):
-                timed_out += 1
-        return {'timed_out': timed_out}
+            if (not_taken and untaken_builds.is_untaken(instance) and
+                    _last_change(instance) < untaken_cutoff):
+                acted = self.untaken.handle(context, instance,
+                                            untaken_cutoff)
+                if acted is not None:
+                    done[acted] += 1
+                    continue
+            if _last_change(instance) < cutoff and self._time_out(
+                    context, instance, cutoff, timeout):
+                done['timed_out'] += 1
+        return done
 
     def _rescheduling(self):
         """Instance uuids an unfinished reschedule flow of the cell has."""

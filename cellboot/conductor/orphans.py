@@ -6,14 +6,17 @@ after its commit, the broker dropped the message), and a flow can be
 left unfinished by a conductor that is gone. The super conductor's
 sweep finds both:
 
-* build requests older than ``[conductor] orphan_build_request_timeout``
-  whose request (its reservation, see ``records.boot_flow_key``) has no
-  boot flow: the cast's payload is rebuilt from the API database and
+* build requests older than ``[conductor]
+  unstarted_build_request_timeout`` (30 s: a lost cast should cost
+  seconds, not minutes) whose request (its reservation, see
+  ``records.boot_flow_key``) has no boot flow: the cast's payload is
+  rebuilt from the API database and
   handed to the manager's own ``schedule_and_build_instances``, which
-  creates the flow under its deterministic uuid, so a cast arriving late,
-  or another conductor sweeping at the same time, never makes a second
-  one;
-* build requests that old whose boot flow has ended (FAILURE, or a bug):
+  creates the flow under its deterministic uuid, so a cast arriving late
+  (a request whose flow was merely slow to start), or another conductor
+  sweeping at the same time, never makes a second one;
+* build requests older than ``orphan_build_request_timeout`` whose boot
+  flow has ended (FAILURE, or a bug):
   settled where their instance is (``cellboot.conductor.ended_flows``);
 * boot flows unfinished for longer than that timeout that nobody runs:
   with a jobboard, those no job on the board references; without one,
@@ -82,10 +85,13 @@ class OrphanBuildRequests:
         if not sweep.start():
             return {}
         try:
+            now = timeutils.utcnow()
             timeout = CONF.conductor.orphan_build_request_timeout
-            cutoff = timeutils.utcnow() - datetime.timedelta(seconds=timeout)
+            cutoff = now - datetime.timedelta(seconds=timeout)
+            unstarted = now - datetime.timedelta(seconds=min(
+                timeout, CONF.conductor.unstarted_build_request_timeout))
             self._ended_flows().retry(context)
-            done = self._start_orphans(context, cutoff, sweep)
+            done = self._start_orphans(context, unstarted, cutoff, sweep)
             done['handed_over'] = unowned_flows.hand_over_unowned(
                 self.manager, cutoff, sweep)
             return done
@@ -100,13 +106,14 @@ class OrphanBuildRequests:
 
     # -- build requests without a flow -------------------------------------
 
-    def _start_orphans(self, context, cutoff, sweep):
-        """Start the old requests without a flow; settle those whose
-        flow ended (``cellboot.conductor.ended_flows``)."""
+    def _start_orphans(self, context, unstarted, cutoff, sweep):
+        """Start the requests older than ``unstarted`` without a flow;
+        settle those older than ``cutoff`` whose flow ended
+        (``cellboot.conductor.ended_flows``)."""
         done = {'started': 0, 'settled': 0}
         requests = _requests(build_request_obj.BuildRequest.get_all(context))
         old = {key: brs for key, brs in requests.items()
-               if max(br.created_at for br in brs) < cutoff}
+               if max(br.created_at for br in brs) < unstarted}
         if not old:
             return done
         uuids = {records.flow_uuid(self.manager.KIND, key): key
@@ -120,6 +127,8 @@ class OrphanBuildRequests:
             if not sweep.go_on():
                 break
             if flow_uuid in states:
+                if max(br.created_at for br in old[key]) >= cutoff:
+                    continue  # its flow ended only just now, maybe
                 done['settled'] += self._ended_flows().settle(
                     context, flow_uuid, states[flow_uuid], old[key], cutoff)
             elif self._start(context, key, old[key]):
@@ -143,7 +152,7 @@ class OrphanBuildRequests:
         LOG.info('Build request(s) %s of request %s have no flow after %s '
                  's (the cast was lost); starting it as request %s',
                  ', '.join(uuids), key,
-                 CONF.conductor.orphan_build_request_timeout,
+                 CONF.conductor.unstarted_build_request_timeout,
                  rctxt.request_id)
         self.manager.schedule_and_build_instances(
             rctxt, [br.as_cast() for br in build_requests], specs)

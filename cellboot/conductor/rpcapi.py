@@ -5,9 +5,14 @@ the API (or any nova-api-like service, see docs/rpc.md) casts each boot
 request to it. A cell conductor listens on ``cellboot-conductor.<cell>`` on
 its cell's transport; compute hosts of that cell cast reschedules to it.
 Both are casts: the caller learns the outcome from the databases (build
-request, instance state, fault), never from a reply.
+request, instance state, fault), never from a reply. The boot's cast
+gives up after ``[api] cast_retries`` reconnections to a broker that is
+down (the API must answer; the super conductors' sweep starts the
+request); a reschedule's after ``[conductor] cast_retries`` (the
+compute host then ends the build in ERROR).
 """
 
+from cellboot.conf import CONF
 from cellboot import rpc
 from cellboot.rpc import client
 from cellboot.rpc import topics
@@ -30,6 +35,7 @@ class ConductorAPI:
         already in the API database, which stays the source of truth.
         """
         self.client.cast(ctxt, 'schedule_and_build_instances',
+                         reconnects=CONF.api.cast_retries,
                          build_requests=build_requests,
                          request_specs=request_specs)
 
@@ -51,6 +57,8 @@ class CellConductorAPI:
         ``{'num_attempts', 'hosts': [[host, node], ...],
         'last_failure'}``.
         """
-        self.client.cast(ctxt, 'build_instances', instance=instance,
+        self.client.cast(ctxt, 'build_instances',
+                         reconnects=CONF.conductor.cast_retries,
+                         instance=instance,
                          request_spec=request_spec, host_list=host_list,
                          retry=retry)

@@ -11,6 +11,18 @@ api_group = cfg.OptGroup(
     help='The cellboot-api WSGI application and its built-in server.')
 
 api_opts = [
+    cfg.IntOpt('cast_retries',
+               default=1,
+               min=0,
+               help='How many times cellboot-api reconnects to a message '
+                    'broker that does not answer before its cast of a '
+                    'boot to the super conductors gives up (each retry '
+                    'pauses about 2 s, then longer). The request is '
+                    'answered 202 either way: its rows are committed '
+                    'first, and the super conductors\' sweep starts a '
+                    'boot whose cast was lost after [conductor] '
+                    'unstarted_build_request_timeout. Keep it small: the '
+                    'HTTP request waits for these retries.'),
     cfg.StrOpt('auth_strategy',
                default=NOAUTH2,
                choices=[(NOAUTH2, 'Trust "X-Auth-Token: USER:PROJECT"; '

@@ -33,6 +33,7 @@ from cellboot.db.cell import models
 from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
+from cellboot.objects import build_args
 
 _INSTANCES = models.Instance.__table__
 
@@ -46,13 +47,15 @@ vm_states = types.SimpleNamespace(
 # What a building instance is doing (NULL: waiting for a host to take it).
 task_states = types.SimpleNamespace(
     SPAWNING='spawning',
+    # Its host never took it; a cell conductor moves it to an alternate.
+    RESCHEDULING='rescheduling',
 )
 
-JSON_FIELDS = ('flavor', 'metadata')
+JSON_FIELDS = ('flavor', 'metadata', 'build_args')
 UPDATABLE_FIELDS = frozenset({
     'display_name', 'reservation_id', 'vm_state', 'task_state', 'host',
     'node', 'flavor', 'image_ref', 'availability_zone', 'metadata',
-    'launched_at'})
+    'launched_at', 'build_args'})
 
 
 def _to_db(values):
@@ -143,6 +146,20 @@ def _spawning_on(host):
                    _INSTANCES.c.host == host)
 
 
+def _untaken_on(host, cutoff, moving=False):
+    """Building, on ``host``, untaken, unchanged since before ``cutoff``.
+
+    ``moving``: or being moved off it (task_state rescheduling).
+    """
+    if not moving:
+        return sa.and_(_untaken_build_older_than(cutoff),
+                       _INSTANCES.c.host == host)
+    return sa.and_(_build_older_than(cutoff), _INSTANCES.c.host == host,
+                   sa.or_(_INSTANCES.c.task_state.is_(None),
+                          _INSTANCES.c.task_state ==
+                          task_states.RESCHEDULING))
+
+
 @cell_db.writer
 def _update(context, uuid, values, expected_vm_states=None, condition=None):
     """Update a live instance; return (updated row, None) or (None, row).
@@ -176,9 +193,24 @@ class Instance(base.DomainObject):
               'launched_at', 'created_at', 'updated_at', 'deleted',
               'deleted_at')
 
+    # Not fields (``to_dict`` leaves them out of every payload): what
+    # the build was last cast with (``build_args.read``: a dict, or None
+    # when there is none or it cannot be read) and how often it was
+    # re-sent to its host.
+    build_args = None
+    build_recasts = 0
+
     @classmethod
     def _from_row(cls, row):
         return cls.from_row(row, **_from_db(row))
+
+    def load_row(self, row, prefix='', **extra):
+        super().load_row(row, prefix, **extra)
+        values = row._mapping
+        if prefix + 'build_args' in values:
+            self.build_args = build_args.read(values[prefix + 'build_args'])
+        if prefix + 'build_recasts' in values:
+            self.build_recasts = values[prefix + 'build_recasts'] or 0
 
     @classmethod
     def create(cls, context, uuid, project_id, vm_state, user_id=None,
@@ -187,7 +219,7 @@ class Instance(base.DomainObject):
 
         ``fields`` are any of display_name, reservation_id, task_state,
         host, node, flavor (dict), image_ref, availability_zone,
-        metadata (dict), launched_at.
+        metadata (dict), launched_at, build_args (``build_args.make``).
         """
         values = _to_db(fields)
         values.update(uuid=uuid, project_id=project_id, user_id=user_id,
@@ -347,16 +379,67 @@ class Instance(base.DomainObject):
         """
         return self._error_if(context, _spawning_on(host))
 
-    def _error_if(self, context, condition):
-        """ERROR (no task) if the live instance matches ``condition``."""
-        updated, _current = _update(
-            context, self.uuid,
-            {'vm_state': vm_states.ERROR, 'task_state': None},
-            condition=condition)
+    def recast_build(self, context, cutoff):
+        """Count one re-send of the build to its host; True if this did.
+
+        Only a build still untaken on ``self.host`` and unchanged since
+        ``cutoff`` (what the caller selected) is counted, which also
+        restarts its clock: of two conductors sweeping at once one
+        re-sends it, and a host that took it meanwhile makes this a
+        no-op (False).
+        """
+        return self._set_if(
+            context, _untaken_on(self.host, cutoff),
+            {'build_recasts': _INSTANCES.c.build_recasts + 1})
+
+    def start_reschedule(self, context, cutoff):
+        """Take an untaken build off its host; True if this call did.
+
+        The same condition as ``recast_build``, or one already being
+        taken off (a reschedule to try again); task_state becomes (or
+        stays) rescheduling, so that the host can no longer take it
+        (``claim_build`` wants none) and its claim there can be given
+        back, until ``move_build`` puts it on an alternate. The write
+        restarts its clock, so two sweeps never both act.
+        """
+        return self._set_if(
+            context, _untaken_on(self.host, cutoff, moving=True),
+            {'task_state': task_states.RESCHEDULING,
+             'updated_at': timeutils.utcnow()})
+
+    def move_build(self, context, host, node, args):
+        """Put the build on alternate ``host``, to be cast ``args``.
+
+        Only a build that no host is spawning (task_state NULL, as a
+        failed host leaves it, or rescheduling) is moved: a host that
+        took it meanwhile keeps it. Raises InstanceNotFound or
+        UnexpectedVMState when nothing was written.
+        """
+        condition = sa.or_(
+            _INSTANCES.c.task_state.is_(None),
+            _INSTANCES.c.task_state == task_states.RESCHEDULING)
+        values = _to_db({'host': host, 'node': node, 'task_state': None,
+                         'build_args': args})
+        values['build_recasts'] = 0
+        self._written(
+            _update(context, self.uuid, values, [vm_states.BUILDING],
+                    condition),
+            lambda row: f'{row.vm_state} ({row.task_state})',
+            f'{vm_states.BUILDING} (not taken by a host)')
+
+    def _set_if(self, context, condition, values):
+        """Write ``values`` if the live instance matches ``condition``."""
+        updated, _current = _update(context, self.uuid, values,
+                                    condition=condition)
         if updated is None:
             return False
         self.load_row(updated, **_from_db(updated))
         return True
+
+    def _error_if(self, context, condition):
+        """ERROR (no task) if the live instance matches ``condition``."""
+        return self._set_if(context, condition,
+                            {'vm_state': vm_states.ERROR, 'task_state': None})
 
     def destroy(self, context):
         """Soft-delete: keep the row, marked deleted, vm_state DELETED."""

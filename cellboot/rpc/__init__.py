@@ -16,6 +16,18 @@ message is delivered. ``rabbit://`` spans processes and machines.
 Remote errors: every transport lets ``cellboot.exception`` classes travel,
 so a ``NoValidHost`` raised by a remote scheduler is a ``NoValidHost`` for
 the caller (``client.RPCClient`` strips the remote traceback from it).
+
+Messages that must arrive: a boot's casts (``schedule_and_build_instances``,
+``build_and_run_instance``, ``build_instances``) sit in a topic queue until
+their service takes them. oslo.messaging declares those queues (and the
+exchange) non-durable by default, so a RabbitMQ restart deletes them with
+every message they hold, and a cast published after the restart but before
+its consumer declared the queue again is routed nowhere. cellboot makes
+``[oslo_messaging_rabbit] amqp_durable_queues`` true by default: the queues
+and the exchange survive a restart, and kombu publishes every message
+persistent (delivery_mode 2), so what was queued is still there afterwards
+(docs/reliability.md, "A broker restart", says what it costs and how an
+existing deployment moves over).
 """
 
 from importlib import metadata
@@ -23,6 +35,7 @@ import threading
 
 from oslo_config import cfg
 import oslo_messaging
+from oslo_messaging._drivers import amqp as om_amqp
 from oslo_messaging import transport as om_transport
 
 from cellboot.conf import CONF
@@ -33,6 +46,8 @@ from cellboot.rpc import inprocess
 # The embedded mode needs no broker; a deployment sets its rabbit:// URL.
 DEFAULT_TRANSPORT_URL = 'fake://'
 CONTROL_EXCHANGE = 'cellboot'
+# Topic queues and the exchange survive a broker restart (module doc).
+DURABLE_QUEUES = True
 
 # Modules whose exceptions a client rebuilds as themselves.
 ALLOWED_REMOTE_EXMODS = [exception.__name__]
@@ -42,7 +57,7 @@ _transports = {}
 
 
 def set_defaults():
-    """Make ``fake://`` and the ``cellboot`` exchange the defaults.
+    """``fake://``, the ``cellboot`` exchange, durable queues by default.
 
     The option objects' own defaults are changed (not ``CONF``'s), so
     they survive ``CONF.reset()`` in tests and show in the generated
@@ -54,6 +69,10 @@ def set_defaults():
     cfg.set_defaults(om_transport._transport_opts,
                      transport_url=DEFAULT_TRANSPORT_URL)
     CONF.register_opts(om_transport._transport_opts)
+    # Nor for the AMQP drivers' options, which it registers (in group
+    # oslo_messaging_rabbit) only when a rabbit transport is made: the
+    # option objects' default is what that registration picks up.
+    cfg.set_defaults(om_amqp.amqp_opts, amqp_durable_queues=DURABLE_QUEUES)
 
 
 set_defaults()

@@ -9,7 +9,15 @@ arguments into a call or a cast. Two things are done here, once:
   subclass whose ``str()`` carries the remote traceback, which must never
   reach a fault message or an operator's screen (it is logged at DEBUG);
 * a call that gets no reply becomes ``RPCTimeout``, which says which
-  service to look for.
+  service to look for;
+* a cast is sent with a bounded ``retry``: oslo.messaging's default
+  (None) makes a publisher whose broker is down reconnect for ever,
+  which would hang the API's request, or a conductor's flow, for as
+  long as the broker is away. ``retry=N`` reconnects N times (pausing
+  ``[oslo_messaging_rabbit] rabbit_retry_interval`` s, then longer each
+  time) and then raises ``MessageDeliveryFailure``: the caller, whose
+  rows are the source of truth, leaves the message to a sweep that
+  sends it again (docs/reliability.md, "A broker restart").
 """
 
 import oslo_messaging
@@ -48,12 +56,14 @@ class RPCClient:
             transport, target,
             serializer=rpc_serializer.RequestContextSerializer())
 
-    def _prepare(self, server, timeout):
+    def _prepare(self, server, timeout, retry=None):
         options = {}
         if server is not None:
             options['server'] = server
         if timeout is not None:
             options['timeout'] = timeout
+        if retry is not None:
+            options['retry'] = retry
         return self._client.prepare(**options) if options else self._client
 
     def call(self, ctxt, method, server=None, timeout=None, **kwargs):
@@ -69,6 +79,12 @@ class RPCClient:
                 timeout=timeout or self.transport.conf.rpc_response_timeout,
                 url=rpc.describe(self.transport)) from None
 
-    def cast(self, ctxt, method, server=None, **kwargs):
-        """Send ``method`` without waiting for it to run."""
-        self._prepare(server, None).cast(ctxt, method, **kwargs)
+    def cast(self, ctxt, method, server=None, reconnects=None, **kwargs):
+        """Send ``method`` without waiting for it to run.
+
+        ``reconnects``: how many times to reconnect to a broker that does
+        not answer before raising (oslo.messaging's ``retry``; None: for
+        ever, see the module doc). Not called ``retry``: that is an
+        argument of the build casts themselves.
+        """
+        self._prepare(server, None, reconnects).cast(ctxt, method, **kwargs)

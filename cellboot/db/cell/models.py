@@ -83,6 +83,11 @@ class Instance(Base):
     availability_zone = sa.Column(sa.String(255), nullable=True)
     metadata_json = sa.Column('metadata', LargeText, nullable=True)
     launched_at = sa.Column(sa.DateTime, nullable=True)
+    # JSON: what the build was last cast with besides the instance
+    # (``Instance.build_args``), and how often it was re-sent to its host.
+    build_args = sa.Column(LargeText, nullable=True)
+    build_recasts = sa.Column(sa.Integer, nullable=False, default=0,
+                              server_default='0')
     created_at = created_at()
     updated_at = updated_at()
     deleted_at = sa.Column(sa.DateTime, nullable=True)

@@ -17,6 +17,7 @@ from taskflow.types import failure as tf_failure
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.objects import build_args
 from cellboot.objects import instance as instance_obj
 from cellboot.workflows.tasks import compute
 
@@ -27,6 +28,12 @@ def candidates(host_list, build_retry, max_attempts):
     """The alternates still allowed: max_attempts minus hosts tried."""
     left = max_attempts - (build_retry.get('num_attempts') or 0)
     return list(host_list)[:max(left, 0)]
+
+
+def remaining_after(host_list, alternate):
+    """The alternates after ``alternate``: the next reschedule's."""
+    remaining = list(host_list)
+    return remaining[remaining.index(alternate) + 1:]
 
 
 def last_failure(history, build_retry):
@@ -74,10 +81,15 @@ class Alternates(retry.Retry):
 class ClaimAlternate(task.Task):
     """Claim the alternate's resources and move the instance onto it.
 
-    Provides ``claimed``: True, or False when the instance was deleted
-    (or left building) meanwhile, in which case the claim is given back
-    and nothing more is done. A claim that does not fit (ClaimFailed,
-    ClaimConflict) fails this try: the next alternate is tried.
+    The instance's host and node become the alternate's, with what
+    ``cast-to-compute`` sends it (``cellboot.objects.build_args``), so
+    that a cell conductor can send it again if that cast is lost.
+
+    Provides ``claimed``: True, or False when the instance was deleted,
+    left building, or taken by a host (spawning) meanwhile, in which
+    case the claim is given back and nothing more is done. A claim that
+    does not fit (ClaimFailed, ClaimConflict) fails this try: the next
+    alternate is tried.
 
     Reversion strategy: the claim on this alternate is released (there is
     none after a failed claim; releasing is idempotent).
@@ -86,7 +98,7 @@ class ClaimAlternate(task.Task):
     default_provides = 'claimed'
 
     def execute(self, context, scheduler, cell_mapping, instance, alternate,
-                build_retry):
+                build_retry, host_list, request_spec):
         uuid = instance['uuid']
         if alternate is None:
             raise exception.MaxRetriesExceeded(
@@ -98,10 +110,10 @@ class ClaimAlternate(task.Task):
                                   alternate['allocation_request'])
         with cb_context.target_cell(context, cell_mapping) as cctxt:
             try:
-                instance_obj.Instance.get_by_uuid(cctxt, uuid).update(
-                    cctxt, expected_vm_state=instance_obj.vm_states.BUILDING,
-                    host=alternate['service_host'],
-                    node=alternate['nodename'])
+                instance_obj.Instance(uuid=uuid).move_build(
+                    cctxt, alternate['service_host'], alternate['nodename'],
+                    build_args.make(remaining_after(host_list, alternate),
+                                    request_spec, build_retry))
             except (exception.InstanceNotFound,
                     exception.UnexpectedVMState) as exc:
                 LOG.info('Not rescheduling instance %s: %s', uuid, exc)
@@ -138,8 +150,7 @@ class CastAlternate(task.Task):
                 alternate, claimed, host_list, request_spec, build_retry):
         if not claimed:
             return fates.DELETED
-        remaining = list(host_list)
-        remaining = remaining[remaining.index(alternate) + 1:]
+        remaining = remaining_after(host_list, alternate)
         with cb_context.target_cell(context, cell_mapping) as cctxt:
             try:
                 current = instance_obj.Instance.get_by_uuid(

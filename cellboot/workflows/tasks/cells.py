@@ -8,10 +8,12 @@ from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
+from cellboot.objects import build_args
 from cellboot.objects import host_mapping as host_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action as action_obj
 from cellboot.workflows import tasks
+from cellboot.workflows.tasks import compute
 
 LOG = logging.getLogger(__name__)
 
@@ -54,7 +56,11 @@ class CreateInCell(task.Task):
     """Create each instance in its cell, building, on its chosen host.
 
     The instance row (vm_state building, host and node of the chosen
-    host) and its 'create' action are written together. An instance that
+    host, and what ``cast-to-compute`` will send it with: the
+    alternates, the spec, the first retry state, for a cell conductor
+    to send it again if that cast is lost, see
+    ``cellboot.objects.build_args``) and its 'create' action are
+    written together. An instance that
     already exists is a replay of this step and counts as created.
     An instance its cell refuses (the cell database is down, say) is
     buried in cell0 with the error; its siblings go on.
@@ -97,12 +103,12 @@ class CreateInCell(task.Task):
                     uuids,
                     lambda uuid: self._create(
                         cctxt, build_requests[uuid], request_spec,
-                        selections[uuid][0]),
+                        selections[uuid]),
                     on_error=bury))
         return {uuid: created[uuid] for uuid in cells}
 
     @staticmethod
-    def _create(cctxt, build_request, request_spec, chosen):
+    def _create(cctxt, build_request, request_spec, hosts):
         """The instance and its 'create' action, in the targeted cell.
 
         Both in one transaction (see ``cellboot.db.batches``), so an
@@ -118,10 +124,13 @@ class CreateInCell(task.Task):
             LOG.debug('Instance %s already exists (a replayed step)', uuid)
             return fates.OK
         project_id, user_id = fates.owner(build_request)
+        chosen = hosts[0]
         instance_obj.Instance.create(
             cctxt, uuid, project_id, instance_obj.vm_states.BUILDING,
             user_id=user_id, host=chosen['service_host'],
             node=chosen['nodename'],
+            build_args=build_args.make(hosts[1:], request_spec,
+                                       compute.first_retry()),
             **fates.instance_values(build_request, request_spec))
         action_obj.InstanceAction.start(
             cctxt, uuid, fates.CREATE_ACTION, cctxt.request_id,

@@ -54,9 +54,16 @@ class CastToCompute(task.Task):
     """Cast each settled instance's build to its chosen host.
 
     The instance's remaining selections go along as its alternates, for
-    a reschedule inside the cell. An instance whose cast cannot be sent
-    (its cell's bus is down) is put in ERROR with a fault and its claim
-    released; one deleted meanwhile is skipped (its deleter releases it).
+    a reschedule inside the cell. A cast that cannot be sent (its cell's
+    bus is down, after ``[conductor] cast_retries``) leaves the instance
+    building, untaken, with what the cast carries stored with it
+    (``create-in-cell``): the cell conductors' check of untaken builds
+    sends it again once the bus is back (``cellboot.conductor.
+    untaken_builds``), where failing it would turn a broker blip into a
+    failed server. An instance whose cell could not even be read is put
+    in ERROR with a fault and its claim released (if it was created, the
+    same check would find it; if not, nothing else would). One deleted
+    meanwhile is skipped (its deleter releases it).
 
     Reversion strategy: none; a cast cannot be taken back. It is the
     last atom, so only its own failure could revert the flow, and it
@@ -93,15 +100,17 @@ class CastToCompute(task.Task):
                   request_spec, uuid):
         if instance is None:
             return fates.DELETED
+        if isinstance(instance, Exception):
+            # None: a compute host made it ACTIVE after all.
+            return fates.fail_in_cell(context, scheduler, uuid, cell,
+                                      instance) or fates.OK
         try:
-            if isinstance(instance, Exception):
-                raise instance
             cast_build(context, compute_rpcapi, cell, instance, hosts[0],
                        hosts[1:], request_spec, first_retry())
         except Exception as exc:
-            LOG.exception('Could not cast the build of instance %s to %s',
-                          uuid, hosts[0]['service_host'])
-            # None: a compute host made it ACTIVE after all.
-            return fates.fail_in_cell(context, scheduler, uuid, cell,
-                                      exc) or fates.OK
+            LOG.warning('Could not cast the build of instance %s to %s '
+                        '(%s); the conductors of cell %s send it again '
+                        'once it has waited [conductor] '
+                        'build_not_taken_timeout', uuid,
+                        hosts[0]['service_host'], exc, cell.name)
         return fates.OK

@@ -35,6 +35,11 @@ def sweep_at_once(checks):
     return results
 
 
+def timeouts(timed_out):
+    """What ``BuildTimeouts.sweep_once`` returns when it re-sent nothing."""
+    return {'timed_out': timed_out, 'recast': 0, 'reschedule': 0}
+
+
 def ago(seconds):
     """ISO 8601 (naive UTC, as flow meta has it) of ``seconds`` ago."""
     return (timeutils.utcnow() -

@@ -106,7 +106,8 @@ class BuildTimeoutsTest(base.TestCase):
         results = sweep_base.sweep_at_once(
             [self.check, build_timeouts.BuildTimeouts(self._cell_conductor())])
         self.assertEqual(1, sum(result['timed_out'] for result in results))
-        self.assertEqual({'timed_out': 0}, self.check.sweep_once(self.ctx))
+        self.assertEqual(sweep_base.timeouts(0),
+                         self.check.sweep_once(self.ctx))
         instance, fault = self._instance(uuid), self.cluster.fault(uuid)
         # The owner reads why; administrators read where, in details.
         self.assertEqual(
@@ -153,7 +154,8 @@ class BuildTimeoutsTest(base.TestCase):
             uuid_=records.flow_uuid(
                 'reschedule', records.reschedule_flow_key(uuid, retry)),
             meta=records.flow_meta('reschedule', [uuid], ctx))
-        self.assertEqual({'timed_out': 0}, self.check.sweep_once(self.ctx))
+        self.assertEqual(sweep_base.timeouts(0),
+                         self.check.sweep_once(self.ctx))
         self.assertEqual('building', self._instance(uuid).vm_state)
 
     def test_a_corrupt_flow_naming_an_instance_does_not_spare_it(self):
@@ -162,7 +164,8 @@ class BuildTimeoutsTest(base.TestCase):
         uuid = self._boot_until_stuck()
         plants = planted.Plants(self.state_path, 'reschedule', uuid)
         plants.plant(self.cell.database_connection)
-        self.assertEqual({'timed_out': 1}, self.check.sweep_once(self.ctx))
+        self.assertEqual(sweep_base.timeouts(1),
+                         self.check.sweep_once(self.ctx))
         self.assertEqual(('error', []),
                          (self._instance(uuid).vm_state, plants.ran()))
 
@@ -182,7 +185,8 @@ class BuildTimeoutsTest(base.TestCase):
             conn.execute(sa.update(instances).where(
                 instances.c.uuid == uuid).values(
                     created_at=long_ago, updated_at=long_ago))
-        self.assertEqual({'timed_out': 1}, self.check.sweep_once(self.ctx))
+        self.assertEqual(sweep_base.timeouts(1),
+                         self.check.sweep_once(self.ctx))
         self.assertEqual(
             ('error', fault_messages.BUILD_TIMED_OUT,
              f'Build timed out after {TIMEOUT} s before any host took it'),

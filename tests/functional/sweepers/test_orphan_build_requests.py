@@ -104,6 +104,49 @@ class OrphanBuildRequestsTest(_ClusterTest):
         self.assert_built_once(uuids)
 
 
+class UnstartedBuildRequestsTest(_ClusterTest):
+    """A request with no flow at all is started sooner than an orphan
+    flow is handed over: ``[conductor] unstarted_build_request_timeout``.
+    """
+
+    UNSTARTED = 5
+
+    def setUp(self):
+        super().setUp()
+        self.flags(unstarted_build_request_timeout=self.UNSTARTED,
+                   group='conductor')
+
+    def test_a_lost_cast_costs_seconds_not_the_orphan_timeout(self):
+        uuids = self.orphan()
+        _age(self.UNSTARTED + 1)
+        self.assertEqual({'started': 1, 'settled': 0, 'handed_over': 0},
+                         self.check.sweep_once(self.ctx))
+        self.assert_built_once(uuids)
+
+    def test_a_young_request_is_left_to_its_cast(self):
+        self.orphan()
+        _age(self.UNSTARTED - 3)
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
+                         self.check.sweep_once(self.ctx))
+
+    def test_a_request_whose_flow_is_slow_to_start_is_not_started(self):
+        # Its conductor saved the flow and has not run it yet (a busy
+        # conductor): the request is older than the threshold but it is
+        # not lost, and the sweep starts nothing for it.
+        uuids = self.orphan()
+        build_requests, _specs = self.payload
+        key = records.boot_flow_key(build_requests)
+        records.create('boot', {'instance_uuids': uuids},
+                       CONF.flow_persistence.connection,
+                       uuid_=records.flow_uuid('boot', key),
+                       meta=records.flow_meta('boot', uuids, self.cluster.ctx))
+        _age(self.UNSTARTED + 1)
+        self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
+                         self.check.sweep_once(self.ctx))
+        self.assertEqual(1, len(self.boot_flows(uuids)))
+        self.assertEqual([], self.cluster.handled('conductor'))
+
+
 class _JobboardTest(_ClusterTest):
     """The super conductor with a boot board of the test's own.
 
@@ -239,9 +282,10 @@ class UnownedFlowWithoutJobboardTest(_ClusterTest):
         self.assert_built_once(uuids)
 
     def test_what_is_young_or_owned_by_a_live_process_is_left(self):
-        # A request younger than the timeout.
+        # A request younger than the timeout (a request with no flow:
+        # the shorter one).
         self.orphan()
-        _age(TIMEOUT - 5)
+        _age(CONF.conductor.unstarted_build_request_timeout - 5)
         self.assertEqual({'started': 0, 'settled': 0, 'handed_over': 0},
                          self.check.sweep_once(self.ctx))
         # An old request whose flow is young.

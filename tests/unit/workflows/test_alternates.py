@@ -50,7 +50,7 @@ class _AlternatesTests:
     def _claim(self, alternate):
         return alternates.ClaimAlternate('claim-alternate').execute(
             self.ctx, self.scheduler, self.cell, self.instance, alternate,
-            self.build_retry)
+            self.build_retry, self.host_list, {'flavor': {'vcpus': 1}})
 
     def test_alternates_provides_the_next_untried_alternate(self):
         controller = alternates.Alternates('alternates')
@@ -116,6 +116,28 @@ class _AlternatesTests:
         self.assertEqual({self.nodes['h2']: RESOURCES}, self.held(self.uuid))
         instance = self.instance_in(self.cell, self.uuid)
         self.assertEqual(('h2', 'h2'), (instance.host, instance.node))
+
+    def test_claim_alternate_stores_what_the_cast_will_carry(self):
+        # For a cell conductor to send the build again if it is lost.
+        self._claim(self.host_list[0])
+        instance = self.instance_in(self.cell, self.uuid)
+        self.assertEqual(
+            {'host_list': [self.host_list[1]],
+             'request_spec': {'flavor': {'vcpus': 1}},
+             'retry': self.build_retry},
+            instance.build_args)
+        self.assertEqual(0, instance.build_recasts)
+
+    def test_claim_alternate_leaves_a_build_a_host_took(self):
+        # h1 took the build after all (a late cast): it keeps it, and
+        # the alternate's claim is given back.
+        with self.target(self.cell) as cctxt:
+            instance_obj.Instance(uuid=self.uuid).claim_build(cctxt, 'h1')
+        self.assertFalse(self._claim(self.host_list[0]))
+        instance = self.instance_in(self.cell, self.uuid)
+        self.assertEqual(('h1', 'spawning'),
+                         (instance.host, instance.task_state))
+        self.assertEqual({}, self.held(self.uuid))
 
     def test_claim_alternate_fails_when_the_alternate_is_full(self):
         for _ in range(2):

@@ -127,18 +127,26 @@ class _HandOverTests:
         self.assertEqual(fates.DELETED, cast[self.uuids[0]])
         self.assertEqual([self.uuids[1]], list(self.compute.by_instance()))
 
-    def test_a_cast_that_cannot_be_sent_fails_the_instance(self):
+    def test_a_cast_that_cannot_be_sent_leaves_the_build_to_resend(self):
+        # The cell conductors' check of untaken builds sends it again:
+        # the instance waits, building, untaken, with its claim and what
+        # the cast carried.
         self._map_instances()
         self._delete_build_requests()
         self.compute.fail_with = RuntimeError('the cell bus is down')
-        self.assertEqual(dict.fromkeys(self.uuids, fates.FAILED),
-                         self._cast())
+        self.assertEqual(dict.fromkeys(self.uuids, fates.OK), self._cast())
         for uuid in self.uuids:
-            self.assertEqual('error',
-                             self.instance_in(self.cells[0], uuid).vm_state)
-            self.assertIn('the cell bus is down',
-                          self.fault_of(self.cells[0], uuid).details)
-            self.assertEqual({}, self.held(uuid))
+            instance = self.instance_in(self.cells[0], uuid)
+            hosts = self.store['selections'][uuid]
+            self.assertEqual(
+                ('building', None, hosts[0]['service_host'],
+                 {'host_list': hosts[1:],
+                  'request_spec': self.store['request_spec'],
+                  'retry': compute.first_retry()}),
+                (instance.vm_state, instance.task_state, instance.host,
+                 instance.build_args))
+            self.assertIsNone(self.fault_of(self.cells[0], uuid))
+            self.assertNotEqual({}, self.held(uuid))
 
 
 class SQLiteHandOverTest(_HandOverTests, base.SQLiteMixin,
