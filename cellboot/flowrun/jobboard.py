@@ -151,8 +151,24 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
         self._renew_script = None
 
     def claim(self, job, who, expiry=None):
+        """Claim ``job`` for ``who``, for ``expiry`` seconds.
+
+        A job ``who`` holds already is refused (``UnclaimableJob``) and
+        its claim left as it is. TaskFlow's claim of a job its caller
+        holds extends the claim, and a conductor tries to claim every
+        job of the board at each turn of its loop: a job it left to its
+        claim's expiry (its flow could not be loaded or did not end)
+        would be extended for ever by the conductor that left it, and
+        never run again while that conductor lives — with one conductor
+        per cell, never. Only the renewer extends a claim
+        (``renew_claim``), and only while the flow runs.
+        """
         if expiry is None:
             expiry = self.claim_expiry
+        if self.holder(job) == who:
+            raise tf_exc.UnclaimableJob(
+                f'Job {job.uuid} is claimed by {who} already: left to run '
+                f'out')
         return super().claim(job, who, expiry=expiry)
 
     def post_once(self, job_uuid, name, book=None, details=None):
@@ -175,6 +191,15 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
             self, name, posting['sequence'], key, uuid=job_uuid,
             details=details, created_on=posting['created_on'], book=book,
             book_data=posting.get('book'), backend=self._persistence)
+
+    def holder(self, job):
+        """Who holds ``job``'s claim; None when nobody does.
+
+        (TaskFlow's ``find_owner`` fails on a job nobody holds.)
+        """
+        with impl_redis._translate_failures():
+            raw_owner = self._client.get(job.owner_key)
+        return self._decode_owner(raw_owner) if raw_owner else None
 
     def renew_claim(self, job, who, expiry=None):
         """Extend ``who``'s claim on ``job``; ``(renewed, owner)``.
