@@ -26,6 +26,9 @@ and during the cut.
 
 import collections
 import datetime
+import glob
+import os
+import shutil
 import statistics
 import threading
 import time
@@ -57,6 +60,14 @@ CELL_OPTIONS = f"""
     [fake_driver]
     spawn_time = {SPAWN_TIME}
     """
+# The cut cell's hosts spawn slowly, so that builds are under way there
+# when the cut comes: they must finish after it.
+CUT_SPAWN_TIME = 2.0
+CUT_HOST_OPTIONS = {host: f'[fake_driver]\nspawn_time = {CUT_SPAWN_TIME}\n'
+                    for host in CELLS[CUT_CELL]}
+
+# Where to keep the services' logs after the run (default: nowhere).
+KEEP_LOGS_VARIABLE = 'CELLBOOT_PARTITION_LOGS'
 
 TOKEN = 'partition:partition-project'
 HTTP_TIMEOUT = 60
@@ -73,7 +84,12 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 
 
 class Partition:
-    """One run of the scenario on a deployment made for it."""
+    """One run of the scenario on a deployment made for it.
+
+    ``mode`` is the proxy's method that makes the outage: ``cut`` or
+    ``black_hole``; ``before``, ``cut`` and ``after`` the seconds of load
+    around it; ``rate`` the boots a second.
+    """
 
     def __init__(self, test, redis, mode='cut', rate=3.0, before=15.0,
                  cut=30.0, after=10.0):
@@ -94,9 +110,18 @@ class Partition:
     def deploy(self):
         self.deployment = self.test.useFixture(deployment_mod.Deployment(
             self.test, backend='mysql', cells=CELLS,
-            cell_options=CELL_OPTIONS, options=OPTIONS, super_conductors=2,
+            cell_options=CELL_OPTIONS, host_options=CUT_HOST_OPTIONS,
+            options=OPTIONS, super_conductors=2,
             jobboard=self.redis, api=True, proxied_cells=[CUT_CELL]))
+        keep = os.environ.get(KEEP_LOGS_VARIABLE)
+        if keep:
+            self.test.addCleanup(self._keep_logs, keep)
         return self.deployment
+
+    def _keep_logs(self, directory):
+        os.makedirs(directory, exist_ok=True)
+        for path in glob.glob(os.path.join(self.deployment.dir, '*.log')):
+            shutil.copy(path, directory)
 
     @property
     def proxy(self):
@@ -234,6 +259,10 @@ class Partition:
                 listed['during'].append(took)
         states = collections.Counter(state for _cell, state, _c, _l
                                      in instances.values())
+        # Accepted before the cut, in the cut cell, ACTIVE after it.
+        caught = [uuid for uuid, (cell, _s, _c, launched) in instances.items()
+                  if cell == CUT_CELL and launched and uuid in self.posted
+                  and self.posted[uuid] < self.cut_at <= launched]
         return {
             'mode': self.mode, 'cut_s': self.cut,
             'boots': len(self.posted),
@@ -247,6 +276,8 @@ class Partition:
                                  if v else None for k, v in listed.items()},
             'listings': {k: len(v) for k, v in listed.items()},
             'states': dict(states),
+            'caught_in_cut_cell': len(caught),
+            'cut_at': self.cut_at, 'restored_at': self.restored_at,
         }
 
 
