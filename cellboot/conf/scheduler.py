@@ -68,7 +68,9 @@ selection_opts = [
                       'one; once it answers again the host states are '
                       'reloaded. One query per cell: 2 s keeps the boots '
                       'sent to a cell that just went silent to a few '
-                      'seconds\' worth. 0 disables the checks.'),
+                      'seconds\' worth. 0 disables the checks, and so '
+                      'does host_state_refresh_interval = 0 (host states '
+                      'that are never reloaded are not checked either).'),
     cfg.FloatOpt('cell_check_timeout',
                  default=2.0,
                  min=0.1,

@@ -334,13 +334,15 @@ class HostStateCache:
     def start_periodic_refresh(self, interval=None):
         """Reload in a daemon thread every ``interval`` seconds.
 
-        The cell checks start with it (``[scheduler] cell_check_interval``).
+        The cell checks start with it (``[scheduler] cell_check_interval``):
+        they keep the states current between reloads, so states that are
+        never reloaded (0) are not checked either.
         """
-        self.checks.start()
         interval = (CONF.scheduler.host_state_refresh_interval
                     if interval is None else interval)
         if not interval or self._thread is not None:
             return
+        self.checks.start()
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._run_periodic, args=(interval,),

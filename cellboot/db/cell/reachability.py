@@ -103,11 +103,6 @@ class Reachability:
                         'its answer as missing at once', cell_name,
                         cell_uuid, why)
 
-    def reset(self):
-        """Forget every cell (tests)."""
-        with self._lock:
-            self._down.clear()
-
 
 # The process's registry.
 CELLS = Reachability()
