@@ -137,11 +137,11 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
                         cell_mapping.uuid, exc)
             result = CellFailure(cell_mapping.uuid, exc)
             if reachability.is_connection_failure(exc):
-                cells.not_answered(cell_mapping.uuid, cell_mapping.name, exc)
+                _not_answered(cell_mapping, exc)
             else:
-                cells.answered(cell_mapping.uuid, cell_mapping.name)
+                _answered(cell_mapping)
         else:
-            cells.answered(cell_mapping.uuid, cell_mapping.name)
+            _answered(cell_mapping)
         finally:
             cells.end_call(cell_mapping.uuid)
         answers.put((cell_mapping.uuid, result))
@@ -173,9 +173,25 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
         if cm.uuid in waiting:
             LOG.warning('Cell %s (%s) did not respond within %s s',
                         cm.name, cm.uuid, timeout)
-            cells.not_answered(cm.uuid, cm.name,
-                               f'no answer within {timeout} s')
+            _not_answered(cm, f'no answer within {timeout} s')
         elif results[cm.uuid] is did_not_respond_sentinel:
             LOG.debug('Cell %s (%s) skipped: not answering', cm.name,
                       cm.uuid)
     return results
+
+
+def _answered(cell_mapping):
+    down_for = reachability.CELLS.answered(cell_mapping.uuid,
+                                           cell_mapping.name)
+    if down_for is not None:
+        LOG.warning('Cell %s (%s) answers again after %.1f s',
+                    cell_mapping.name, cell_mapping.uuid, down_for)
+
+
+def _not_answered(cell_mapping, why):
+    if reachability.CELLS.not_answered(cell_mapping.uuid, cell_mapping.name,
+                                       why):
+        LOG.warning('Cell %s (%s) is not answering (%s); until a call '
+                    'reaches it again, reads that may skip it get its '
+                    'answer as missing at once', cell_mapping.name,
+                    cell_mapping.uuid, why)

@@ -32,9 +32,6 @@ import threading
 import time
 
 from oslo_db import exception as db_exc
-from oslo_log import log as logging
-
-LOG = logging.getLogger(__name__)
 
 
 def is_connection_failure(exc):
@@ -83,25 +80,25 @@ class Reachability:
             return self._calls[cell_uuid]
 
     def answered(self, cell_uuid, cell_name):
-        """The cell answered a call: up."""
+        """The cell answered a call: up.
+
+        Returns the seconds it had been down, None if it was not: the
+        caller logs the change (its logger is the one operators tune).
+        """
         with self._lock:
             was = self._down.pop(cell_uuid, None)
-        if was is not None:
-            LOG.warning('Cell %s (%s) answers again after %.1f s; it is '
-                        'read again', cell_name, cell_uuid,
-                        time.monotonic() - was[1])
+        return None if was is None else time.monotonic() - was[1]
 
     def not_answered(self, cell_uuid, cell_name, why):
-        """A call found the cell unreachable: down (since the first)."""
+        """A call found the cell unreachable: down (since the first).
+
+        Returns True when the cell was up until now.
+        """
         with self._lock:
             was = self._down.get(cell_uuid)
             since = was[1] if was is not None else time.monotonic()
             self._down[cell_uuid] = (cell_name, since, why)
-        if was is None:
-            LOG.warning('Cell %s (%s) is not answering (%s); until a call '
-                        'reaches it again, callers that may skip it get '
-                        'its answer as missing at once', cell_name,
-                        cell_uuid, why)
+        return was is None
 
 
 # The process's registry.
