@@ -208,6 +208,12 @@ class HostStateCache:
                         uuid not in self.down_cells}
             unanswered = [cell for cell in cells if cell.uuid not in answered]
             for cell in unanswered:
+                if not cb_context.is_cell_failure(results[cell.uuid]):
+                    LOG.info('Host states: cell %s (%s) answered, but the '
+                             'cell checks still take it for silent; its '
+                             'hosts come back with their next check.',
+                             cell.name, cell.uuid)
+                    continue
                 LOG.warning('Host states: cell %s (%s) did not answer (%s); '
                             'its hosts are not scheduled to until a later '
                             'load reaches it.', cell.name, cell.uuid,
