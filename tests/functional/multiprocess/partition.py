@@ -44,6 +44,8 @@ from tests.functional.multiprocess import deployment as deployment_mod
 CELLS = {cell: [f'{cell}-host{index}' for index in (1, 2)]
          for cell in ('cell1', 'cell2', 'cell3')}
 CUT_CELL = 'cell2'
+# The proxy's methods that make the outage.
+MODES = ('cut', 'black_hole')
 
 SPAWN_TIME = 0.2
 OPTIONS = """
@@ -93,6 +95,8 @@ class Partition:
 
     def __init__(self, test, redis, mode='cut', rate=3.0, before=15.0,
                  cut=30.0, after=10.0):
+        if mode not in MODES:
+            raise ValueError(f'mode {mode!r}: one of {MODES}')
         self.test = test
         self.redis = redis
         self.mode = mode
