@@ -20,7 +20,10 @@ either refused (``cut``) or silent (``black_hole``). Required:
 * after the restore, every accepted server is ACTIVE, every service is
   alive and the invariant checker finds nothing.
 
-The figures are printed as one JSON line (``PARTITION`` prefix).
+The figures are printed as one JSON line (``PARTITION`` prefix). The
+refused cut needs the database-outage ride-out of flow steps and of the
+compute host's writes (``[database] outage_retry_seconds``): without it
+the builds caught in the cut cell are not finished.
 """
 
 import json
