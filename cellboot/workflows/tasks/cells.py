@@ -6,7 +6,6 @@ from taskflow import task
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot.db import batches
-from cellboot.db.cell import reachability
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import host_mapping as host_mapping_obj
@@ -57,12 +56,8 @@ class CreateInCell(task.Task):
     The instance row (vm_state building, host and node of the chosen
     host) and its 'create' action are written together. An instance that
     already exists is a replay of this step and counts as created.
-    An instance its cell refuses is buried in cell0 with the error; its
-    siblings go on. A cell that cannot be reached (its database down or
-    partitioned: ``DBConnectionError``) refuses nothing: the step raises,
-    and is run again until the cell is back, within the flow's bound on
-    a database outage (``cellboot.flowrun``), so that the instance is
-    built there rather than failed for a partition.
+    An instance its cell refuses (the cell database is down, say) is
+    buried in cell0 with the error; its siblings go on.
 
     Reversion strategy: each instance created in a cell that is still
     building is put in ERROR with the flow's failure as its fault, its
@@ -84,8 +79,6 @@ class CreateInCell(task.Task):
                 by_cell.setdefault(cell_uuid, []).append(uuid)
 
         def bury(uuid, exc):
-            if reachability.is_connection_failure(exc):
-                raise exc
             LOG.error('Could not create instance %s in cell %s: %s', uuid,
                       cells[uuid], exc)
             return fates.bury_in_cell0(context, scheduler,
