@@ -17,6 +17,8 @@ from oslo_context import context as oslo_context
 from oslo_db.sqlalchemy import enginefacade
 from oslo_log import log as logging
 
+from cellboot.db.cell import reachability
+
 LOG = logging.getLogger(__name__)
 
 
@@ -99,7 +101,7 @@ def is_cell_failure(result):
 
 
 def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
-                         **kwargs):
+                         skip_down_cells=False, **kwargs):
     """Run ``fn(cell_context, *args, **kwargs)`` in every cell in parallel.
 
     Returns ``{cell_uuid: result}``. A cell that raises yields a
@@ -107,6 +109,13 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
     (None: wait for all) yields ``did_not_respond_sentinel``. Neither stops
     the other cells, so one broken or partitioned cell never fails a whole
     listing.
+
+    Every call tells ``cellboot.db.cell.reachability`` whether the cell
+    answered. With ``skip_down_cells``, a cell found down yields
+    ``did_not_respond_sentinel`` at once instead of being waited for; it
+    is still called in the background (unless a call to it is running
+    already), which is how it is found up again. For reads only: a
+    background call's result is dropped.
 
     Each cell runs in its own daemon thread. A cell whose server hangs
     keeps its thread blocked for as long as the server does; a daemon
@@ -117,6 +126,7 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
     cell_mappings = list(cell_mappings)
     results = {cm.uuid: did_not_respond_sentinel for cm in cell_mappings}
     answers = queue.SimpleQueue()
+    cells = reachability.CELLS
 
     def _run(cell_mapping):
         try:
@@ -126,14 +136,28 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
             LOG.warning('Cell %s (%s) failed: %s', cell_mapping.name,
                         cell_mapping.uuid, exc)
             result = CellFailure(cell_mapping.uuid, exc)
+            if reachability.is_connection_failure(exc):
+                _not_answered(cell_mapping, exc)
+            else:
+                _answered(cell_mapping)
+        else:
+            _answered(cell_mapping)
+        finally:
+            cells.end_call(cell_mapping.uuid)
         answers.put((cell_mapping.uuid, result))
 
+    waited = []
     for cm in cell_mappings:
-        threading.Thread(target=_run, args=(cm,), daemon=True,
-                         name=f'scatter-gather-{cm.name}').start()
+        skip = skip_down_cells and cells.is_down(cm.uuid)
+        if not skip:
+            waited.append(cm)
+        if cells.start_call(cm.uuid, skip_if_down=skip):
+            threading.Thread(target=_run, args=(cm,), daemon=True,
+                             name=f'scatter-gather-{cm.name}').start()
 
     deadline = None if timeout is None else time.monotonic() + timeout
-    for _cell in cell_mappings:
+    waiting = {cm.uuid for cm in waited}
+    while waiting:
         wait = None if deadline is None else deadline - time.monotonic()
         if wait is not None and wait <= 0:
             break
@@ -141,10 +165,33 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
             cell_uuid, result = answers.get(timeout=wait)
         except queue.Empty:
             break
-        results[cell_uuid] = result
+        if cell_uuid in waiting:
+            waiting.discard(cell_uuid)
+            results[cell_uuid] = result
 
     for cm in cell_mappings:
-        if results[cm.uuid] is did_not_respond_sentinel:
+        if cm.uuid in waiting:
             LOG.warning('Cell %s (%s) did not respond within %s s',
                         cm.name, cm.uuid, timeout)
+            _not_answered(cm, f'no answer within {timeout} s')
+        elif results[cm.uuid] is did_not_respond_sentinel:
+            LOG.debug('Cell %s (%s) skipped: not answering', cm.name,
+                      cm.uuid)
     return results
+
+
+def _answered(cell_mapping):
+    down_for = reachability.CELLS.answered(cell_mapping.uuid,
+                                           cell_mapping.name)
+    if down_for is not None:
+        LOG.warning('Cell %s (%s) answers again after %.1f s',
+                    cell_mapping.name, cell_mapping.uuid, down_for)
+
+
+def _not_answered(cell_mapping, why):
+    if reachability.CELLS.not_answered(cell_mapping.uuid, cell_mapping.name,
+                                       why):
+        LOG.warning('Cell %s (%s) is not answering (%s); until a call '
+                    'reaches it again, reads that may skip it get its '
+                    'answer as missing at once', cell_mapping.name,
+                    cell_mapping.uuid, why)

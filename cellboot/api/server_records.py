@@ -115,16 +115,19 @@ def get_mapping(context, uuid):
     return mapping
 
 
-def in_cell(context, uuid, cell, fn):
+def in_cell(context, uuid, cell, fn, read=False):
     """``fn(cctxt)`` in ``cell``, waiting ``[api] cell_timeout`` at most.
 
     A cell that fails or does not answer in time raises CellUnreachable
     (503); the thread left waiting on a silent cell ends with the
-    driver's timeouts (``[api] cell_read_timeout``). InstanceNotFound
+    driver's timeouts (``[api] cell_read_timeout``). A ``read`` does not
+    wait for a cell that this process found not answering (see
+    ``cellboot.db.cell.reachability``): 503 at once. InstanceNotFound
     becomes ServerNotFound; other errors are raised as they are.
     """
     result = cb_context.scatter_gather_cells(
-        context, [cell], CONF.api.cell_timeout, fn)[cell.uuid]
+        context, [cell], CONF.api.cell_timeout, fn,
+        skip_down_cells=read)[cell.uuid]
     if result is cb_context.did_not_respond_sentinel:
         raise _unreachable(uuid, cell, 'no answer within [api] '
                                        'cell_timeout')
@@ -143,7 +146,7 @@ def _read_in_cell(context, uuid, cell):
         fault = instance_fault.InstanceFault.get_latest_for_instances(
             cctxt, [uuid]).get(uuid)
         return InCell(instance, fault, cell)
-    return in_cell(context, uuid, cell, read)
+    return in_cell(context, uuid, cell, read, read=True)
 
 
 def get(context, uuid):
@@ -221,9 +224,11 @@ def _read(context, mappings, timeout):
 
     A record is a ``BuildRequest``, an ``InCell`` or ``(uuid,
     UNREACHABLE)`` for a cell that did not answer within ``timeout``
-    seconds; None for a server that is gone (deleted meanwhile). Only
-    these servers are read: their build requests in one query, and each
-    cell once, in parallel, for its servers of the page.
+    seconds, or that this process found not answering lately (it is not
+    waited for: see ``cellboot.db.cell.reachability``); None for a server
+    that is gone (deleted meanwhile). Only these servers are read: their
+    build requests in one query, and each cell once, in parallel, for
+    its servers of the page.
     """
     mappings = {mapping.instance_uuid: mapping for mapping in mappings}
     waiting = [uuid for uuid, mapping in mappings.items()
@@ -245,7 +250,8 @@ def _read(context, mappings, timeout):
             cells[mapping.cell_mapping.uuid] = mapping.cell_mapping
     results = cb_context.scatter_gather_cells(
         context, cells.values(), timeout,
-        lambda cctxt: _cell_servers(cctxt, by_cell[cctxt.cell_uuid]))
+        lambda cctxt: _cell_servers(cctxt, by_cell[cctxt.cell_uuid]),
+        skip_down_cells=True)
     found = dict(pending)
     for cell_uuid, result in results.items():
         if cb_context.is_cell_failure(result):

@@ -55,6 +55,29 @@ selection_opts = [
                     'host states. A cell that does not answer in time is '
                     'skipped (its hosts are not scheduled to) and is asked '
                     'again at the next reload.'),
+    cfg.FloatOpt('cell_check_interval',
+                 default=2.0,
+                 min=0.0,
+                 help='Seconds between two checks that every enabled cell '
+                      'database answers (SELECT 1), by a background thread '
+                      'of each scheduler. A cell that fails or does not '
+                      'answer within cell_check_timeout has its hosts taken '
+                      'out of the host states at once, rather than at the '
+                      'next full reload, so that boots go to the cells that '
+                      'can take them instead of waiting for a partitioned '
+                      'one; once it answers again the host states are '
+                      'reloaded. One query per cell: 2 s keeps the boots '
+                      'sent to a cell that just went silent to a few '
+                      'seconds\' worth. 0 disables the checks, and so '
+                      'does host_state_refresh_interval = 0 (host states '
+                      'that are never reloaded are not checked either).'),
+    cfg.FloatOpt('cell_check_timeout',
+                 default=2.0,
+                 min=0.1,
+                 help='Seconds a cell check waits for a cell database '
+                      'before taking the cell for silent. A cell that is '
+                      'already silent is not waited for again: one call '
+                      'to it at a time finds out when it is back.'),
     cfg.IntOpt('service_down_time',
                default=60,
                min=1,

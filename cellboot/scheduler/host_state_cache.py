@@ -17,7 +17,10 @@ releases, provider updates pass through ``SchedulerAPI``), re-reads
 single providers on demand (a failed claim means our copy is stale), and
 is reloaded in full by ``refresh`` — periodically by a background thread
 every ``[scheduler] host_state_refresh_interval`` seconds — to learn of
-other schedulers' claims, new or dead hosts and disabled services.
+other schedulers' claims, new or dead hosts and disabled services. A
+cell that stops answering between loads has its hosts dropped within
+seconds, and is skipped by loads until it answers again
+(``cell_checks``).
 """
 
 import contextlib
@@ -34,6 +37,7 @@ from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.scheduler import cell_checks
 from cellboot.scheduler import host_batch
 from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import providers
@@ -125,6 +129,10 @@ class HostStateCache:
         self._touched = None
         self.loaded_at = None
         self.unanswered_cells = []
+        # Cells the checks found silent: {uuid: name}; their hosts are
+        # out of the states until a check finds them back.
+        self.down_cells = {}
+        self.checks = cell_checks.CellChecks(self)
         self._stop = threading.Event()
         self._thread = None
 
@@ -137,8 +145,37 @@ class HostStateCache:
 
     def _merge_pending(self):
         if self._pending:
-            self._states.upsert_hosts(list(self._pending.values()))
+            self._states.upsert_hosts(
+                [host for host in self._pending.values()
+                 if host['cell_uuid'] not in self.down_cells])
             self._pending = {}
+
+    def set_down_cells(self, cells):
+        """Take the cells found silent (``{uuid: name}``) now.
+
+        The hosts of a newly silent cell are no longer scheduled to.
+        Returns the names of the cells no longer silent: the caller
+        reloads (``refresh``) to bring their hosts back.
+        """
+        with self.locked() as states:
+            newly = set(cells) - set(self.down_cells)
+            back = [name for uuid, name in self.down_cells.items()
+                    if uuid not in cells]
+            self.down_cells = dict(cells)
+            for cell_uuid in newly:
+                LOG.warning('Host states: cell %s (%s) does not answer; '
+                            'its hosts are not scheduled to until it does',
+                            cells[cell_uuid], cell_uuid)
+            # Every silent cell, not only the new ones: a load that read
+            # a cell just before it went silent may have brought its
+            # hosts back.
+            for cell_uuid in cells:
+                code = states.cell_code(cell_uuid)
+                if code is None:
+                    continue
+                for pos in (states.live & (states.cell == code)).nonzero()[0]:
+                    states.remove_host(states.uuids[pos])
+        return back
 
     def _touch(self, uuids):
         if self._touched is not None:
@@ -161,12 +198,22 @@ class HostStateCache:
             table = host_batch.ProviderTable()
             usage.load_all(context, table)
             cells = _schedulable_cells(context)
+            # A cell found silent is not waited for (nor read: its hosts
+            # stay out until a check finds it back).
             results = cb_context.scatter_gather_cells(
-                context, cells, CONF.scheduler.cell_load_timeout, _read_cell)
+                context, cells, CONF.scheduler.cell_load_timeout, _read_cell,
+                skip_down_cells=True)
             answered = {uuid: result for uuid, result in results.items()
-                        if not cb_context.is_cell_failure(result)}
+                        if not cb_context.is_cell_failure(result) and
+                        uuid not in self.down_cells}
             unanswered = [cell for cell in cells if cell.uuid not in answered]
             for cell in unanswered:
+                if not cb_context.is_cell_failure(results[cell.uuid]):
+                    LOG.info('Host states: cell %s (%s) answered, but the '
+                             'cell checks still take it for silent; its '
+                             'hosts come back with their next check.',
+                             cell.name, cell.uuid)
+                    continue
                 LOG.warning('Host states: cell %s (%s) did not answer (%s); '
                             'its hosts are not scheduled to until a later '
                             'load reaches it.', cell.name, cell.uuid,
@@ -291,11 +338,17 @@ class HostStateCache:
     # -- periodic reloads ---------------------------------------------
 
     def start_periodic_refresh(self, interval=None):
-        """Reload in a daemon thread every ``interval`` seconds."""
+        """Reload in a daemon thread every ``interval`` seconds.
+
+        The cell checks start with it (``[scheduler] cell_check_interval``):
+        they keep the states current between reloads, so states that are
+        never reloaded (0) are not checked either.
+        """
         interval = (CONF.scheduler.host_state_refresh_interval
                     if interval is None else interval)
         if not interval or self._thread is not None:
             return
+        self.checks.start()
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._run_periodic, args=(interval,),
@@ -314,6 +367,7 @@ class HostStateCache:
                               'keeping the previous states')
 
     def stop_periodic_refresh(self):
+        self.checks.stop()
         if self._thread is not None:
             self._stop.set()
             self._thread.join()

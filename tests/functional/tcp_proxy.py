@@ -2,14 +2,26 @@
 
 The machine's database servers are shared with the tests running beside
 this one, so an outage is made between cellboot and the server instead:
-``TCPProxy`` forwards a loopback port to the server, and ``cut()`` makes
-the server unreachable the way a stopped or failed-over one is — the
-listener is closed (new connections are refused) and every forwarded
-connection is dropped (the client reads an end of stream). ``restore()``
-listens on the same port again, as a restarted server does.
+``TCPProxy`` forwards a loopback port to the server, and makes it
+unreachable in one of the two ways a network fails:
 
-One thread accepts; each forwarded connection has two pumping threads,
-one per direction, which end when either side closes.
+* ``cut()`` — the way a stopped or failed-over server looks: the
+  listener is closed (new connections are refused) and every forwarded
+  connection is dropped (the client reads an end of stream);
+* ``black_hole()`` — the way a partition looks: nothing is refused and
+  nothing is dropped, but nothing gets through either. New connections
+  are accepted (the server's greeting never comes), bytes already sent
+  wait in the proxy and the kernel's buffers. A client learns of it only
+  through its own timeouts.
+
+``restore()`` ends either: after a cut, it listens on the same port
+again, as a restarted server does; after a black hole, what waited is
+forwarded, as after a healed partition (connections whose client gave
+up meanwhile end then).
+
+One thread accepts; each forwarded connection has a thread that connects
+upstream (once traffic flows) and two pumping threads, one per
+direction, which end when either side closes.
 """
 
 import socket
@@ -28,9 +40,16 @@ class TCPProxy:
         self._sockets = set()
         self._listener = None
         self._acceptor = None
+        # Set while traffic flows; cleared by black_hole().
+        self._flowing = threading.Event()
+        self._flowing.set()
         self.accepted = 0
 
     # -- control -----------------------------------------------------------
+
+    @property
+    def black_holed(self):
+        return not self._flowing.is_set()
 
     def start(self):
         """Listen (on a free port the first time, the same one after)."""
@@ -59,9 +78,17 @@ class TCPProxy:
         for sock in sockets:
             _shut(sock)
             sock.close()
+        # Threads held by a black hole wake up and find their sockets
+        # closed.
+        self._flowing.set()
+
+    def black_hole(self):
+        """Accept, forward nothing, drop nothing, until ``restore()``."""
+        self._flowing.clear()
 
     def restore(self):
-        """Listen again on the same port."""
+        """Listen again on the same port; forward what waited."""
+        self._flowing.set()
         if self._listener is None:
             self.start()
 
@@ -75,41 +102,60 @@ class TCPProxy:
                 client, _address = listener.accept()
             except OSError:
                 return  # cut
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-                upstream.settimeout(None)
-            except OSError:
-                client.close()
-                continue
             with self._lock:
                 if self._listener is not listener:
                     client.close()
-                    upstream.close()
                     return
-                self._sockets.update((client, upstream))
+                self._sockets.add(client)
                 self.accepted += 1
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink),
-                                 daemon=True).start()
+            threading.Thread(target=self._connect, args=(client,),
+                             daemon=True).start()
+
+    def _connect(self, client):
+        """Connect upstream once traffic flows, then pump both ways."""
+        self._flowing.wait()
+        try:
+            upstream = socket.create_connection(self.target, timeout=5)
+            upstream.settimeout(None)
+        except OSError:
+            self._close(client)
+            return
+        with self._lock:
+            if client not in self._sockets:  # cut meanwhile
+                upstream.close()
+                return
+            self._sockets.add(upstream)
+        for source, sink in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(source, sink),
+                             daemon=True).start()
 
     def _pump(self, source, sink):
         try:
             while True:
+                # Under a black hole nothing is read: the kernel's
+                # buffers fill and the sender blocks, as across a
+                # partition.
+                self._flowing.wait()
                 data = source.recv(_CHUNK)
                 if not data:
                     break
+                self._flowing.wait()
                 sink.sendall(data)
         except OSError:
             pass
         finally:
             # The other direction ends too: a half-open connection is
             # of no use to a database client.
-            for sock in (source, sink):
-                _shut(sock)
-            with self._lock:
-                self._sockets.discard(source)
-                self._sockets.discard(sink)
-            source.close()
+            self._close(source, sink)
+
+    def _close(self, *socks):
+        for sock in socks:
+            _shut(sock)
+        with self._lock:
+            for sock in socks:
+                self._sockets.discard(sock)
+        for sock in socks:
+            sock.close()
 
 
 def _shut(sock):
@@ -117,3 +163,23 @@ def _shut(sock):
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
+
+
+# The server's port when a database URL names none.
+DEFAULT_PORTS = {'mysql': 3306, 'postgresql': 5432}
+
+
+def in_front_of(url):
+    """``(proxy, proxied_url)``: a started proxy to ``url``'s server.
+
+    ``proxied_url`` is ``url`` with the proxy's address, password kept;
+    the caller stops the proxy once nothing uses the URL any more.
+    """
+    from sqlalchemy.engine import url as sa_url
+
+    parsed = sa_url.make_url(url)
+    proxy = TCPProxy(parsed.host or '127.0.0.1',
+                     parsed.port or DEFAULT_PORTS[parsed.get_backend_name()])
+    proxy.start()
+    return proxy, parsed.set(host='127.0.0.1', port=proxy.port) \
+        .render_as_string(hide_password=False)

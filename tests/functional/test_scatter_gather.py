@@ -19,9 +19,12 @@ import time
 from oslo_utils import uuidutils
 
 from cellboot import context
+from cellboot.db.cell import reachability
+from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import compute_node
 from tests import base
+from tests.functional import tcp_proxy
 from tests import fixtures as cb_fixtures
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -165,3 +168,92 @@ class ScatterGatherTest(base.TestCase):
         self.assertEqual(0, proc.returncode, proc.stderr)
         self.assertEqual('<cell did not respond>', proc.stdout.strip())
         self.assertLess(time.monotonic() - start, 15)
+
+
+class SkipDownCellsTest(base.TestCase):
+    """A cell found down is not waited for again by callers that may skip.
+
+    The cell is a real MariaDB cell database behind a TCP proxy of the
+    test: cut (refused) or black-holed (silent), then restored.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.ctx = context.get_admin_context()
+        url = self.useFixture(cb_fixtures.Database('mysql',
+                                                   schema='cell')).url
+        self.proxy, proxied = tcp_proxy.in_front_of(url)
+        self.addCleanup(self.proxy.stop)
+        self.cell = _cell('proxied', proxied)
+        with context.target_cell(self.ctx, self.cell) as cctxt:
+            compute_node.ComputeNode.create(cctxt, 'proxied-host', 'node',
+                                            1, 512, 1)
+        self.cells = reachability.CELLS
+
+    def _gather(self, skip=True, timeout=TIMEOUT):
+        start = time.monotonic()
+        result = context.scatter_gather_cells(
+            self.ctx, [self.cell], timeout, _hosts,
+            skip_down_cells=skip)[self.cell.uuid]
+        return result, time.monotonic() - start
+
+    def _wait_up(self):
+        deadline = time.monotonic() + 30
+        while self.cells.is_down(self.cell.uuid):
+            self.assertLess(time.monotonic(), deadline, 'never found up')
+            self._gather()
+            time.sleep(0.1)
+
+    def test_a_black_holed_cell_is_waited_for_once_then_skipped(self):
+        self.assertEqual((['proxied-host'], True),
+                         (self._gather()[0],
+                          not self.cells.is_down(self.cell.uuid)))
+        self.proxy.black_hole()
+        result, elapsed = self._gather()
+        self.assertIs(context.did_not_respond_sentinel, result)
+        self.assertGreaterEqual(elapsed, TIMEOUT)
+        self.assertTrue(self.cells.is_down(self.cell.uuid))
+        for _attempt in range(5):
+            result, elapsed = self._gather()
+            self.assertIs(context.did_not_respond_sentinel, result)
+            self.assertLess(elapsed, 0.5)
+        # One call at a time reaches for the silent cell.
+        self.assertEqual(1, self.cells.calls_in_flight(self.cell.uuid))
+        self.proxy.restore()
+        self._wait_up()
+        self.assertEqual(['proxied-host'], self._gather()[0])
+
+    def test_a_caller_that_may_not_skip_still_waits(self):
+        self.proxy.black_hole()
+        self._gather()
+        self.assertTrue(self.cells.is_down(self.cell.uuid))
+        result, elapsed = self._gather(skip=False, timeout=1.0)
+        self.assertIs(context.did_not_respond_sentinel, result)
+        self.assertGreaterEqual(elapsed, 1.0)
+        self.proxy.restore()
+        self._wait_up()
+
+    def test_a_refusing_cell_is_down_until_it_answers_again(self):
+        self._gather()
+        self.proxy.cut()
+        result, _elapsed = self._gather()
+        self.assertIsInstance(result, context.CellFailure)
+        self.assertTrue(self.cells.is_down(self.cell.uuid))
+        result, elapsed = self._gather()
+        self.assertTrue(context.is_cell_failure(result))
+        self.assertLess(elapsed, 0.5)
+        self.proxy.restore()
+        self._wait_up()
+        self.assertEqual(['proxied-host'], self._gather()[0])
+
+    def test_an_error_of_the_cell_itself_is_an_answer(self):
+        def fails(cctxt):
+            raise exception.InstanceNotFound(instance_id='x')
+        self.cells.not_answered(self.cell.uuid, self.cell.name, 'test')
+        # The skipped call still runs, in the background, and clears it.
+        context.scatter_gather_cells(self.ctx, [self.cell], TIMEOUT, fails,
+                                     skip_down_cells=True)
+        deadline = time.monotonic() + 10
+        while self.cells.is_down(self.cell.uuid):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)

@@ -112,3 +112,23 @@ class SilentCellTest(base.TestCase):
         while self.waiting_threads() and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual([], self.waiting_threads())
+
+    def test_once_found_silent_the_cell_is_not_waited_for_again(self):
+        # The first request waits for it; the next ones get its servers
+        # UNKNOWN (a show: 503) without waiting, and however many come,
+        # one thread at a time reaches for the silent cell.
+        first, elapsed = self.timed(self.alice.get, '/servers/detail')
+        self.assertEqual(200, first.status_code)
+        self.assertGreaterEqual(elapsed, CELL_TIMEOUT)
+        for _ in range(5):
+            response, elapsed = self.timed(self.alice.get, '/servers/detail')
+            self.assertEqual(
+                (200, [(self.uuid, 'UNKNOWN')]),
+                (response.status_code,
+                 [(s['id'], s['status']) for s in response.json()['servers']]))
+            self.assertLess(elapsed, CELL_TIMEOUT)
+            response, elapsed = self.timed(self.alice.get,
+                                           f'/servers/{self.uuid}')
+            self.assertEqual(503, response.status_code)
+            self.assertLess(elapsed, CELL_TIMEOUT)
+        self.assertEqual(1, len(self.waiting_threads()))

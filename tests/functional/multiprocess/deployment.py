@@ -30,6 +30,14 @@ its own ``[DEFAULT] host``), share their work through a Redis jobboard
 e.g. short ``[conductor]`` sweep timeouts) and serve the REST API as a
 ``cellboot-api`` process on a free port (``api=True``; ``api_url``).
 ``kill`` and ``restart`` crash and bring back one service by name.
+
+For the partition tests, ``proxied_cells`` puts the databases of the
+cells it names behind a ``tests.functional.tcp_proxy.TCPProxy`` run in
+the test process: the cell mapping and the cell's own configuration
+hold the proxy's URL, so every service that reaches that cell's
+database (the API, super conductors, scheduler, the cell's conductor
+and compute hosts) goes through it, and ``cell_proxy(name)`` cuts,
+black-holes and restores it for all of them at once.
 """
 
 import os
@@ -50,6 +58,7 @@ from cellboot.objects import instance_mapping
 from cellboot import rpc
 from cellboot.flowrun import lookup
 from tests.functional import cluster
+from tests.functional import tcp_proxy
 from tests.functional.cmd import base as cmd_base
 from tests.functional.multiprocess import processes
 from tests.functional.multiprocess import rabbit
@@ -86,12 +95,14 @@ class Deployment(fixtures.Fixture):
     configuration, API level and cells. ``super_conductors`` is how many
     super conductor processes run (named ``conductor`` when one, else
     ``conductor-super1``...); ``jobboard`` a ``tests.fixtures.Redis``
-    to share their work through; ``api`` starts ``cellboot-api``.
+    to share their work through; ``api`` starts ``cellboot-api``;
+    ``proxied_cells`` names the cells whose database is reached through
+    a proxy (``cell_proxy``).
     """
 
     def __init__(self, test, backend='mysql', cells=None, host_options=None,
                  cell_options='', options='', super_conductors=1,
-                 jobboard=None, api=False):
+                 jobboard=None, api=False, proxied_cells=()):
         super().__init__()
         self.test = test
         self.backend = backend
@@ -103,6 +114,11 @@ class Deployment(fixtures.Fixture):
         self.jobboard = jobboard
         self.with_api = api
         self.api_url = None
+        self.proxied_cells = list(proxied_cells)
+        unknown = set(self.proxied_cells) - set(self.cells)
+        if unknown:
+            raise ValueError(f'proxied_cells: no such cells {unknown}')
+        self._proxies = {}
 
     def _setUp(self):
         self.dir = self.useFixture(fixtures.TempDir()).path
@@ -113,6 +129,14 @@ class Deployment(fixtures.Fixture):
         self.flow_url = self._database('flow')
         self.cell0_url = self._database('cell0')
         self.cell_urls = {name: self._database(name) for name in self.cells}
+        # The real URLs, for a test that reads around the proxies.
+        self.direct_cell_urls = dict(self.cell_urls)
+        for name in self.proxied_cells:
+            proxy, self.cell_urls[name] = tcp_proxy.in_front_of(
+                self.cell_urls[name])
+            # Registered before the services' stop, so run after it.
+            self.addCleanup(proxy.stop)
+            self._proxies[name] = proxy
         self.api_conf = self._write('api.conf', self._api_conf())
         self._point_this_process_at_it()
         self.processes = self.useFixture(
@@ -132,6 +156,10 @@ class Deployment(fixtures.Fixture):
     def _database(self, label):
         return self.useFixture(cb_fixtures.Database(
             self.backend, name=f'cb_{label}_{uuid.uuid4().hex[:10]}')).url
+
+    def cell_proxy(self, cell):
+        """The ``TCPProxy`` in front of ``cell``'s database."""
+        return self._proxies[cell]
 
     def _write(self, name, text):
         path = os.path.join(self.dir, name)
