@@ -17,8 +17,10 @@ quiescence (``observe.look``) and gathers the figures of the run.
 
 The durability options are short so that the mechanisms act within the
 test: claims expire after ``CLAIM_EXPIRY`` s, the sweepers run every
-``SWEEP_INTERVAL`` s, a build request without a flow is an orphan after
-``ORPHAN_TIMEOUT`` s and a build stuck on a host times out after
+``SWEEP_INTERVAL`` s, a build request without a flow is started after
+``UNSTARTED_TIMEOUT`` s and an unowned flow handed over after
+``ORPHAN_TIMEOUT`` s, a build no host took is sent again after
+``NOT_TAKEN_TIMEOUT`` s, and a build stuck on a host times out after
 ``BUILD_TIMEOUT`` s.
 """
 
@@ -46,6 +48,9 @@ HOST_STATE_REFRESH = 2
 SWEEP_INTERVAL = 3
 ORPHAN_TIMEOUT = 15
 BUILD_TIMEOUT = 45
+# A lost cast (a broker restart: make faults) is sent again this soon.
+NOT_TAKEN_TIMEOUT = 10
+UNSTARTED_TIMEOUT = 10
 SPAWN_TIME = 0.2
 
 CELLS = {cell: [f'{cell}-host{index}' for index in range(1, 5)]
@@ -79,6 +84,8 @@ OPTIONS = f"""
     scheduler = local
     sweep_interval = {SWEEP_INTERVAL}
     orphan_build_request_timeout = {ORPHAN_TIMEOUT}
+    unstarted_build_request_timeout = {UNSTARTED_TIMEOUT}
+    build_not_taken_timeout = {NOT_TAKEN_TIMEOUT}
     build_timeout = {BUILD_TIMEOUT}
 
     # One project boots every server of the run: no quota may refuse it.

@@ -16,9 +16,16 @@ lost, and boot flows started by the orphan sweep), reschedules, and the
 time from the fault's end to quiet.
 """
 
+import collections
 import re
 import time
 
+import sqlalchemy as sa
+
+from cellboot.conductor import untaken_builds
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models as cell_models
+from tests.functional.chaos import observe
 from tests.functional.chaos import scenario as chaos_scenario
 from tests.functional.faults import services
 
@@ -28,9 +35,7 @@ SUBMIT_SECONDS = 45
 # stage are in flight by then.
 FAULT_AT = 15
 
-# What the services log when they send a cast again (counted in the
-# logs: the services are the thing under test, their logs the record).
-_RECAST = re.compile(rb'sent again|re-cast', re.IGNORECASE)
+# The boot casts the orphan sweep made again, as its log says.
 _ORPHAN_STARTED = re.compile(rb'have no flow after .* starting it')
 
 
@@ -77,6 +82,24 @@ class FaultRun(chaos_scenario.Chaos):
                       for service in self.deployment.processes.services
                       if not service.alive())
 
+    @staticmethod
+    def resends():
+        """Builds sent again by the cell conductors, by event name: to the
+        same host (``recast``) or rescheduled off a dead one
+        (``not_taken``), as their instance actions record them."""
+        events = cell_models.Base.metadata.tables['instance_actions_events']
+        names = {untaken_builds.EVENT_RECAST: 'recast',
+                 untaken_builds.EVENT_NOT_TAKEN: 'not_taken'}
+        counts = collections.Counter()
+        for url in observe.cell_urls().values():
+            with cell_connection.get_engine(url).connect() as conn:
+                for row in conn.execute(
+                        sa.select(events.c.event, sa.func.count())
+                        .where(events.c.event.in_(list(names)))
+                        .group_by(events.c.event)):
+                    counts[names[row[0]]] += row[1]
+        return {name: counts[name] for name in names.values()}
+
     def _logged(self, pattern):
         count = 0
         for service in self.deployment.processes.services:
@@ -99,7 +122,7 @@ class FaultRun(chaos_scenario.Chaos):
                 '5xx': len(server_errors),
                 '503': self.unavailable,
                 'refused': len(self.refused),
-                'recasts': self._logged(_RECAST),
+                'resent_builds': self.resends(),
                 'orphans_started': self._logged(_ORPHAN_STARTED),
                 'quiet_after_fault_s': self.quiet_after,
                 'dead_services': self.dead_services()}

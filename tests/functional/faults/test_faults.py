@@ -13,7 +13,7 @@ last)::
 
     {"fault", "down_s", "boots", "reschedules", "active", "error",
      "violations", "seed", "duration_s", "phases_s", "5xx", "503",
-     "refused", "recasts", "orphans_started", "quiet_after_fault_s",
+     "refused", "resent_builds", "orphans_started", "quiet_after_fault_s",
      "dead_services"}
 
 Three of the runs stop and restart this machine's own MariaDB, RabbitMQ
