@@ -35,6 +35,9 @@ SUBMIT_SECONDS = 45
 # stage are in flight by then.
 FAULT_AT = 15
 
+# Seconds the API may take to list a healed cell's servers again.
+LISTED_WITHIN = 15
+
 # The boot casts the orphan sweep made again, as its log says.
 _ORPHAN_STARTED = re.compile(rb'have no flow after .* starting it')
 
@@ -75,6 +78,23 @@ class FaultRun(chaos_scenario.Chaos):
         if seen.quiet and self.fault_ended is not None:
             self.quiet_after = round(time.monotonic() - self.fault_ended, 1)
         return seen
+
+    def servers(self):
+        """Every server as the API lists it, once it lists none UNKNOWN.
+
+        An API process that found a cell down skips it until a
+        background call finds it back (``cellboot.db.cell.reachability``):
+        the first listings after a partition heals may still show that
+        cell's servers UNKNOWN. Bounded by ``LISTED_WITHIN`` s; the last
+        listing is returned either way (and judged by the test).
+        """
+        deadline = time.monotonic() + LISTED_WITHIN
+        while True:
+            servers = super().servers()
+            if (time.monotonic() > deadline or
+                    all(s['status'] != 'UNKNOWN' for s in servers)):
+                return servers
+            time.sleep(1)
 
     def dead_services(self):
         """The services of the deployment that are not running any more."""
