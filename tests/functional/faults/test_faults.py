@@ -16,6 +16,12 @@ last)::
      "refused", "resent_builds", "orphans_started", "quiet_after_fault_s",
      "dead_services"}
 
+``test_partition`` proves more of a partition (the rate of the other
+cells, the listing's latency) with a steadier load; it runs in the same
+serial part of ``make test``, because its deployment alone holds some
+70 MariaDB connections, and two such tests side by side can pass the
+server's ``max_connections``.
+
 Three of the runs stop and restart this machine's own MariaDB, RabbitMQ
 and Redis, which would break any test running beside them: they run only
 when ``CELLBOOT_FAULTS=1`` says that nothing else runs (``make faults``,

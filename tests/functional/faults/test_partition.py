@@ -31,7 +31,7 @@ import os
 
 from tests import base
 from tests.functional import invariants
-from tests.functional.multiprocess import partition
+from tests.functional.faults import partition
 from tests import fixtures as cb_fixtures
 
 CUT_VARIABLE = 'CELLBOOT_PARTITION_SECONDS'
