@@ -84,6 +84,7 @@ from taskflow import storage as tf_storage
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.flowrun import backend as flow_db
+from cellboot.flowrun import fencing
 from cellboot.flowrun import kinds
 from cellboot.flowrun import lookup
 from cellboot.flowrun import tables
@@ -272,24 +273,32 @@ def stored_context(flow_meta_values):
     return cb_context.RequestContext.from_dict(values)
 
 
-def take_over(persistence, flow_detail, owner=None):
-    """Make ``owner`` the conductor running ``flow_detail``; resumed?
+def take_over(persistence, flow_detail, owner=None, created=False):
+    """Make ``owner`` the conductor running ``flow_detail``.
 
-    Returns whether the run is a resumption (see the module docstring:
-    the flow started, or another owner is recorded). Unless the flow's
-    recorded owner already has it in hand and it never started (its
-    creator's first run), writes ``owner``, ``owned_since`` and, when
-    another conductor's work is taken over, one more ``resumptions``
-    entry, in one transaction, into the database and into
-    ``flow_detail.meta`` (which the engine's storage merges back).
+    Returns ``(resumed, token)``: whether the run is a resumption (see
+    the module docstring: the flow started, or another owner is
+    recorded), and the run's fencing token (``fencing``). The flow's
+    generation is advanced for every run but the creator's first
+    (``created``: the caller saved the flow just now, with the first
+    generation, and runs it at once), in the take-over's transaction.
+    Unless the flow's recorded owner already has it in hand and it never
+    started (its creator's first run), that transaction also writes
+    ``owner``, ``owned_since`` and, when another conductor's work is
+    taken over, one more ``resumptions`` entry, into the database and
+    into ``flow_detail.meta`` (which the engine's storage merges back).
     """
     owner = owner or owner_name()
     meta = flow_detail.meta or {}
     started = flow_detail.state not in NOT_STARTED_STATES
     previous = owner_of(meta)
     held = _held(meta)
+    engine = flow_db.get_backend(persistence).engine
     if not started and previous == owner and held:
-        return False
+        if created:
+            return False, fencing.FIRST
+        with engine.begin() as conn:
+            return False, fencing.advance(conn, flow_detail.uuid)
     taken_from_holder = previous != owner and held
     now = timeutils.utcnow().isoformat()
 
@@ -302,10 +311,13 @@ def take_over(persistence, flow_detail, owner=None):
                  'from_state': flow_detail.state or states.PENDING}]
         return stored
 
-    with flow_db.get_backend(persistence).engine.begin() as conn:
+    with engine.begin() as conn:
+        # The fence first: the order of every writer of the flow
+        # (``storage``), so that two of them never wait on each other.
+        token = fencing.advance(conn, flow_detail.uuid)
         flow_detail.meta = tables.merge_flow_meta(
             conn, flow_detail.uuid, _taken, fallback=meta)
-    return started or previous != owner
+    return started or previous != owner, token
 
 
 def load_detail(persistence, flow_uuid):
