@@ -54,6 +54,10 @@ first claim too: one UPDATE). A conductor running a flow:
   operator, and is not recorded. ``from_state`` is the flow's persisted
   state (PENDING for a flow saved but never started).
 
+Every run of a saved flow also takes the flow's next generation, its
+fencing token (``fencing``), in the take-over's transaction; the
+creator's first run keeps the generation the flow was created with.
+
 ``lookup`` finds flows by instance uuid from that meta; the runner's
 ``run_saved`` rebuilds an unfinished flow from its kind's factory and
 finishes it;
