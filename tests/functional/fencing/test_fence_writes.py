@@ -297,9 +297,53 @@ class SQLiteFenceTest(_FenceTests, base.SQLiteMixin, base.TestCase):
         self.assertEqual('garbage', error.current)
 
 
-class MySQLFenceTest(_FenceTests, base.MySQLMixin, base.TestCase):
-    pass
+class _ServerFenceTests(_FenceTests):
+    """What only a database server with row locks can show."""
+
+    # Transactions of this database waiting for a lock.
+    LOCK_WAITS = None
+
+    def lock_waits(self):
+        with self.db.connect() as conn:
+            return conn.execute(sa.text(self.LOCK_WAITS)).scalar()
+
+    def test_two_runs_creating_a_missing_fence_get_two_tokens(self):
+        # A flow of an earlier version, taken by two conductors at once:
+        # the second waits for the first's row, then goes past it.
+        flow_detail = self.posted_flow()
+        with self.db.begin() as conn:
+            conn.execute(sa.delete(fencing.FENCES))
+        tokens = {}
+
+        def second():
+            with self.db.begin() as conn:
+                tokens['second'] = fencing.advance(conn, flow_detail.uuid)
+
+        with self.db.begin() as conn:
+            tokens['first'] = fencing.advance(conn, flow_detail.uuid)
+            thread = threading.Thread(target=second)
+            thread.start()
+            self.addCleanup(thread.join, JOIN_SECONDS)
+            deadline = timeutils.utcnow() + timeutils.datetime.timedelta(
+                seconds=JOIN_SECONDS)
+            while not self.lock_waits() and timeutils.utcnow() < deadline:
+                threading.Event().wait(0.02)
+            self.assertEqual(1, self.lock_waits())
+        thread.join(JOIN_SECONDS)
+        self.assertEqual(({'first': 1, 'second': 2}, 2),
+                         (tokens, self.generation(flow_detail.uuid)))
 
 
-class PostgreSQLFenceTest(_FenceTests, base.PostgreSQLMixin, base.TestCase):
-    pass
+class MySQLFenceTest(_ServerFenceTests, base.MySQLMixin, base.TestCase):
+
+    LOCK_WAITS = ("SELECT COUNT(*) FROM information_schema.innodb_trx t "
+                  "JOIN information_schema.processlist p "
+                  "ON p.id = t.trx_mysql_thread_id "
+                  "WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()")
+
+
+class PostgreSQLFenceTest(_ServerFenceTests, base.PostgreSQLMixin,
+                          base.TestCase):
+
+    LOCK_WAITS = ("SELECT COUNT(*) FROM pg_stat_activity WHERE "
+                  "wait_event_type = 'Lock' AND datname = current_database()")
