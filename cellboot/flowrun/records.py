@@ -73,6 +73,7 @@ every run, resumed runs included; a resumed run also gets ``resumed``
 (True), for atoms that must undo what a crashed run of theirs left.
 """
 
+import collections
 import os
 import uuid
 
@@ -277,12 +278,22 @@ def stored_context(flow_meta_values):
     return cb_context.RequestContext.from_dict(values)
 
 
-def take_over(persistence, flow_detail, owner=None, created=False):
-    """Make ``owner`` the conductor running ``flow_detail``.
+# What ``take_over`` found: is the run a resumption, its fencing token,
+# and whether another run may have written the flow since it was read.
+TakenOver = collections.namedtuple('TakenOver',
+                                   ['resumed', 'token', 'reread'])
 
-    Returns ``(resumed, token)``: whether the run is a resumption (see
-    the module docstring: the flow started, or another owner is
-    recorded), and the run's fencing token (``fencing``). The flow's
+
+def take_over(persistence, flow_detail, owner=None, created=False):
+    """Make ``owner`` the conductor running ``flow_detail``; a TakenOver.
+
+    ``resumed``: whether the run is a resumption (see the module
+    docstring: the flow started, or another owner is recorded);
+    ``token``: the run's fencing token (``fencing``); ``reread``: the
+    flow had started, or another conductor had it in hand, so a run of
+    that conductor may have written it after ``flow_detail`` was read
+    and before this take-over fenced it out: the caller reads it again
+    (``load_detail``) before running it. The flow's
     generation is advanced for every run but the creator's first
     (``created``: the caller saved the flow just now, with the first
     generation, and runs it at once), in the take-over's transaction.
@@ -300,9 +311,10 @@ def take_over(persistence, flow_detail, owner=None, created=False):
     engine = flow_db.get_backend(persistence).engine
     if not started and previous == owner and held:
         if created:
-            return False, fencing.FIRST
+            return TakenOver(False, fencing.FIRST, False)
         with engine.begin() as conn:
-            return False, fencing.advance(conn, flow_detail.uuid)
+            return TakenOver(False, fencing.advance(conn, flow_detail.uuid),
+                             False)
     taken_from_holder = previous != owner and held
     now = timeutils.utcnow().isoformat()
 
@@ -321,7 +333,8 @@ def take_over(persistence, flow_detail, owner=None, created=False):
         token = fencing.advance(conn, flow_detail.uuid)
         flow_detail.meta = tables.merge_flow_meta(
             conn, flow_detail.uuid, _taken, fallback=meta)
-    return started or previous != owner, token
+    return TakenOver(started or previous != owner, token,
+                     started or taken_from_holder)
 
 
 def load_detail(persistence, flow_uuid):

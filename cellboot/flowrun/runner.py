@@ -38,6 +38,7 @@ from cellboot import exception
 from cellboot.flowrun import conductor as flow_conductor
 from cellboot.flowrun import engine as flow_engine
 from cellboot.flowrun import fencing
+from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
 from cellboot.flowrun import listeners
@@ -269,7 +270,8 @@ class Runner:
         one that is corrupt, or not of this level, is refused before
         anything of it is written or run. Then this conductor takes it
         over (``records.take_over``), which gives the run its fencing
-        token; a resumption gets ``resumed=True`` among its transient
+        token (and reads the flow again if another run may have written
+        it meanwhile); a resumption gets ``resumed=True`` among its transient
         values, and every run gets its ``fence``. ``context``: the
         request context (default: the flow's stored one); ``flow``: the
         flow ``start`` built and saved in this process (rebuilt from the
@@ -287,8 +289,19 @@ class Runner:
             stored = records.stored_context(flow_detail.meta or {})
             previous_state = flow_detail.state
             previous_owner = records.owner_of(flow_detail.meta)
-            resumed, token = records.take_over(
+            taken = records.take_over(
                 persistence, flow_detail, owner=self.owner, created=created)
+            resumed = taken.resumed
+            if taken.reread:
+                # What the previous run wrote before this one fenced it
+                # out: its last step is not run again here.
+                flow_detail.update(records.load_detail(persistence,
+                                                       flow_detail.uuid))
+                if flow_detail.state in flow_states.FINISHED_STATES:
+                    LOG.info('%s: ended %s by %s before %s took it over; '
+                             'nothing left to run', what, flow_detail.state,
+                             previous_owner, self.owner)
+                    return None
             if resumed:
                 LOG.info('Resuming flow %s (%s) of request %s, left %s by '
                          '%s.', flow_detail.name, flow_detail.uuid,
@@ -297,7 +310,8 @@ class Runner:
             backend = flow_db.get_backend(persistence)
             engine = flow_engine.CellbootEngine(flow, flow_detail, backend,
                                                 {})
-            fence = fencing.Fence(flow_detail.uuid, token, backend.engine)
+            fence = fencing.Fence(flow_detail.uuid, taken.token,
+                                  backend.engine)
             engine.storage.fence_with(fence)
             transient = dict(self.transient_for(context or stored),
                              fence=fence)
