@@ -27,6 +27,12 @@ from cellboot.flowrun import kinds
 
 LOG = logging.getLogger(__name__)
 
+# What a runner's ``run_saved`` did with a flow (defined here, below
+# ``cellboot.flowrun.runner``, which imports this module).
+RAN = 'ran'
+ALREADY_RUNNING = 'already running'   # in this process: not run again
+FENCED = 'fenced'   # taken over by another run meanwhile: stopped
+
 # What becomes of a job once its flow was dispatched.
 CONSUME = 'consume'
 LEAVE = 'leave'
@@ -40,8 +46,9 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
     and ``level`` (its board's kind; the level of the flows it runs, see
     ``kinds``), ``persistence()``, ``owner`` (the claims' owner name)
     and ``run_saved(flow_detail, extra_listeners)``, which runs a saved
-    flow (first run or resumption), never raises, and returns False
-    without running it when this process runs that flow already.
+    flow (first run or resumption), never raises, and says what it did
+    (``runner.RAN``, ``ALREADY_RUNNING`` when this process runs that
+    flow already, ``FENCED`` when another run took the flow over).
 
     Stopping (``stop``) stops claiming; the flows being run finish, and
     ``wait`` returns once they have (they are not suspended, so a
@@ -117,10 +124,15 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
             return CONSUME
         ran = self._runner.run_saved(
             flow_detail, extra_listeners=[claim.watch])
-        if not ran:
+        if ran == ALREADY_RUNNING:
             LOG.info('Flow %s of job %s is being run by this conductor '
                      'already: not run twice; the job is left to its '
                      'claim', flow_uuid, job.uuid)
+            return LEAVE
+        if ran == FENCED:
+            # The runner said why (WARNING); the job is the new owner's.
+            LOG.info('Flow %s of job %s was taken over by another run; '
+                     'the job is left to its owner', flow_uuid, job.uuid)
             return LEAVE
         if claim.lost:
             LOG.warning('Flow %s of job %s was stopped (%s) because the '

@@ -39,7 +39,9 @@ class CellbootEngine(action_engine.SerialActionEngine):
         durations go along). Not on a BaseException that is no Exception
         (the process is going away): what is deferred is then lost as
         with a SIGKILL, which the rules above make harmless, and which
-        the tests that "kill" a conductor with one rely on.
+        the tests that "kill" a conductor with one rely on. A run fenced
+        out (``fencing.FencedOut``, a BaseException for that reason)
+        stops the same way: nothing more of it is written.
         """
         try:
             yield from super().run_iter(timeout=timeout)

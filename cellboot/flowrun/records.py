@@ -54,6 +54,10 @@ first claim too: one UPDATE). A conductor running a flow:
   operator, and is not recorded. ``from_state`` is the flow's persisted
   state (PENDING for a flow saved but never started).
 
+Every run of a saved flow also takes the flow's next generation, its
+fencing token (``fencing``), in the take-over's transaction; the
+creator's first run keeps the generation the flow was created with.
+
 ``lookup`` finds flows by instance uuid from that meta; the runner's
 ``run_saved`` rebuilds an unfinished flow from its kind's factory and
 finishes it;
@@ -69,6 +73,7 @@ every run, resumed runs included; a resumed run also gets ``resumed``
 (True), for atoms that must undo what a crashed run of theirs left.
 """
 
+import collections
 import os
 import uuid
 
@@ -84,6 +89,7 @@ from taskflow import storage as tf_storage
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.flowrun import backend as flow_db
+from cellboot.flowrun import fencing
 from cellboot.flowrun import kinds
 from cellboot.flowrun import lookup
 from cellboot.flowrun import tables
@@ -272,24 +278,43 @@ def stored_context(flow_meta_values):
     return cb_context.RequestContext.from_dict(values)
 
 
-def take_over(persistence, flow_detail, owner=None):
-    """Make ``owner`` the conductor running ``flow_detail``; resumed?
+# What ``take_over`` found: is the run a resumption, its fencing token,
+# and whether another run may have written the flow since it was read.
+TakenOver = collections.namedtuple('TakenOver',
+                                   ['resumed', 'token', 'reread'])
 
-    Returns whether the run is a resumption (see the module docstring:
-    the flow started, or another owner is recorded). Unless the flow's
-    recorded owner already has it in hand and it never started (its
-    creator's first run), writes ``owner``, ``owned_since`` and, when
-    another conductor's work is taken over, one more ``resumptions``
-    entry, in one transaction, into the database and into
-    ``flow_detail.meta`` (which the engine's storage merges back).
+
+def take_over(persistence, flow_detail, owner=None, created=False):
+    """Make ``owner`` the conductor running ``flow_detail``; a TakenOver.
+
+    ``resumed``: whether the run is a resumption (see the module
+    docstring: the flow started, or another owner is recorded);
+    ``token``: the run's fencing token (``fencing``); ``reread``: the
+    flow had started, or another conductor had it in hand, so a run of
+    that conductor may have written it after ``flow_detail`` was read
+    and before this take-over fenced it out: the caller reads it again
+    (``load_detail``) before running it. The flow's
+    generation is advanced for every run but the creator's first
+    (``created``: the caller saved the flow just now, with the first
+    generation, and runs it at once), in the take-over's transaction.
+    Unless the flow's recorded owner already has it in hand and it never
+    started (its creator's first run), that transaction also writes
+    ``owner``, ``owned_since`` and, when another conductor's work is
+    taken over, one more ``resumptions`` entry, into the database and
+    into ``flow_detail.meta`` (which the engine's storage merges back).
     """
     owner = owner or owner_name()
     meta = flow_detail.meta or {}
     started = flow_detail.state not in NOT_STARTED_STATES
     previous = owner_of(meta)
     held = _held(meta)
+    engine = flow_db.get_backend(persistence).engine
     if not started and previous == owner and held:
-        return False
+        if created:
+            return TakenOver(False, fencing.FIRST, False)
+        with engine.begin() as conn:
+            return TakenOver(False, fencing.advance(conn, flow_detail.uuid),
+                             False)
     taken_from_holder = previous != owner and held
     now = timeutils.utcnow().isoformat()
 
@@ -302,10 +327,14 @@ def take_over(persistence, flow_detail, owner=None):
                  'from_state': flow_detail.state or states.PENDING}]
         return stored
 
-    with flow_db.get_backend(persistence).engine.begin() as conn:
+    with engine.begin() as conn:
+        # The fence first: the order of every writer of the flow
+        # (``storage``), so that two of them never wait on each other.
+        token = fencing.advance(conn, flow_detail.uuid)
         flow_detail.meta = tables.merge_flow_meta(
             conn, flow_detail.uuid, _taken, fallback=meta)
-    return started or previous != owner
+    return TakenOver(started or previous != owner, token,
+                     started or taken_from_holder)
 
 
 def load_detail(persistence, flow_uuid):

@@ -18,6 +18,10 @@ for the kind of flow it creates. Every flow goes through one of:
 
 One engine per flow in a process: ``_running`` holds the flows this
 process runs now; a second ``run_saved`` of one of them is refused.
+Across processes, each run of a saved flow holds a fencing token
+(``cellboot.flowrun.fencing``): a run whose flow was taken over by
+another one stops at its next write, records nothing, and is logged
+once (WARNING).
 """
 
 import contextlib
@@ -33,6 +37,8 @@ from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import conductor as flow_conductor
 from cellboot.flowrun import engine as flow_engine
+from cellboot.flowrun import fencing
+from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
 from cellboot.flowrun import listeners
@@ -42,6 +48,11 @@ LOG = logging.getLogger(__name__)
 
 # Failures that end a flow the expected way (logged as one line).
 _EXPECTED_FAILURES = (exception.NoValidHost,)
+
+# What ``Runner.run_saved`` did with a flow.
+RAN = flow_conductor.RAN
+ALREADY_RUNNING = flow_conductor.ALREADY_RUNNING
+FENCED = flow_conductor.FENCED
 
 
 def _log_outcome(what, exc):
@@ -218,7 +229,7 @@ class Runner:
                        f'{self.kind} {context.request_id}')
             return None
         return self._run_counted(what, flow_detail, context=context,
-                                 flow=flow)
+                                 flow=flow, created=True)
 
     def _post(self, what, flow_uuid, book_name=None):
         try:
@@ -234,32 +245,40 @@ class Runner:
         """Run a saved flow to its end (first run or resumption).
 
         Never raises; the outcome is ``flow_detail.state``. Returns
-        False, without running it, when this process runs that flow
-        already (one engine per flow). ``extra_listeners`` are attached
-        besides ``flow_listeners``.
+        ``RAN``; ``ALREADY_RUNNING``, without running it, when this
+        process runs that flow already (one engine per flow); ``FENCED``
+        when another run took the flow over while this one ran (it
+        stopped, and ``flow_detail`` in memory may say more than was
+        recorded). ``extra_listeners`` are attached besides
+        ``flow_listeners``.
         """
         with self._running_lock:
             if flow_detail.uuid in self._running:
-                return False
+                return ALREADY_RUNNING
             self._running.add(flow_detail.uuid)
+        fenced = []
         self._run_counted(f'{self.kind.capitalize()} flow '
                           f'{flow_detail.uuid}', flow_detail,
-                          extra_listeners=extra_listeners)
-        return True
+                          extra_listeners=extra_listeners, fenced=fenced)
+        return FENCED if fenced else RAN
 
     def _run_counted(self, what, flow_detail, extra_listeners=(),
-                     context=None, flow=None):
+                     context=None, flow=None, created=False, fenced=None):
         """Run a saved flow this process counts as running; the engine.
 
         The flow is rebuilt from its kind's factory (``kinds.build``):
         one that is corrupt, or not of this level, is refused before
         anything of it is written or run. Then this conductor takes it
-        over (``records.take_over``); a resumption gets ``resumed=True``
-        among its transient values. ``context``: the request context
-        (default: the flow's stored one); ``flow``: the flow ``start``
-        built and saved in this process (rebuilt from the registry when
-        None). Never raises; forgets the flow from ``_running`` once it
-        ran.
+        over (``records.take_over``), which gives the run its fencing
+        token (and reads the flow again if another run may have written
+        it meanwhile); a resumption gets ``resumed=True`` among its transient
+        values, and every run gets its ``fence``. ``context``: the
+        request context (default: the flow's stored one); ``flow``: the
+        flow ``start`` built and saved in this process (rebuilt from the
+        registry when None); ``created``: ``start`` saved it just now.
+        A run fenced out is logged (one WARNING) and appended to
+        ``fenced`` (a list) if given. Never raises; forgets the flow
+        from ``_running`` once it ran.
         """
         with self._running_lock:
             self._running.add(flow_detail.uuid)
@@ -270,16 +289,32 @@ class Runner:
             stored = records.stored_context(flow_detail.meta or {})
             previous_state = flow_detail.state
             previous_owner = records.owner_of(flow_detail.meta)
-            resumed = records.take_over(persistence, flow_detail,
-                                        owner=self.owner)
+            taken = records.take_over(
+                persistence, flow_detail, owner=self.owner, created=created)
+            resumed = taken.resumed
+            if taken.reread:
+                # What the previous run wrote before this one fenced it
+                # out: its last step is not run again here.
+                flow_detail.update(records.load_detail(persistence,
+                                                       flow_detail.uuid))
+                if flow_detail.state in flow_states.FINISHED_STATES:
+                    LOG.info('%s: ended %s by %s before %s took it over; '
+                             'nothing left to run', what, flow_detail.state,
+                             previous_owner, self.owner)
+                    return None
             if resumed:
                 LOG.info('Resuming flow %s (%s) of request %s, left %s by '
                          '%s.', flow_detail.name, flow_detail.uuid,
                          stored.request_id, previous_state or 'PENDING',
                          previous_owner)
-            engine = flow_engine.CellbootEngine(
-                flow, flow_detail, flow_db.get_backend(persistence), {})
-            transient = dict(self.transient_for(context or stored))
+            backend = flow_db.get_backend(persistence)
+            engine = flow_engine.CellbootEngine(flow, flow_detail, backend,
+                                                {})
+            fence = fencing.Fence(flow_detail.uuid, taken.token,
+                                  backend.engine)
+            engine.storage.fence_with(fence)
+            transient = dict(self.transient_for(context or stored),
+                             fence=fence)
             if resumed:
                 transient['resumed'] = True
             return run_engine(
@@ -287,6 +322,12 @@ class Runner:
                 if context is None else what,
                 tuple(self.flow_listeners) + tuple(extra_listeners),
                 persistence)
+        except fencing.FencedOut as exc:
+            LOG.warning('%s (conductor %s) stopped: %s', what, self.owner,
+                        exc)
+            if fenced is not None:
+                fenced.append(exc)
+            return None
         except Exception as exc:
             _log_outcome(what, exc)
             return None

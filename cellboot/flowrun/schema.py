@@ -17,6 +17,7 @@ from taskflow import exceptions as taskflow_exc
 from cellboot.db import migration
 from cellboot import exception
 from cellboot.flowrun import backend
+from cellboot.flowrun import fencing
 from cellboot import masking
 
 LOG = logging.getLogger(__name__)
@@ -26,7 +27,10 @@ def sync_tables(connection):
     """Create or upgrade TaskFlow's persistence tables at a URL.
 
     Works on any database: the flow database, or a cell database next to
-    the cell tree's tables.
+    the cell tree's tables. The flows' fences (``fencing``) go with
+    them: a database synced by an earlier version gets the table at its
+    next sync, and its flows get their fence rows at their next
+    take-over.
     """
     with migration.checked_engine(connection):
         pass
@@ -34,6 +38,7 @@ def sync_tables(connection):
     LOG.info("Syncing TaskFlow's persistence tables in %s.", masked)
     try:
         backend.sync(connection)
+        fencing.sync(backend.get_backend(connection).engine)
     except (taskflow_exc.StorageFailure, sa.exc.SQLAlchemyError) as exc:
         raise exception.DatabaseMigrationFailed(
             database='flow persistence', url=masked,

@@ -18,6 +18,14 @@ What a flow on a database writes, and when (``Storage``):
 * and once when the run stops (``engine.CellbootEngine.run_iter``),
   with the flow's final state and the durations the timing listener recorded.
 
+Every flush of a run first holds the run's fence in its transaction
+(``cellboot.flowrun.fencing``; one UPDATE more): once another run took
+the flow over, the flush writes nothing and raises ``FencedOut``, which
+stops the engine. A flush precedes every atom but the run's first
+(whose token was taken just before, in the take-over's transaction), so
+a run that lost its flow starts no further atom: only a take-over in the
+instant between that flush and the atom's ``execute`` escapes it.
+
 A flush that the database rolls back and asks for again (deadlock, lock
 wait timeout, serialization failure, SQLite busy) is repeated whole, by
 the project's one retry policy (``cellboot.db.retry``, which reads the
@@ -77,6 +85,11 @@ class Storage(tf_storage.Storage):
         self._written_meta = dict(flow_detail.meta or {})
         self._outcome_pending = False
         self._quiet = False
+        self._fence = None
+
+    def fence_with(self, fence):
+        """Hold ``fence`` (a ``fencing.Fence``) in every write from now."""
+        self._fence = fence
 
     # -- what TaskFlow's storage calls to save ------------------------------
 
@@ -164,6 +177,10 @@ class Storage(tf_storage.Storage):
         """
         flow_uuid = self._flowdetail.uuid
         with self._backend.engine.begin() as conn:
+            if self._fence is not None:
+                # First: the run still has the flow, and keeps it (the
+                # row's lock) until this transaction ends.
+                self._fence.hold(conn)
             if self._flow_state_changed or self._flow_meta_changes:
                 # The flow row first: on SQLite its UPDATE opens the
                 # write transaction, so that the meta read below cannot

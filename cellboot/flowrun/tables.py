@@ -6,9 +6,10 @@ backend. cellboot goes around that backend where it costs too much or
 cannot say what is needed, always here:
 
 * creating a flow (``insert_book``): one transaction for the logbook,
-  the flow detail and its atoms, failing on an existing logbook where
-  TaskFlow's ``save_logbook`` would merge into it (the insert is the
-  "does this request's flow exist?" check);
+  the flow detail, its atoms and its fence (``cellboot.flowrun.fencing``),
+  failing on an existing logbook where TaskFlow's ``save_logbook`` would
+  merge into it (the insert is the "does this request's flow exist?"
+  check);
 * the engine's deferred writes (``cellboot.flowrun.storage``): plain
   UPDATEs and INSERTs where TaskFlow's backend reads every row back,
   merges and rewrites all the atoms of the flow;
@@ -20,7 +21,7 @@ cannot say what is needed, always here:
   database whatever the number of flows, the meta read as text so that
   one row that is not JSON hides no other flow;
 * purging ended flows (``ended_flows``, ``count_flows``,
-  ``delete_flows``).
+  ``delete_flows``), their fences with them.
 
 The table definitions are TaskFlow's own (``tables.fetch``), fetched
 once; the contract test (``tests/unit/flowrun/test_taskflow_contract``)
@@ -32,6 +33,7 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from taskflow.persistence import models
 from taskflow import states
 
+from cellboot.flowrun import fencing
 from cellboot.flowrun import flow_states
 
 _TABLES = tf_tables.fetch(sa.MetaData())
@@ -49,10 +51,11 @@ ORDER = (FLOWS.c.created_at, FLOWS.c.uuid)
 # -- creating a flow ----------------------------------------------------------
 
 def insert_book(engine, book):
-    """Insert a new logbook, its flow details and atoms: one transaction.
+    """Insert a new logbook, its flow details, atoms and fences at once.
 
-    Unlike TaskFlow's ``save_logbook`` (which merges into a logbook of
-    the same uuid), an existing logbook makes it fail: IntegrityError.
+    One transaction. Unlike TaskFlow's ``save_logbook`` (which merges
+    into a logbook of the same uuid), an existing logbook makes it fail:
+    IntegrityError.
     """
     with engine.begin() as conn:
         conn.execute(sa.insert(LOGBOOKS).values(**book.to_dict()))
@@ -60,6 +63,7 @@ def insert_book(engine, book):
             conn.execute(sa.insert(FLOWS).values(
                 parent_uuid=book.uuid, **flow_detail.to_dict()))
             insert_atoms(conn, flow_detail.uuid, list(flow_detail))
+            fencing.insert_first(conn, flow_detail.uuid)
 
 
 # -- the engine's writes ------------------------------------------------------
@@ -207,8 +211,9 @@ def ended_flows(engine, before, after_uuid, limit):
 
 
 def _flow_rows(flow_uuids):
-    """``(table, where)`` of flows' rows, atoms first, then the flows."""
+    """``(table, where)`` of flows' rows: atoms, fences, then the flows."""
     return ((ATOMS, ATOMS.c.parent_uuid.in_(flow_uuids)),
+            (fencing.FENCES, fencing.FENCES.c.flow_uuid.in_(flow_uuids)),
             (FLOWS, FLOWS.c.uuid.in_(flow_uuids)))
 
 

@@ -71,7 +71,7 @@ class _PurgeTests:
     def setUp(self):
         super().setUp()
         flow_schema.sync_flow_database(self.flow_url)
-        flow_db.sync(self.cell1_url)
+        flow_schema.sync_tables(self.cell1_url)
         self.addCleanup(flow_db.reset)
         self.cell0 = self.map_cell0()
         self.cell1 = self.map_cell1(transport_url='fake://')
