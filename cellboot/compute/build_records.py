@@ -42,7 +42,8 @@ def take(context, current, host, node):
     """
     return retry.ride_out(
         lambda: _take(context, current, host, node),
-        lambda: _take(context, current, host, node, again=True))
+        lambda: _take(context, current, host, node, again=True),
+        what=f'Instance {current.uuid}: taking its build on {host}')
 
 
 def settle(context, current, event, host, node):
@@ -52,7 +53,8 @@ def settle(context, current, event, host, node):
     """
     retry.ride_out(
         lambda: _settle(context, current, event, host, node),
-        lambda: _settle(context, current, event, host, node, again=True))
+        lambda: _settle(context, current, event, host, node, again=True),
+        what=f'Instance {current.uuid}: settling its build on {host}')
 
 
 def fail(context, current, event, code, message, details, host):
@@ -65,7 +67,8 @@ def fail(context, current, event, code, message, details, host):
         lambda: _fail(context, current, event, code, message, details,
                       host),
         lambda: _fail(context, current, event, code, message, details,
-                      host, again=True))
+                      host, again=True),
+        what=f'Instance {current.uuid}: failing its build on {host}')
 
 
 def hand_back(context, current):

@@ -428,13 +428,15 @@ def on_outage(fn, should_retry=is_connection_lost):
                     around=OUTAGE.riding)(fn)
 
 
-def ride_out(first, again=None, should_retry=is_connection_lost):
+def ride_out(first, again=None, should_retry=is_connection_lost,
+             what=None):
     """``first()``, then ``again()`` while the database is unreachable.
 
     ``again`` (``first`` if not given) is run for every retry, knowing
     that an attempt before it may have committed although its answer was
     lost: it must find out, and not do twice what was done. Returns what
-    the attempt that got through returned.
+    the attempt that got through returned. ``what`` names the call in
+    the log (default: ``first``'s name).
     """
     calls = []
 
@@ -443,5 +445,5 @@ def ride_out(first, again=None, should_retry=is_connection_lost):
         calls.append(fn)
         return fn()
 
-    attempt.__qualname__ = _qualname(first)
+    attempt.__qualname__ = what or _qualname(first)
     return on_outage(attempt, should_retry)()

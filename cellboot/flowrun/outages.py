@@ -55,11 +55,6 @@ def is_outage(exc):
             exc.exc_type in REMOTE_OUTAGES)
 
 
-def _named(fn, name):
-    fn.__qualname__ = name
-    return fn
-
-
 class _Riding:
     """An atom whose ``execute`` and ``revert`` ride out an outage.
 
@@ -78,16 +73,15 @@ class _Riding:
         if RESUMED in inspect.signature(atom.execute).parameters:
             again = dict(arguments, **{RESUMED: True})
         return retry.ride_out(
-            _named(lambda: atom.execute(**arguments),
-                   f'Flow step {atom.name} (execute)'),
-            lambda: atom.execute(**again), should_retry=is_outage)
+            lambda: atom.execute(**arguments),
+            lambda: atom.execute(**again), should_retry=is_outage,
+            what=f'Flow step {atom.name} (execute)')
 
     def revert(self, *args, **kwargs):
         atom = self._atom
         return retry.ride_out(
-            _named(lambda: atom.revert(*args, **kwargs),
-                   f'Flow step {atom.name} (revert)'),
-            should_retry=is_outage)
+            lambda: atom.revert(*args, **kwargs), should_retry=is_outage,
+            what=f'Flow step {atom.name} (revert)')
 
 
 class TaskExecutor(tf_executor.SerialTaskExecutor):

@@ -147,7 +147,8 @@ class Storage(tf_storage.Storage):
                 self._flow_state_changed or self._flow_meta_changes):
             return
         retry.ride_out(lambda: self._write(changed, meta_only),
-                       lambda: self._write(changed, meta_only, again=True))
+                       lambda: self._write(changed, meta_only, again=True),
+                       what=f'Flow {self._flowdetail.uuid}: its write')
         self._new_atoms = {}
         self._changed_atoms = {}
         self._changed_meta = {}
