@@ -14,8 +14,12 @@ that a build it finds taken here is its own.
 import logging
 
 import fixtures
+import pymysql
+import sqlalchemy as sa
 
 from cellboot.compute import build_records
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -152,6 +156,77 @@ class _LostCommitTests:
         # dropped by the database's state, as before.
         self.build(self.ctxt, manager, instance)
         self.assertEqual([instance.uuid], manager.driver.spawned)
+
+
+class MySQLLostAnswersTest(base.MySQLMixin, compute_base.ComputeTestCase):
+    """Whole builds whose cell database commits and loses the answer.
+
+    The driver's commit of the cell database is made to commit, then
+    raise MySQL's "Lost connection" (2013) as PyMySQL does, on the first
+    attempt of every transaction: every write of the build meets the
+    worst case of a lost connection, and the build still ends right.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MockPatch('tenacity.nap.time.sleep'))
+        self.ctxt = self.new_context()
+        self.manager = self.start_manager()
+        self.lost = []
+
+    def lose_answers(self):
+        dialect = cell_connection.get_engine(
+            self.dbs.cell_urls[0]).dialect
+        real = dialect.do_commit
+        commits = []
+
+        def do_commit(dbapi_connection):
+            real(dbapi_connection)
+            commits.append(1)
+            if len(commits) % 2:
+                self.lost.append(1)
+                raise pymysql.err.OperationalError(
+                    2013, 'Lost connection to MySQL server during query')
+
+        dialect.do_commit = do_commit
+        return lambda: vars(dialect).pop('do_commit', None)
+
+    def test_a_build_ends_active_with_one_event(self):
+        instance = self.create_building_instance(self.ctxt, self.manager)
+        stop = self.lose_answers()
+        self.addCleanup(stop)
+        self.build(self.ctxt, self.manager, instance)
+        stop()
+        # The take and the settle each lost one answer.
+        self.assertEqual(2, len(self.lost))
+        self.assertEqual(vm_states.ACTIVE, self.reload(instance).vm_state)
+        action = instance_action.InstanceAction.get_by_request_id(
+            self.ctxt, instance.uuid, self.ctxt.request_id)
+        events = instance_action.InstanceActionEvent.get_by_action(
+            self.ctxt, action.id)
+        self.assertEqual([(build_records.EVENT_BUILD,
+                           instance_action.RESULT_SUCCESS)],
+                         [(event.event, event.result) for event in events])
+        self.assertEqual([instance.uuid], self.manager.driver.spawned)
+        self.assertEqual(1, len(self.held(instance.uuid)))
+
+    def test_an_aborted_build_has_one_fault(self):
+        self.flags(fail_hosts=['host1'], fail_mode='abort',
+                   group='fake_driver')
+        instance = self.create_building_instance(self.ctxt, self.manager)
+        stop = self.lose_answers()
+        self.addCleanup(stop)
+        self.build(self.ctxt, self.manager, instance)
+        stop()
+        self.assertEqual(vm_states.ERROR, self.reload(instance).vm_state)
+        with cell_connection.get_engine(
+                self.dbs.cell_urls[0]).connect() as conn:
+            count = conn.execute(sa.select(sa.func.count()).select_from(
+                cell_models.InstanceFault.__table__).where(
+                cell_models.InstanceFault.__table__.c.instance_uuid ==
+                instance.uuid)).scalar()
+        self.assertEqual(1, count)
+        self.assertEqual({}, self.held(instance.uuid))
 
 
 class SQLiteLostCommitTest(_LostCommitTests, base.SQLiteMixin,
