@@ -57,13 +57,14 @@ class OutageTestCase(base.TestCase):
     CUT = ()
     CELLS = 1
     HOSTS_PER_CELL = 1
+    HOST_CAPACITY = None
 
     def setUp(self):
         super().setUp()
         self.proxies = {}
         self.cluster = self.useFixture(cluster.Cluster(
             cells=self.CELLS, hosts_per_cell=self.HOSTS_PER_CELL,
-            backend=self.BACKEND,
+            host_capacity=self.HOST_CAPACITY, backend=self.BACKEND,
             reroute={name: self._through_proxy(name) for name in self.CUT}))
         self.ctx = self.cluster.ctx
         self.log = self.useFixture(fixtures.FakeLogger(

@@ -1,4 +1,4 @@
-"""A super conductor whose API or flow database goes away mid-flow.
+"""Conductors whose databases go away mid-flow.
 
 The boot flow's steps write to the API database (claims through the
 scheduler, mappings, build requests) and the engine writes the flow's
@@ -6,12 +6,17 @@ progress to the flow database. Each test cuts one of them as a step
 starts (or, for the flow database, as a step ends, so that the engine's
 next write meets it) and brings it back ``OUTAGE_SECONDS`` later: the
 step, or the write, rides it out and the flow ends SUCCESS, its
-instances ACTIVE with one claim each, every step run to SUCCESS.
+instances ACTIVE with one claim each, every step run to SUCCESS. The
+same for a cell conductor's reschedule flow and its cell database.
 """
 
+import functools
+
+import fixtures
 from taskflow import states
 
 from cellboot.flowrun import lookup
+from cellboot.workflows.tasks import alternates
 from tests.functional.outage import base
 
 
@@ -56,6 +61,49 @@ class FlowOutageTest(base.OutageTestCase):
 
 
 class PostgreSQLFlowOutageTest(FlowOutageTest):
+    """The same on PostgreSQL."""
+
+    BACKEND = 'postgresql'
+
+
+class RescheduleOutageTest(base.OutageTestCase):
+    """A cell conductor whose cell database goes away mid-reschedule.
+
+    ``cell1-host1`` (the scheduler's first choice, the bigger host) fails
+    every build; the cell conductor's reschedule flow claims the
+    alternate and moves the instance onto it, in the cell database,
+    which is cut as ``claim-alternate`` starts.
+    """
+
+    CUT = ('cell1',)
+    HOSTS_PER_CELL = 2
+    HOST_CAPACITY = {'cell1-host1': {'memory_mb': 16384}}
+
+    def test_claim_alternate_rides_out_a_cell_database_outage(self):
+        self.flags(fail_hosts=['cell1-host1'], group='fake_driver')
+        execute = alternates.ClaimAlternate.execute
+
+        @functools.wraps(execute)
+        def cut_then_execute(task, *args, **kwargs):
+            # Times the cut only; the step's own code runs.
+            self.cut_for()
+            return execute(task, *args, **kwargs)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'cellboot.workflows.tasks.alternates.ClaimAlternate.execute',
+            cut_then_execute))
+        (uuid,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        self.assertTrue(self._was_cut)
+        self.assert_active([uuid])
+        _cell, instance = self.cluster.find(uuid)
+        self.assertEqual('cell1-host2', instance.host)
+        flows = {flow['kind']: flow for flow in self.cluster.flows(uuid)}
+        self.assertEqual(states.SUCCESS, flows['reschedule']['state'])
+        self.assert_rode_it_out()
+
+
+class PostgreSQLRescheduleOutageTest(RescheduleOutageTest):
     """The same on PostgreSQL."""
 
     BACKEND = 'postgresql'
