@@ -13,8 +13,10 @@ same for a cell conductor's reschedule flow and its cell database.
 import functools
 
 import fixtures
+import pymysql
 from taskflow import states
 
+from cellboot.flowrun import backend as flow_db
 from cellboot.flowrun import lookup
 from cellboot.workflows.tasks import alternates
 from tests.functional.outage import base
@@ -66,6 +68,47 @@ class PostgreSQLFlowOutageTest(FlowOutageTest):
     BACKEND = 'postgresql'
 
 
+class FlowSaveOutageTest(base.OutageTestCase):
+    """A cast that arrives while its flow cannot be saved waits for it."""
+
+    CUT = ('flows',)
+
+    def assert_booted(self, uuids):
+        self.assert_active(uuids)
+        (flow,) = self.cluster.flows(uuids[0])
+        self.assertEqual(states.SUCCESS, flow['state'])
+
+    def test_the_flow_is_saved_once_the_database_is_back(self):
+        self.cut_for()
+        uuids = self.cluster.boot(count=2)
+        self.cluster.wait_for_quiet()
+        self.assert_booted(uuids)
+        self.assert_rode_it_out()
+
+    def test_a_save_that_committed_and_lost_its_answer_runs_its_flow(self):
+        # The worst case: the flow is saved, and the conductor is told
+        # the connection was lost. Its retry finds the flow it saved.
+        dialect = flow_db.get_backend(self.cluster.flow_url).engine.dialect
+        real = dialect.do_commit
+        lost = []
+
+        def do_commit(dbapi_connection):
+            real(dbapi_connection)
+            if not lost:
+                lost.append(1)
+                raise pymysql.err.OperationalError(
+                    2013, 'Lost connection to MySQL server during query')
+
+        self.useFixture(fixtures.MockPatch('tenacity.nap.time.sleep'))
+        dialect.do_commit = do_commit
+        self.addCleanup(vars(dialect).pop, 'do_commit', None)
+        uuids = self.cluster.boot(count=1)
+        self.cluster.wait_for_quiet()
+        self.assertEqual([1], lost)
+        self.assert_booted(uuids)
+        self.assertIn('saving its flow', self.log.output)
+
+
 class RescheduleOutageTest(base.OutageTestCase):
     """A cell conductor whose cell database goes away mid-reschedule.
 
@@ -101,6 +144,31 @@ class RescheduleOutageTest(base.OutageTestCase):
         flows = {flow['kind']: flow for flow in self.cluster.flows(uuid)}
         self.assertEqual(states.SUCCESS, flows['reschedule']['state'])
         self.assert_rode_it_out()
+
+    def test_a_reschedule_waits_for_its_flow_to_be_saved(self):
+        # The cell database is cut as the failing host hands the build
+        # back: the cell conductor cannot save the reschedule flow yet.
+        self.flags(fail_hosts=['cell1-host1'], group='fake_driver')
+        host1 = self.cluster.computes['cell1-host1']
+        conductor = host1.cell_conductor
+
+        class CutFirst:
+            def __getattr__(self_, name):
+                return getattr(conductor, name)
+
+            def build_instances(self_, *args, **kwargs):
+                self.cut_for()
+                conductor.build_instances(*args, **kwargs)
+
+        host1.cell_conductor = CutFirst()
+        (uuid,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        self.assertTrue(self._was_cut)
+        self.assert_active([uuid])
+        flows = {flow['kind']: flow for flow in self.cluster.flows(uuid)}
+        self.assertEqual(states.SUCCESS, flows['reschedule']['state'])
+        self.assert_rode_it_out()
+        self.assertIn('saving its flow', self.log.output)
 
 
 class PostgreSQLRescheduleOutageTest(RescheduleOutageTest):
