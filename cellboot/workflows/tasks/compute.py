@@ -6,6 +6,7 @@ from taskflow import task
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot.db import batches
+from cellboot.db import retry as db_retry
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
@@ -57,6 +58,8 @@ class CastToCompute(task.Task):
     a reschedule inside the cell. An instance whose cast cannot be sent
     (its cell's bus is down) is put in ERROR with a fault and its claim
     released; one deleted meanwhile is skipped (its deleter releases it).
+    A cell database that cannot be reached fails the step, which the
+    engine runs again until it is back (``cellboot.flowrun.outages``).
 
     Reversion strategy: none; a cast cannot be taken back. It is the
     last atom, so only its own failure could revert the flow, and it
@@ -77,6 +80,10 @@ class CastToCompute(task.Task):
             try:
                 instances = read_instances(context, cell, uuids)
             except Exception as exc:
+                if db_retry.is_connection_lost(exc):
+                    # The step waits for the cell (cellboot.flowrun.
+                    # outages); the hosts drop what was cast already.
+                    raise
                 LOG.exception('Could not read the instances of cell %s',
                               cell.name)
                 instances = dict.fromkeys(uuids, exc)

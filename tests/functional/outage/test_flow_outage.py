@@ -68,6 +68,29 @@ class PostgreSQLFlowOutageTest(FlowOutageTest):
     BACKEND = 'postgresql'
 
 
+class CellOutageTest(base.OutageTestCase):
+    """The boot flow's steps that write to the chosen cell's database."""
+
+    CUT = ('cell1',)
+
+    def boot_and_check(self):
+        uuids = self.cluster.boot(count=2)
+        self.cluster.wait_for_quiet()
+        self.assertTrue(self._was_cut)
+        self.assert_active(uuids)
+        (flow,) = self.cluster.flows(uuids[0])
+        self.assertEqual(states.SUCCESS, flow['state'])
+        self.assert_rode_it_out()
+
+    def test_create_in_cell_waits_for_the_cell_rather_than_bury(self):
+        self.cut_when('create-in-cell')
+        self.boot_and_check()
+
+    def test_cast_to_compute_waits_for_the_cell(self):
+        self.cut_when('cast-to-compute')
+        self.boot_and_check()
+
+
 class FlowSaveOutageTest(base.OutageTestCase):
     """A cast that arrives while its flow cannot be saved waits for it."""
 
@@ -169,6 +192,12 @@ class RescheduleOutageTest(base.OutageTestCase):
         self.assertEqual(states.SUCCESS, flows['reschedule']['state'])
         self.assert_rode_it_out()
         self.assertIn('saving its flow', self.log.output)
+
+
+class PostgreSQLCellOutageTest(CellOutageTest):
+    """The same on PostgreSQL."""
+
+    BACKEND = 'postgresql'
 
 
 class PostgreSQLRescheduleOutageTest(RescheduleOutageTest):
