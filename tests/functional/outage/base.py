@@ -11,6 +11,7 @@ their databases and their flows are real.
 
 import logging
 import threading
+import time
 
 import fixtures
 from sqlalchemy.engine import url as sa_url
@@ -71,6 +72,7 @@ class OutageTestCase(base.TestCase):
             name='cellboot', level=logging.INFO,
             format='%(levelname)s %(name)s %(message)s'))
         self.retried_before = retry.OUTAGE.count
+        self._timers = []
 
     def _through_proxy(self, name):
         def reroute(url):
@@ -99,7 +101,26 @@ class OutageTestCase(base.TestCase):
         self.addCleanup(restore)
         self.addCleanup(timer.cancel)
         timer.start()
+        self._timers.append(timer)
         return timer
+
+    def wait_for_quiet(self):
+        """The cluster's ``wait_for_quiet``, once the outage is over.
+
+        The cluster reads the databases it checks through the proxies:
+        a read of the test's own that meets the outage (the cut came
+        after the wait began) waits for the restore and looks again.
+        """
+        deadline = time.monotonic() + cluster.QUIET_TIMEOUT
+        while True:
+            for timer in list(self._timers):
+                timer.join()
+            try:
+                return self.cluster.wait_for_quiet()
+            except Exception as exc:
+                if (not retry.is_connection_lost(exc) or
+                        time.monotonic() > deadline):
+                    raise
 
     def cut_for(self, seconds=OUTAGE_SECONDS, names=None):
         """Cut ``names`` now and bring them back in ``seconds``; once."""

@@ -52,7 +52,7 @@ class ComputeOutageTest(base.OutageTestCase):
         self.wait_until_spawning(uuids)
         self.cut()
         self.restore_after(base.OUTAGE_SECONDS)
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assert_active(uuids)
         self.assert_rode_it_out()
         self.assertIn('cellboot.compute', self.log.output)
@@ -71,7 +71,7 @@ class ComputeOutageTest(base.OutageTestCase):
         manager.build_and_run_instance = cut_then_receive
         self.addCleanup(vars(manager).pop, 'build_and_run_instance', None)
         uuids = self.cluster.boot(count=1)
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assert_active(uuids)
         self.assert_rode_it_out()
 

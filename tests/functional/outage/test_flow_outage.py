@@ -29,7 +29,7 @@ class FlowOutageTest(base.OutageTestCase):
 
     def boot_and_check(self, count=2):
         uuids = self.cluster.boot(count=count)
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assertTrue(getattr(self, '_was_cut', False))
         self.assert_active(uuids)
         (flow,) = self.cluster.flows(uuids[0])
@@ -75,7 +75,7 @@ class CellOutageTest(base.OutageTestCase):
 
     def boot_and_check(self):
         uuids = self.cluster.boot(count=2)
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assertTrue(self._was_cut)
         self.assert_active(uuids)
         (flow,) = self.cluster.flows(uuids[0])
@@ -104,7 +104,7 @@ class FlowSaveOutageTest(base.OutageTestCase):
     def test_the_flow_is_saved_once_the_database_is_back(self):
         self.cut_for()
         uuids = self.cluster.boot(count=2)
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assert_booted(uuids)
         self.assert_rode_it_out()
 
@@ -126,7 +126,7 @@ class FlowSaveOutageTest(base.OutageTestCase):
         dialect.do_commit = do_commit
         self.addCleanup(vars(dialect).pop, 'do_commit', None)
         uuids = self.cluster.boot(count=1)
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assertEqual([1], lost)
         self.assert_booted(uuids)
         self.assertIn('saving its flow', self.log.output)
@@ -159,7 +159,7 @@ class RescheduleOutageTest(base.OutageTestCase):
             'cellboot.workflows.tasks.alternates.ClaimAlternate.execute',
             cut_then_execute))
         (uuid,) = self.cluster.boot()
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assertTrue(self._was_cut)
         self.assert_active([uuid])
         _cell, instance = self.cluster.find(uuid)
@@ -185,7 +185,7 @@ class RescheduleOutageTest(base.OutageTestCase):
 
         host1.cell_conductor = CutFirst()
         (uuid,) = self.cluster.boot()
-        self.cluster.wait_for_quiet()
+        self.wait_for_quiet()
         self.assertTrue(self._was_cut)
         self.assert_active([uuid])
         flows = {flow['kind']: flow for flow in self.cluster.flows(uuid)}
