@@ -31,6 +31,14 @@ for the instance:
    remaining alternates and the retry state, for it to try the next one;
 5. an aborted build: ERROR with a fault, the claim given back.
 
+A cell database that cannot be reached for a while (a restart, a
+failover) does not fail a build: every write of a build above rides the
+outage out (``cellboot.db.retry``, for ``[database]
+outage_retry_seconds``). Each retry is right even if the attempt before
+it committed and only its answer was lost: taking, settling and failing
+the build find their own earlier commit, and the other writes set again
+the values they set (``cellboot.compute.build_records``).
+
 The manager holds no API database credentials (services in a cell never
 do): it reaches the resource tables through its ``scheduler`` and the
 cell conductor through ``cell_conductor``, both duck-typed clients given
@@ -43,19 +51,17 @@ import traceback
 
 from oslo_log import log as logging
 import oslo_messaging
-from oslo_utils import timeutils
 
 from cellboot.builds import claims
 from cellboot.builds import fates
+from cellboot.compute import build_records
 from cellboot.compute import registration
 from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
-from cellboot.db.cell import connection as cell_db
 from cellboot import exception
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
-from cellboot.objects import instance_fault
 from cellboot.rpc import client as rpc_client
 
 LOG = logging.getLogger(__name__)
@@ -63,8 +69,8 @@ LOG = logging.getLogger(__name__)
 BINARY = registration.BINARY
 
 # The instance action that a boot is recorded under, and this host's step.
-ACTION_CREATE = 'create'
-EVENT_BUILD = 'compute_build_and_run_instance'
+ACTION_CREATE = build_records.ACTION_CREATE
+EVENT_BUILD = build_records.EVENT_BUILD
 # The event of a build that the host's restart interrupted.
 EVENT_RESTART = 'compute_init_host'
 
@@ -87,61 +93,6 @@ def next_retry(retry, host, node, failure):
             'hosts': [list(pair) for pair in retry.get('hosts', [])] +
             [[host, node]],
             'last_failure': failure}
-
-
-# -- a build's records -------------------------------------------------------
-#
-# A host writes to its cell database twice per successful build: once to
-# take it, once to settle it, each write with its history (the action
-# event) in the same transaction. That keeps what an operator reads
-# consistent with the instance (no "spawning" without its event), and it
-# keeps a multi-create cheap: every transaction on one cell database is
-# a turn at its write lock (on SQLite the whole file's), and 500 builds
-# at five transactions each were most of a batch boot's time.
-
-
-@cell_db.writer
-def _take_build(context, current, host, node):
-    """``current.claim_build`` and, if taken, its event started; the event.
-
-    None when not taken (``current`` then holds the instance as it is).
-    """
-    if not current.claim_build(context, host, node):
-        return None
-    try:
-        return instance_action.InstanceActionEvent.event_start(
-            context, current.uuid, context.request_id, EVENT_BUILD,
-            host=host)
-    except exception.InstanceActionNotFound:
-        # The conductor starts the action; a build cast by hand (or a
-        # lost write) did not, and the host's step must be on record
-        # anyway.
-        instance_action.InstanceAction.start(
-            context, current.uuid, ACTION_CREATE, context.request_id,
-            user_id=current.user_id, project_id=current.project_id)
-        return instance_action.InstanceActionEvent.event_start(
-            context, current.uuid, context.request_id, EVENT_BUILD,
-            host=host)
-
-
-@cell_db.writer
-def _settle_build(context, current, event, host, node):
-    """ACTIVE on ``host``, its event and the create action ended.
-
-    Raises as ``Instance.finish_build`` does, having written nothing.
-    """
-    current.finish_build(context, host, vm_state=vm_states.ACTIVE,
-                         task_state=None, node=node,
-                         launched_at=timeutils.utcnow())
-    event.finish(context, instance_action.RESULT_SUCCESS)
-    _finish_action(context, current, event)
-
-
-def _finish_action(context, current, event, message=None):
-    """End the create action that ``event`` (this host's) belongs to."""
-    instance_action.InstanceAction(
-        id=event.action_id, instance_uuid=current.uuid,
-        request_id=context.request_id).finish(context, message=message)
 
 
 class ComputeManager:
@@ -167,6 +118,11 @@ class ComputeManager:
         # Claims of interrupted builds the scheduler did not take back
         # at start: tried again at every heartbeat.
         self._claims = claims.ClaimReleaser('interrupted build')
+        # The instances whose build message this process handles now:
+        # a second message for one of them is dropped at once, so that a
+        # retried take (``_take_build``) that finds the build taken here
+        # knows it took it.
+        self._in_hand = set()
 
     # -- start-up and heartbeat -------------------------------------------
 
@@ -282,6 +238,20 @@ class ComputeManager:
         ``next_retry``).
         """
         uuid = instance['uuid']
+        with self._lock:
+            if uuid in self._in_hand:
+                LOG.info('Instance %s is being built on host %s already; a '
+                         'repeated build message is dropped', uuid,
+                         self.host)
+                return
+            self._in_hand.add(uuid)
+        try:
+            self._build(context, uuid, host_list, request_spec, retry)
+        finally:
+            with self._lock:
+                self._in_hand.discard(uuid)
+
+    def _build(self, context, uuid, host_list, request_spec, retry):
         taken = self._instance_to_build(context, uuid)
         if taken is None:
             return
@@ -317,8 +287,8 @@ class ComputeManager:
         """
         current = instance_obj.Instance(uuid=uuid)
         try:
-            event = _take_build(context, current, self.host,
-                                self.node.hypervisor_hostname)
+            event = build_records.take(context, current, self.host,
+                                       self.node.hypervisor_hostname)
             if event is not None:
                 return current, event
         except exception.InstanceNotFound:
@@ -344,8 +314,8 @@ class ComputeManager:
 
     def _finish(self, context, current, event):
         try:
-            _settle_build(context, current, event, self.host,
-                          self.node.hypervisor_hostname)
+            build_records.settle(context, current, event, self.host,
+                                 self.node.hypervisor_hostname)
         except (exception.InstanceNotFound,
                 exception.UnexpectedVMState) as exc:
             LOG.info('Instance %s changed while host %s built it (%s); '
@@ -353,8 +323,9 @@ class ComputeManager:
                      exc)
             self.driver.destroy(context, current)
             self._release_claim(context, current.uuid)
-            event.finish(context, instance_action.RESULT_ERROR,
-                         details=str(exc))
+            build_records.end_event(context, event,
+                                    instance_action.RESULT_ERROR,
+                                    details=str(exc))
             return
         self._record_build_result(context, True)
         LOG.info('Instance %s is active on host %s', current.uuid,
@@ -367,12 +338,10 @@ class ComputeManager:
         self.driver.destroy(context, current)
         self._release_claim(context, current.uuid)
         self._record_build_result(context, False)
-        event.finish(context, instance_action.RESULT_ERROR,
-                     details=str(failure), traceback=trace)
+        build_records.end_event(context, event, instance_action.RESULT_ERROR,
+                                details=str(failure), traceback=trace)
         try:
-            # The next host takes the build from task_state NULL.
-            current.update(context, expected_vm_state=vm_states.BUILDING,
-                           task_state=None)
+            build_records.hand_back(context, current)
         except (exception.InstanceNotFound,
                 exception.UnexpectedVMState) as exc:
             LOG.info('Instance %s changed while host %s built it (%s); it '
@@ -404,28 +373,18 @@ class ComputeManager:
         self.driver.destroy(context, current)
         self._release_claim(context, current.uuid)
         self._record_build_result(context, False)
-        event.finish(context, instance_action.RESULT_ERROR,
-                     details=str(failure))
+        build_records.end_event(context, event, instance_action.RESULT_ERROR,
+                                details=str(failure))
         self._set_error(context, current, event, failure)
 
     def _set_error(self, context, current, event, failure):
         """ERROR with a fault saying why; the create action ends in Error.
 
-        The caller has released the claim. An instance deleted or settled
-        meanwhile is left as it is (the fault is harmless history).
+        The caller has released the claim. See ``build_records.fail``.
         """
         _code, message, details = fault_messages.describe(failure)
-        instance_fault.InstanceFault.create(
-            context, current.uuid, FAULT_CODE, message, details=details,
-            host=self.host)
-        try:
-            current.update(context, expected_vm_state=vm_states.BUILDING,
-                           vm_state=vm_states.ERROR, task_state=None)
-        except (exception.InstanceNotFound, exception.UnexpectedVMState):
-            LOG.info('Instance %s changed meanwhile; leaving it as it is',
-                     current.uuid)
-        _finish_action(context, current, event,
-                       message=instance_action.RESULT_ERROR)
+        build_records.fail(context, current, event, FAULT_CODE, message,
+                           details, self.host)
 
     def _record_build_result(self, context, succeeded):
         """Tell the scheduler (BuildFailureWeigher) how the build went.

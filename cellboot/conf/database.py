@@ -31,9 +31,28 @@ RECONNECT_DEFAULTS = {
 cfg.set_defaults(oslo_db_options.database_opts, **RECONNECT_DEFAULTS)
 
 
+outage_opts = [
+    cfg.IntOpt('outage_retry_seconds',
+               default=30,
+               min=0,
+               help='How long a conductor or compute host keeps running '
+                    'again a write that could not reach its database '
+                    '(connection refused, timed out or lost: a database '
+                    'restart, failover or partition), from the first '
+                    'failure, before the write fails as any other error '
+                    'would (a flow step fails, a build may end in ERROR). '
+                    'Applies to every database these services write to '
+                    '(API, cell and flow databases). Pauses between '
+                    'attempts grow from 0.1 s to 2 s. 0 disables these '
+                    'retries. The cellboot-api service does not wait: it '
+                    'answers 503 with Retry-After at once.'),
+]
+
+
 def register_opts(conf):
     oslo_db_options.set_defaults(conf)
+    conf.register_opts(outage_opts, group='database')
 
 
 def list_opts():
-    return {'database': oslo_db_options.database_opts}
+    return {'database': oslo_db_options.database_opts + outage_opts}

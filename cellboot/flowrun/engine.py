@@ -2,12 +2,15 @@
 
 The engine every cellboot flow runs on (``cellboot.flowrun.runner``
 builds it); what it writes, and when, is its storage's business
-(``cellboot.flowrun.storage``, where the measured reasons are).
+(``cellboot.flowrun.storage``, where the measured reasons are). Its
+atoms run through executors that ride out a database outage
+(``cellboot.flowrun.outages``).
 """
 
 from taskflow.engines.action_engine import engine as action_engine
 from taskflow.utils import misc
 
+from cellboot.flowrun import outages
 from cellboot.flowrun import storage as flow_storage
 
 
@@ -18,7 +21,15 @@ class CellbootEngine(action_engine.SerialActionEngine):
     (stevedore), so that it does not depend on installed entry points.
     ``_compiled`` and ``_runtime`` are the action engine's: the scope
     fetcher is the one TaskFlow's own ``storage`` property builds.
+    ``_task_executor`` and ``_retry_executor`` are the action engine's
+    too, replaced before the engine compiles the flow (which hands them
+    to its runtime).
     """
+
+    def __init__(self, flow, flow_detail, backend, options):
+        super().__init__(flow, flow_detail, backend, options)
+        self._task_executor = outages.TaskExecutor()
+        self._retry_executor = outages.RetryExecutor()
 
     @misc.cachedproperty
     def storage(self):

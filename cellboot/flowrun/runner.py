@@ -29,10 +29,12 @@ import threading
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
+from taskflow import states
 from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.conf import CONF
 from cellboot.conf import jobboard as jobboard_conf
+from cellboot.db import retry
 from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import conductor as flow_conductor
@@ -210,11 +212,18 @@ class Runner:
             # from the registry would repeat TaskFlow's inspection of
             # every atom for a flow this process has just written.
             flow = kinds.factory(self.kind)()
-            flow_detail, created = records.create(
-                self.kind, store, persistence,
-                uuid_=records.flow_uuid(self.kind, key),
-                book_name=f'{self.kind} {context.request_id}', meta=meta,
-                flow=flow)
+
+            def save():
+                return records.create(
+                    self.kind, store, persistence,
+                    uuid_=records.flow_uuid(self.kind, key),
+                    book_name=f'{self.kind} {context.request_id}',
+                    meta=meta, flow=flow)
+
+            # A database outage is waited out, as the flow's steps do.
+            flow_detail, created = retry.ride_out(
+                save, lambda: self._saved_by_lost_attempt(save()),
+                what=f'{what}: saving its flow')
         except Exception as exc:
             _log_outcome(what, exc)
             return None
@@ -228,8 +237,27 @@ class Runner:
             self._post(what, flow_detail.uuid,
                        f'{self.kind} {context.request_id}')
             return None
+        with self._running_lock:
+            if flow_detail.uuid in self._running:
+                return None
+            self._running.add(flow_detail.uuid)
         return self._run_counted(what, flow_detail, context=context,
                                  flow=flow, created=True)
+
+    def _saved_by_lost_attempt(self, saved):
+        """``records.create``'s answer, on a retry after a lost connection.
+
+        A flow found saved already, never started and owned by this
+        conductor is the one the attempt before saved (its COMMIT
+        happened, its answer was lost): created by this call. Were it
+        a copy of the cast this conductor handles too, nothing runs
+        twice: a flow is posted once, and run once in a process.
+        """
+        flow_detail, created = saved
+        if (not created and flow_detail.state in (None, states.PENDING)
+                and records.owner_of(flow_detail.meta) == self.owner):
+            return flow_detail, True
+        return saved
 
     def _post(self, what, flow_uuid, book_name=None):
         try:

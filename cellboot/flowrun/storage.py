@@ -29,8 +29,10 @@ instant between that flush and the atom's ``execute`` escapes it.
 A flush that the database rolls back and asks for again (deadlock, lock
 wait timeout, serialization failure, SQLite busy) is repeated whole, by
 the project's one retry policy (``cellboot.db.retry``, which reads the
-driver's codes since the flow database's engine is not oslo.db's); any
-other error ends the run as before.
+driver's codes since the flow database's engine is not oslo.db's). A
+flush that lost its connection (the flow database restarting, failing
+over) is repeated too, for ``[database] outage_retry_seconds``; any other
+error ends the run as before.
 
 What a SIGKILL can lose, and why that is harmless: the RUNNING state of
 the atom that was running (a resumed flow treats it as PENDING and runs
@@ -157,7 +159,9 @@ class Storage(tf_storage.Storage):
         if not (self._new_atoms or changed or meta_only or
                 self._flow_state_changed or self._flow_meta_changes):
             return
-        self._write(changed, meta_only)
+        retry.ride_out(lambda: self._write(changed, meta_only),
+                       lambda: self._write(changed, meta_only, again=True),
+                       what=f'Flow {self._flowdetail.uuid}: its write')
         self._new_atoms = {}
         self._changed_atoms = {}
         self._changed_meta = {}
@@ -167,15 +171,19 @@ class Storage(tf_storage.Storage):
         self._outcome_pending = False
 
     @retry.on_contention
-    def _write(self, changed, meta_only):
+    def _write(self, changed, meta_only, again=False):
         """The flush's transaction; repeated whole when the database asks.
 
         Safe to repeat: an attempt that failed was rolled back whole (the
         new atoms' INSERT with it), and every attempt writes the same
-        values from the in-memory details, which are forgotten only once
-        one attempt committed.
+        values from the in-memory details (the storage's lock is held),
+        which are forgotten only once one attempt committed. ``again``:
+        after a lost connection, whose attempt may have committed: the
+        new atoms already in place are not inserted twice; the updates
+        and the meta merge write what they wrote.
         """
         flow_uuid = self._flowdetail.uuid
+        new_atoms = list(self._new_atoms.values())
         with self._backend.engine.begin() as conn:
             if self._fence is not None:
                 # First: the run still has the flow, and keeps it (the
@@ -187,8 +195,9 @@ class Storage(tf_storage.Storage):
                 # be stale.
                 tables.set_flow_state(conn, flow_uuid,
                                       self._flowdetail.state)
-            tables.insert_atoms(conn, flow_uuid,
-                                list(self._new_atoms.values()))
+            if again:
+                new_atoms = tables.missing_atoms(conn, new_atoms)
+            tables.insert_atoms(conn, flow_uuid, new_atoms)
             tables.update_atoms(conn, changed)
             tables.update_atom_meta(conn, meta_only)
             if self._flow_meta_changes:

@@ -97,6 +97,16 @@ def insert_atoms(conn, flow_uuid, atom_details):
             for detail in atom_details])
 
 
+def missing_atoms(conn, atom_details):
+    """Those of ``atom_details`` that have no row yet."""
+    if not atom_details:
+        return []
+    found = set(conn.execute(sa.select(ATOMS.c.uuid).where(
+        ATOMS.c.uuid.in_([detail.uuid for detail in atom_details])))
+        .scalars())
+    return [detail for detail in atom_details if detail.uuid not in found]
+
+
 def update_atoms(conn, changed):
     """Write the outcome and meta of ``{uuid: atom detail}``."""
     if changed:

@@ -7,6 +7,7 @@ from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
+from cellboot.db import retry as db_retry
 from cellboot import exception
 from cellboot.objects import build_args
 from cellboot.objects import host_mapping as host_mapping_obj
@@ -62,8 +63,11 @@ class CreateInCell(task.Task):
     ``cellboot.objects.build_args``) and its 'create' action are
     written together. An instance that
     already exists is a replay of this step and counts as created.
-    An instance its cell refuses (the cell database is down, say) is
-    buried in cell0 with the error; its siblings go on.
+    An instance its cell refuses is buried in cell0 with the error; its
+    siblings go on. A cell database that cannot be reached fails the
+    step instead, which the engine runs again until the database is back
+    or ``[database] outage_retry_seconds`` ran out (the flow then
+    reverts, and the instances end in cell0 or ERROR in their cell).
 
     Reversion strategy: each instance created in a cell that is still
     building is put in ERROR with the flow's failure as its fault, its
@@ -85,6 +89,11 @@ class CreateInCell(task.Task):
                 by_cell.setdefault(cell_uuid, []).append(uuid)
 
         def bury(uuid, exc):
+            if db_retry.is_connection_lost(exc):
+                # Not the instance's fault: the step waits for the cell
+                # (cellboot.flowrun.outages runs it again; what it created
+                # already is a replay then).
+                raise exc
             LOG.error('Could not create instance %s in cell %s: %s', uuid,
                       cells[uuid], exc)
             return fates.bury_in_cell0(context, scheduler,

@@ -6,6 +6,7 @@ from taskflow import task
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot.db import batches
+from cellboot.db import retry as db_retry
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
@@ -60,10 +61,12 @@ class CastToCompute(task.Task):
     (``create-in-cell``): the cell conductors' check of untaken builds
     sends it again once the bus is back (``cellboot.conductor.
     untaken_builds``), where failing it would turn a broker blip into a
-    failed server. An instance whose cell could not even be read is put
-    in ERROR with a fault and its claim released (if it was created, the
-    same check would find it; if not, nothing else would). One deleted
-    meanwhile is skipped (its deleter releases it).
+    failed server. A cell database that cannot be reached fails the
+    step, which the engine runs again until it is back
+    (``cellboot.flowrun.outages``); an instance whose cell could not be
+    read for another reason is put in ERROR with a fault and its claim
+    released. One deleted meanwhile is skipped (its deleter releases
+    it).
 
     Reversion strategy: none; a cast cannot be taken back. It is the
     last atom, so only its own failure could revert the flow, and it
@@ -84,6 +87,10 @@ class CastToCompute(task.Task):
             try:
                 instances = read_instances(context, cell, uuids)
             except Exception as exc:
+                if db_retry.is_connection_lost(exc):
+                    # The step waits for the cell (cellboot.flowrun.
+                    # outages); the hosts drop what was cast already.
+                    raise
                 LOG.exception('Could not read the instances of cell %s',
                               cell.name)
                 instances = dict.fromkeys(uuids, exc)

@@ -9,6 +9,7 @@ taking the flow over keeps the meta keys it wrote. Checked by reading
 the database through TaskFlow's own backend, on every backend.
 """
 
+import fixtures
 import pymysql
 import sqlalchemy as sa
 from taskflow.listeners import base as listener_base
@@ -338,3 +339,61 @@ class MySQLFlushRetryTest(_FlowDBCase, base.MySQLMixin, base.TestCase):
 
         self.assertEqual(1, len(inserts))
         self.assertEqual({}, stored_states(self.url, flow_detail.uuid))
+
+
+class MySQLFlushOutageTest(_FlowDBCase, base.MySQLMixin, base.TestCase):
+    """A flush whose connection is lost is repeated, COMMIT done or not.
+
+    The worst case of a lost connection: the server committed the flush
+    and its answer was lost. The driver's commit is made to do exactly
+    that once (commit, then raise MySQL's "Lost connection" as PyMySQL
+    does), so the repeated flush meets the atoms the first one inserted.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MockPatch(
+            'tenacity.nap.time.sleep'))
+
+    def lose_the_answer_of_commits(self, count=1):
+        """The first ``count`` commits, and every other one after the
+        first (each retry gets its answer); the list of those lost."""
+        dialect = flow_db.get_backend(self.url).engine.dialect
+        real = dialect.do_commit
+        lost = []
+        commits = []
+
+        def do_commit(dbapi_connection):
+            real(dbapi_connection)
+            commits.append(1)
+            if len(lost) < count and len(commits) % 2:
+                lost.append(1)
+                raise pymysql.err.OperationalError(
+                    2013, 'Lost connection to MySQL server during query')
+
+        dialect.do_commit = do_commit
+        self.addCleanup(vars(dialect).pop, 'do_commit', None)
+        return lost
+
+    def test_a_flush_that_committed_is_not_written_twice(self):
+        flow_detail = self.save_flow_detail()
+        lost = self.lose_the_answer_of_commits()
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        self.assertEqual([1], lost)
+        stored = stored_states(self.url, flow_detail.uuid)
+        self.assertEqual({name: (states.SUCCESS, f'{name}-done')
+                          for name in NAMES},
+                         {name: stored[name] for name in NAMES})
+
+    def test_every_write_of_a_run_may_lose_its_answer(self):
+        flow_detail = self.save_flow_detail()
+        lost = self.lose_the_answer_of_commits(count=3)
+
+        self.engine(self.make_flow(), flow_detail).run()
+
+        self.assertEqual(3, len(lost))
+        fd = flow_db.get_connection(self.url).get_flow_details(
+            flow_detail.uuid)
+        self.assertEqual(states.SUCCESS, fd.state)

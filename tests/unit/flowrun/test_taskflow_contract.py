@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from taskflow.conductors.backends import impl_executor
 from taskflow.conductors.backends import impl_nonblocking
 from taskflow.engines.action_engine import engine as action_engine
+from taskflow.engines.action_engine import executor as tf_executor
 from taskflow.engines.action_engine import runtime
 from taskflow.jobs.backends import impl_redis
 from taskflow.jobs import base as jobs_base
@@ -44,6 +45,7 @@ import testtools
 
 from cellboot.flowrun import conductor as flow_conductor
 from cellboot.flowrun import engine as flow_engine
+from cellboot.flowrun import outages
 from cellboot.flowrun import storage as flow_storage
 from cellboot.flowrun import tables
 
@@ -113,6 +115,29 @@ class TaskFlowContractTest(testtools.TestCase):
         self.assertTrue(engine._compiled)
         self.assertTrue(hasattr(engine._runtime, 'fetch_scopes_for'))
         self.assertIsInstance(engine.storage, flow_storage.Storage)
+        engine.run()
+
+    def test_executors(self):
+        """``cellboot.flowrun.outages``: the executors and their futures."""
+        self.assertParams(['task', 'task_uuid', 'arguments',
+                           'progress_callback'],
+                          tf_executor.SerialTaskExecutor.execute_task)
+        self.assertParams(['task', 'task_uuid', 'arguments', 'result',
+                           'failures', 'progress_callback'],
+                          tf_executor.SerialTaskExecutor.revert_task)
+        self.assertParams(['retry', 'arguments'],
+                          tf_executor.SerialRetryExecutor.execute_retry)
+        self.assertParams(['retry', 'arguments'],
+                          tf_executor.SerialRetryExecutor.revert_retry)
+        flow = linear_flow.Flow('f').add(_Nothing('a'))
+        engine = flow_engine.CellbootEngine(
+            flow, persistence_utils.create_flow_detail(flow), None, {})
+        self.assertIsInstance(engine._task_executor, outages.TaskExecutor)
+        self.assertIsInstance(engine._retry_executor, outages.RetryExecutor)
+        engine.compile()
+        # The runtime took the retry executor the engine had at compile.
+        self.assertIs(engine._retry_executor,
+                      engine._runtime._retry_executor)
         engine.run()
 
     def test_sqlalchemy_backend(self):

@@ -1,5 +1,6 @@
 """``map-host-to-cell`` and ``create-in-cell`` on real databases."""
 
+from oslo_db import exception as db_exc
 from taskflow.types import failure
 
 from cellboot.builds import fates
@@ -95,6 +96,21 @@ class _CellTaskTests:
         self.assertEqual({uuid: fates.BURIED}, self._create(store))
         self.assertEqual('cell0', self.mapped_cell(uuid))
         self.assertEqual({}, self.held(uuid))
+
+    def test_a_cell_that_cannot_be_reached_fails_the_step_to_wait(self):
+        # Its database refuses connections (down, restarting): not the
+        # instance's fault, so the step fails for the engine to run it
+        # again (cellboot.flowrun.outages), and nothing is buried.
+        self.flags(max_retries=0, group='database')
+        store, (uuid,) = self._schedule()
+        self._map(store)
+        cell = cell_mapping.CellMapping.get_by_uuid(self.ctx,
+                                                    self.cells[0].uuid)
+        cell.update(self.ctx, database_connection='mysql+pymysql://'
+                    'nobody@127.0.0.1:1/cell')
+        self.assertRaises(db_exc.DBConnectionError, self._create, store)
+        self.assertIsNone(self.mapped_cell(uuid))
+        self.assertNotEqual({}, self.held(uuid))
 
     def test_revert_fails_created_instances_in_their_cell(self):
         store, (uuid,) = self._schedule()
