@@ -18,6 +18,7 @@ from oslo_db.sqlalchemy import enginefacade
 from oslo_log import log as logging
 
 from cellboot.db.cell import reachability
+from cellboot.db import outage as db_outage
 
 LOG = logging.getLogger(__name__)
 
@@ -136,7 +137,7 @@ def scatter_gather_cells(context, cell_mappings, timeout, fn, *args,
             LOG.warning('Cell %s (%s) failed: %s', cell_mapping.name,
                         cell_mapping.uuid, exc)
             result = CellFailure(cell_mapping.uuid, exc)
-            if reachability.is_connection_failure(exc):
+            if db_outage.is_connection_lost(exc):
                 _not_answered(cell_mapping, exc)
             else:
                 _answered(cell_mapping)

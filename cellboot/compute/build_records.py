@@ -19,7 +19,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from cellboot.db.cell import connection as cell_db
-from cellboot.db import retry
+from cellboot.db import outage
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -40,7 +40,7 @@ def take(context, current, host, node):
     See ``Instance.claim_build``; None when not taken, ``current`` then
     holding the instance as it is.
     """
-    return retry.ride_out(
+    return outage.ride_out(
         lambda: _take(context, current, host, node),
         lambda: _take(context, current, host, node, again=True),
         what=f'Instance {current.uuid}: taking its build on {host}')
@@ -51,7 +51,7 @@ def settle(context, current, event, host, node):
 
     Raises as ``Instance.finish_build`` does, having written nothing.
     """
-    retry.ride_out(
+    outage.ride_out(
         lambda: _settle(context, current, event, host, node),
         lambda: _settle(context, current, event, host, node, again=True),
         what=f'Instance {current.uuid}: settling its build on {host}')
@@ -63,7 +63,7 @@ def fail(context, current, event, code, message, details, host):
     An instance deleted or settled meanwhile is left as it is (the fault
     is harmless history).
     """
-    retry.ride_out(
+    outage.ride_out(
         lambda: _fail(context, current, event, code, message, details,
                       host),
         lambda: _fail(context, current, event, code, message, details,
@@ -77,7 +77,7 @@ def hand_back(context, current):
     Raises InstanceNotFound or UnexpectedVMState if it is no more
     building. Run again after a lost connection, it sets the same NULL.
     """
-    retry.on_outage(current.update)(
+    outage.on_outage(current.update)(
         context, expected_vm_state=vm_states.BUILDING, task_state=None)
 
 
@@ -186,7 +186,7 @@ def _fail(context, current, event, code, message, details, host,
 def end_event(context, event, result, **details):
     """End the host's build event (an UPDATE of the event by its id: the
     same whether or not an earlier attempt committed)."""
-    retry.on_outage(event.finish)(context, result, **details)
+    outage.on_outage(event.finish)(context, result, **details)
 
 
 def _finish_action(context, current, event, message=None):

@@ -14,6 +14,7 @@ from oslo_log import log as logging
 
 from cellboot.conf import CONF
 from cellboot import context as cb_context
+from cellboot.db import outage as db_outage
 from cellboot import exception
 from cellboot.objects import compute_node
 from cellboot.objects import service as service_obj
@@ -119,9 +120,10 @@ class Heartbeat:
         while not self._stopping.wait(self._interval):
             try:
                 self._beat(context)
-            except Exception:
-                LOG.exception('%s failed; trying again in %s s', self._name,
-                              self._interval)
+            except Exception as exc:
+                db_outage.log_failure(LOG, exc,
+                                      '%s failed; trying again in %s s',
+                                      self._name, self._interval)
 
     def stop(self):
         """Stop beating; returns once the thread is gone."""

@@ -30,6 +30,7 @@ from cellboot.conductor import orphans
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
+from cellboot.db import outage as db_outage
 from cellboot.flowrun import kinds
 
 LOG = logging.getLogger(__name__)
@@ -63,9 +64,10 @@ class Sweeper:
             name = type(check).__name__
             try:
                 results[name] = done = check.sweep_once(context)
-            except Exception:
-                LOG.exception('%s: check %s failed; trying again in %s s',
-                              self.name, name, self.interval)
+            except Exception as exc:
+                db_outage.log_failure(
+                    LOG, exc, '%s: check %s failed; trying again in %s s',
+                    self.name, name, self.interval)
                 continue
             if done and any(done.values()):
                 LOG.info('%s: %s %s', self.name, name,

@@ -8,7 +8,7 @@ ends before a user would notice. Every atom of every flow run on
 cellboot's engine (``cellboot.flowrun.engine``) therefore runs through
 the executors here: an ``execute`` or ``revert`` that raised a lost
 connection (``is_outage``) is run again with the project's outage policy
-(``cellboot.db.retry.ride_out``, for ``[database]
+(``cellboot.db.outage.ride_out``, for ``[database]
 outage_retry_seconds``), and only once that bound is spent does the
 error reach TaskFlow as the step's failure.
 
@@ -22,7 +22,7 @@ Reverts are written to be run again too (they settle instances by
 conditional updates, release claims idempotently).
 
 An outage is a lost connection of this process's databases
-(``cellboot.db.retry.is_connection_lost``) or of a service called over
+(``cellboot.db.outage.is_connection_lost``) or of a service called over
 RPC: the scheduler's ``DBConnectionError`` reaches the conductor as
 oslo.messaging's ``RemoteError`` naming it (``cellboot.exception`` is
 the only module whose errors cross the bus as themselves).
@@ -37,7 +37,7 @@ import inspect
 import oslo_messaging
 from taskflow.engines.action_engine import executor as tf_executor
 
-from cellboot.db import retry
+from cellboot.db import outage
 
 # Errors of a remote service's database that mean it could not reach it.
 REMOTE_OUTAGES = frozenset({'DBConnectionError'})
@@ -49,7 +49,7 @@ RESUMED = 'resumed'
 
 def is_outage(exc):
     """A lost database connection, here or in a service called over RPC."""
-    if retry.is_connection_lost(exc):
+    if outage.is_connection_lost(exc):
         return True
     return (isinstance(exc, oslo_messaging.RemoteError) and
             exc.exc_type in REMOTE_OUTAGES)
@@ -72,14 +72,14 @@ class _Riding:
         again = arguments
         if RESUMED in inspect.signature(atom.execute).parameters:
             again = dict(arguments, **{RESUMED: True})
-        return retry.ride_out(
+        return outage.ride_out(
             lambda: atom.execute(**arguments),
             lambda: atom.execute(**again), should_retry=is_outage,
             what=f'Flow step {atom.name} (execute)')
 
     def revert(self, *args, **kwargs):
         atom = self._atom
-        return retry.ride_out(
+        return outage.ride_out(
             lambda: atom.revert(*args, **kwargs), should_retry=is_outage,
             what=f'Flow step {atom.name} (revert)')
 

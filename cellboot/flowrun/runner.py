@@ -34,7 +34,7 @@ from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.conf import CONF
 from cellboot.conf import jobboard as jobboard_conf
-from cellboot.db import retry
+from cellboot.db import outage
 from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import conductor as flow_conductor
@@ -221,7 +221,7 @@ class Runner:
                     meta=meta, flow=flow)
 
             # A database outage is waited out, as the flow's steps do.
-            flow_detail, created = retry.ride_out(
+            flow_detail, created = outage.ride_out(
                 save, lambda: self._saved_by_lost_attempt(save()),
                 what=f'{what}: saving its flow')
         except Exception as exc:

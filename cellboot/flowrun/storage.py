@@ -50,6 +50,7 @@ from taskflow.persistence.backends import impl_sqlalchemy
 from taskflow import states
 from taskflow import storage as tf_storage
 
+from cellboot.db import outage
 from cellboot.db import retry
 from cellboot.flowrun import tables
 
@@ -159,9 +160,9 @@ class Storage(tf_storage.Storage):
         if not (self._new_atoms or changed or meta_only or
                 self._flow_state_changed or self._flow_meta_changes):
             return
-        retry.ride_out(lambda: self._write(changed, meta_only),
-                       lambda: self._write(changed, meta_only, again=True),
-                       what=f'Flow {self._flowdetail.uuid}: its write')
+        outage.ride_out(lambda: self._write(changed, meta_only),
+                        lambda: self._write(changed, meta_only, again=True),
+                        what=f'Flow {self._flowdetail.uuid}: its write')
         self._new_atoms = {}
         self._changed_atoms = {}
         self._changed_meta = {}

@@ -31,13 +31,6 @@ import collections
 import threading
 import time
 
-from oslo_db import exception as db_exc
-
-
-def is_connection_failure(exc):
-    """True when ``exc`` says the cell's server could not be reached."""
-    return isinstance(exc, db_exc.DBConnectionError)
-
 
 class Reachability:
     """Down cells and the calls in flight to each, behind one lock."""

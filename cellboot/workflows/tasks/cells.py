@@ -7,7 +7,7 @@ from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
-from cellboot.db import retry as db_retry
+from cellboot.db import outage as db_outage
 from cellboot import exception
 from cellboot.objects import build_args
 from cellboot.objects import host_mapping as host_mapping_obj
@@ -89,7 +89,7 @@ class CreateInCell(task.Task):
                 by_cell.setdefault(cell_uuid, []).append(uuid)
 
         def bury(uuid, exc):
-            if db_retry.is_connection_lost(exc):
+            if db_outage.is_connection_lost(exc):
                 # Not the instance's fault: the step waits for the cell
                 # (cellboot.flowrun.outages runs it again; what it created
                 # already is a replay then).

@@ -6,7 +6,7 @@ from taskflow import task
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot.db import batches
-from cellboot.db import retry as db_retry
+from cellboot.db import outage as db_outage
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
@@ -87,7 +87,7 @@ class CastToCompute(task.Task):
             try:
                 instances = read_instances(context, cell, uuids)
             except Exception as exc:
-                if db_retry.is_connection_lost(exc):
+                if db_outage.is_connection_lost(exc):
                     # The step waits for the cell (cellboot.flowrun.
                     # outages); the hosts drop what was cast already.
                     raise

@@ -18,7 +18,7 @@ from sqlalchemy.engine import url as sa_url
 from taskflow.listeners import base as listener_base
 from taskflow import states
 
-from cellboot.db import retry
+from cellboot.db import outage
 from cellboot.objects import instance as instance_obj
 from tests import base
 from tests.functional import cluster
@@ -71,7 +71,7 @@ class OutageTestCase(base.TestCase):
         self.log = self.useFixture(fixtures.FakeLogger(
             name='cellboot', level=logging.INFO,
             format='%(levelname)s %(name)s %(message)s'))
-        self.retried_before = retry.OUTAGE.count
+        self.retried_before = outage.OUTAGE.count
         self._timers = []
 
     def _through_proxy(self, name):
@@ -118,7 +118,7 @@ class OutageTestCase(base.TestCase):
             try:
                 return self.cluster.wait_for_quiet()
             except Exception as exc:
-                if (not retry.is_connection_lost(exc) or
+                if (not outage.is_connection_lost(exc) or
                         time.monotonic() > deadline):
                     raise
 
@@ -138,7 +138,7 @@ class OutageTestCase(base.TestCase):
 
     def assert_rode_it_out(self):
         """Something waited for the database, and said so once."""
-        self.assertGreater(retry.OUTAGE.count, self.retried_before)
+        self.assertGreater(outage.OUTAGE.count, self.retried_before)
         self.assertIn('cannot be reached', self.log.output)
         self.assertIn('The database answers again', self.log.output)
 

@@ -83,7 +83,7 @@ class RabbitSchedulerOutageTest(base.MySQLMixin, base.DatabaseTestCase):
         self.client.update_provider(self.ctx, self.node, 'host1',
                                     self.cell.name, INVENTORY, 'nova')
         self.log = self.useFixture(fixtures.FakeLogger(
-            name='cellboot.db.retry', level=logging.DEBUG))
+            name='cellboot.db.outage', level=logging.DEBUG))
 
     def test_schedule_waits_for_the_scheduler_s_database(self):
         instance = uuidutils.generate_uuid()
