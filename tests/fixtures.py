@@ -99,7 +99,13 @@ class Database(fixtures.Fixture):
         api_connection.reset()
         cell_connection.reset()
         flow_db.reset()
-        be.drop_named_database(self.name, conditional=True)
+        try:
+            be.drop_named_database(self.name, conditional=True)
+        except sa.exc.OperationalError:
+            # The server was restarted since the provisioning engine's
+            # connection was pooled (make faults): a new one drops it.
+            be.engine.dispose()
+            be.drop_named_database(self.name, conditional=True)
 
 
 class ConfFixture(fixtures.Fixture):
