@@ -8,7 +8,7 @@ keeps a multi-create cheap: every transaction on one cell database is
 a turn at its write lock (on SQLite the whole file's), and 500 builds
 at five transactions each were most of a batch boot's time.
 
-Every write here rides out a database outage (``cellboot.db.retry``):
+Every write here rides out a database outage (``cellboot.db.outage``):
 ``take``, ``settle`` and ``fail`` run a second function for their
 retries that finds out whether the attempt before committed (its answer
 lost with the connection) and does not do twice what it did; the others

@@ -33,7 +33,7 @@ for the instance:
 
 A cell database that cannot be reached for a while (a restart, a
 failover) does not fail a build: every write of a build above rides the
-outage out (``cellboot.db.retry``, for ``[database]
+outage out (``cellboot.db.outage``, for ``[database]
 outage_retry_seconds``). Each retry is right even if the attempt before
 it committed and only its answer was lost: taking, settling and failing
 the build find their own earlier commit, and the other writes set again
