@@ -32,8 +32,7 @@ the project's one retry policy (``cellboot.db.retry``, which reads the
 driver's codes since the flow database's engine is not oslo.db's). A
 flush that lost its connection (the flow database restarting, failing
 over) is repeated too (``cellboot.db.outage``), for ``[database]
-outage_retry_seconds``; any other
-error ends the run as before.
+outage_retry_seconds``; any other error ends the run as before.
 
 What a SIGKILL can lose, and why that is harmless: the RUNNING state of
 the atom that was running (a resumed flow treats it as PENDING and runs
