@@ -44,7 +44,8 @@ def chunks(items, size=CHUNK_SIZE):
         yield items[start:start + size]
 
 
-def in_batches(context, manager, uuids, step, on_error=None, mode='writer'):
+def in_batches(context, manager, uuids, step, on_error=None, mode='writer',
+               before_chunk=None):
     """``{uuid: step(uuid)}``, a chunk of instances per transaction.
 
     ``manager`` is the transaction context manager of the database the
@@ -52,10 +53,15 @@ def in_batches(context, manager, uuids, step, on_error=None, mode='writer'):
     'reader' for steps that only read. When a chunk fails, each of its
     instances is stepped alone; an instance that fails alone gets
     ``on_error(uuid, exc)`` as its result, or raises without
-    ``on_error``.
+    ``on_error``. ``before_chunk()``, if given, is called before each
+    chunk's transaction: a flow's atom checks there that its run still
+    owns the flow (``cellboot.flowrun.fencing``); what it raises stops
+    the batches.
     """
     results = {}
     for chunk in chunks(uuids):
+        if before_chunk is not None:
+            before_chunk()
         try:
             results.update(_in_transaction(context, manager, mode, chunk,
                                            step))

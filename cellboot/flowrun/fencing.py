@@ -24,12 +24,17 @@ refused. A run that is fenced out raises ``FencedOut``: its engine
 stops where it is, with nothing recorded, as if its process had died.
 
 What is fenced and what is not: the flow's records, and anything an atom
-writes in the same database under ``Fence.holding`` (one transaction
-with the fence). Side effects elsewhere (another database, a cast) are
-only narrowed: a stale run's step that is under way when the flow is
-taken over may still act once (every step is idempotent, see
-docs/reliability.md); the steps after it never start, since starting a
-step writes the previous one's outcome first.
+writes in the same database with the fence held in its transaction
+(``Fence.hold`` on that transaction's connection, or ``Fence.holding``):
+the reschedule flow's move of an instance onto an alternate, in the
+cell database that holds both. Side effects elsewhere (another
+database, the scheduler's claims, a cast) are only narrowed: an atom
+calls ``Fence.check`` right before each, so a run that stalled inside
+a step (a process starved of CPU, a slow call) and was taken over
+meanwhile stops there instead of acting; a take-over that falls
+between the check and the act still lets that one act happen (every
+step is idempotent, see docs/reliability.md). The steps after it never
+start, since starting a step writes the previous one's outcome first.
 
 A flow created before fences existed has no row: the next take-over
 creates it. A row that is missing under a running flow (deleted by
@@ -39,6 +44,7 @@ not run, for the operator to look at.
 """
 
 import contextlib
+import time
 
 from oslo_log import log as logging
 import sqlalchemy as sa
@@ -49,6 +55,15 @@ LOG = logging.getLogger(__name__)
 
 # A new flow's generation: the token of its creator's first run.
 FIRST = 1
+
+# Seconds for which a run's last proof that it holds its fence (a write
+# that held it, or a check) stands in for a new one in ``Fence.check``.
+# A check narrows the window in which a stale run acts; it cannot close
+# it (the act comes after the check), so a proof this young narrows it
+# nearly as well as a query would, and the steps of a boot, which take
+# milliseconds, check for free. A step that stalled longer than this
+# before its side effect queries the fence again.
+FRESH_SECONDS = 0.5
 
 _METADATA = sa.MetaData()
 FENCES = sa.Table(
@@ -164,20 +179,32 @@ class Fence:
     or check the fence before acting elsewhere (``check``).
     """
 
-    def __init__(self, flow_uuid, token, engine):
+    def __init__(self, flow_uuid, token, engine, fresh=FRESH_SECONDS,
+                 taken=False):
         if not _valid(token):
             raise ValueError(f'fencing token {token!r} of flow {flow_uuid} '
                              f'is not a positive integer')
         self.flow_uuid = flow_uuid
         self.token = token
         self._engine = engine
+        self._fresh = fresh
+        # time.monotonic() of the last proof that this run holds the
+        # fence. ``taken``: the run's take-over issued the token just
+        # now (or created the flow with it), its first proof.
+        self._proven_at = time.monotonic() if taken else None
 
     def __repr__(self):
         return f'<Fence {self.flow_uuid} generation {self.token}>'
 
     def hold(self, conn):
-        """``hold`` this run's token in ``conn``'s transaction."""
+        """``hold`` this run's token in ``conn``'s transaction.
+
+        ``conn`` may be any connection to the database holding the flow
+        (an object layer's session, for a write of its own under the
+        fence).
+        """
         hold(conn, self.flow_uuid, self.token)
+        self._proven_at = time.monotonic()
 
     @contextlib.contextmanager
     def holding(self):
@@ -191,6 +218,14 @@ class Fence:
             yield conn
 
     def check(self):
-        """Raise FencedOut unless this run still has the flow (one query)."""
+        """Raise FencedOut unless this run still has the flow.
+
+        Called right before a side effect outside the flow's database.
+        One query, unless this run proved it holds the fence less than
+        ``FRESH_SECONDS`` ago (see there).
+        """
+        proven = self._proven_at
+        if proven is not None and time.monotonic() - proven < self._fresh:
+            return
         with self.holding():
             pass

@@ -339,7 +339,7 @@ class Runner:
             engine = flow_engine.CellbootEngine(flow, flow_detail, backend,
                                                 {})
             fence = fencing.Fence(flow_detail.uuid, taken.token,
-                                  backend.engine)
+                                  backend.engine, taken=True)
             engine.storage.fence_with(fence)
             transient = dict(self.transient_for(context or stored),
                              fence=fence)

@@ -18,170 +18,24 @@ finishes is found by ``get_builds_older_than`` and ended by
 ``fail_untaken_build``; one its host was spawning when it restarted by
 ``fail_interrupted_build``. Each is conditional again, so that of two
 conductors sweeping at once, or of a sweeper and a late compute host,
-only one acts.
+only one acts. The SQL they are written with (columns, the conditions
+that select a build, the one conditional update) is
+``cellboot.objects.instance_table``.
 """
-
-import types
 
 from oslo_db import exception as db_exc
 from oslo_serialization import jsonutils
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
-from cellboot.db.cell import connection as cell_db
-from cellboot.db.cell import models
-from cellboot.db import rows
 from cellboot import exception
 from cellboot.objects import base
 from cellboot.objects import build_args
+from cellboot.objects import instance_table as table
 
-_INSTANCES = models.Instance.__table__
-
-vm_states = types.SimpleNamespace(
-    BUILDING='building',
-    ACTIVE='active',
-    ERROR='error',
-    DELETED='deleted',
-)
-
-# What a building instance is doing (NULL: waiting for a host to take it).
-task_states = types.SimpleNamespace(
-    SPAWNING='spawning',
-    # Its host never took it; a cell conductor moves it to an alternate.
-    RESCHEDULING='rescheduling',
-)
-
-JSON_FIELDS = ('flavor', 'metadata', 'build_args')
-UPDATABLE_FIELDS = frozenset({
-    'display_name', 'reservation_id', 'vm_state', 'task_state', 'host',
-    'node', 'flavor', 'image_ref', 'availability_zone', 'metadata',
-    'launched_at', 'build_args'})
-
-
-def _to_db(values):
-    """Check the field names and encode the JSON fields."""
-    unknown = set(values) - UPDATABLE_FIELDS
-    if unknown:
-        raise exception.Invalid(
-            reason=f'instances have no settable field(s) '
-                   f'{", ".join(sorted(unknown))}')
-    values = dict(values)
-    for name in JSON_FIELDS:
-        if name in values and values[name] is not None:
-            values[name] = jsonutils.dumps(values[name])
-    return values
-
-
-def _from_db(row):
-    flavor = row._mapping['flavor']
-    metadata = row._mapping['metadata']
-    return {'flavor': None if flavor is None else jsonutils.loads(flavor),
-            'metadata': {} if metadata is None else jsonutils.loads(metadata)}
-
-
-def _live(uuid):
-    return sa.and_(_INSTANCES.c.uuid == uuid,
-                   _INSTANCES.c.deleted == sa.false())
-
-
-def _get(context, where):
-    query = sa.select(_INSTANCES).where(where).order_by(
-        _INSTANCES.c.created_at, _INSTANCES.c.id)
-    return context.session.execute(query).all()
-
-
-@cell_db.writer
-def _create(context, values):
-    return rows.insert(context.session, _INSTANCES, values)
-
-
-@cell_db.reader
-def _get_where(context, where):
-    return _get(context, where)
-
-
-@cell_db.reader
-def _count(context, where):
-    return context.session.execute(
-        sa.select(sa.func.count()).select_from(_INSTANCES).where(
-            where)).scalar()
-
-
-@cell_db.reader
-def _deleted_uuids(context):
-    return list(context.session.execute(
-        sa.select(_INSTANCES.c.uuid).where(
-            _INSTANCES.c.deleted == sa.true())).scalars())
-
-
-def _last_change():
-    """When an instance last changed (a new row has no updated_at)."""
-    return sa.func.coalesce(_INSTANCES.c.updated_at, _INSTANCES.c.created_at)
-
-
-def _build_older_than(cutoff):
-    """Building, and unchanged since before ``cutoff``.
-
-    With a host or without: no flow leaves a building instance without
-    one (``create-in-cell`` writes the chosen host with the row, a
-    reschedule only moves it to the next host), so one that has none
-    was left by something that will not come back for it either.
-    """
-    return sa.and_(_INSTANCES.c.deleted == sa.false(),
-                   _INSTANCES.c.vm_state == vm_states.BUILDING,
-                   _last_change() < cutoff)
-
-
-def _untaken_build_older_than(cutoff):
-    """Building, no host has taken it, unchanged since before ``cutoff``."""
-    return sa.and_(_build_older_than(cutoff),
-                   _INSTANCES.c.task_state.is_(None))
-
-
-def _spawning_on(host):
-    """Building, taken by ``host`` (see ``Instance.claim_build``)."""
-    return sa.and_(_INSTANCES.c.deleted == sa.false(),
-                   _INSTANCES.c.vm_state == vm_states.BUILDING,
-                   _INSTANCES.c.task_state == task_states.SPAWNING,
-                   _INSTANCES.c.host == host)
-
-
-def _untaken_on(host, cutoff, moving=False):
-    """Building, on ``host``, untaken, unchanged since before ``cutoff``.
-
-    ``moving``: or being moved off it (task_state rescheduling).
-    """
-    if not moving:
-        return sa.and_(_untaken_build_older_than(cutoff),
-                       _INSTANCES.c.host == host)
-    return sa.and_(_build_older_than(cutoff), _INSTANCES.c.host == host,
-                   sa.or_(_INSTANCES.c.task_state.is_(None),
-                          _INSTANCES.c.task_state ==
-                          task_states.RESCHEDULING))
-
-
-@cell_db.writer
-def _update(context, uuid, values, expected_vm_states=None, condition=None):
-    """Update a live instance; return (updated row, None) or (None, row).
-
-    When nothing was updated the second element is the instance as it is
-    (None if there is no live instance), so the caller can tell "gone"
-    from "in another vm_state" within the same transaction.
-    ``condition`` is one more clause the row must match.
-    """
-    where = _live(uuid)
-    if expected_vm_states is not None:
-        where = sa.and_(where, _INSTANCES.c.vm_state.in_(expected_vm_states))
-    if condition is not None:
-        where = sa.and_(where, condition)
-    updated = rows.update(context.session, _INSTANCES, where, values,
-                          key=_INSTANCES.c.uuid == uuid)
-    if updated:
-        return updated[0], None
-    found = _get(context, _INSTANCES.c.uuid == uuid)
-    if found and not found[0].deleted:
-        return None, found[0]
-    return None, None
+_INSTANCES = table.INSTANCES
+vm_states = table.vm_states
+task_states = table.task_states
 
 
 class Instance(base.DomainObject):
@@ -202,7 +56,7 @@ class Instance(base.DomainObject):
 
     @classmethod
     def _from_row(cls, row):
-        return cls.from_row(row, **_from_db(row))
+        return cls.from_row(row, **table.from_db(row))
 
     def load_row(self, row, prefix='', **extra):
         super().load_row(row, prefix, **extra)
@@ -221,20 +75,21 @@ class Instance(base.DomainObject):
         host, node, flavor (dict), image_ref, availability_zone,
         metadata (dict), launched_at, build_args (``build_args.make``).
         """
-        values = _to_db(fields)
+        values = table.to_db(fields)
         values.update(uuid=uuid, project_id=project_id, user_id=user_id,
                       vm_state=vm_state, deleted=False)
         values.setdefault('metadata', jsonutils.dumps({}))
         try:
-            return cls._from_row(_create(context, values))
+            return cls._from_row(table.create(context, values))
         except db_exc.DBDuplicateEntry as exc:
             raise exception.InstanceExists(uuid=uuid) from exc
 
     @classmethod
     def get_by_uuid(cls, context, uuid, read_deleted=False):
         """The instance; a deleted one only when ``read_deleted``."""
-        where = (_INSTANCES.c.uuid == uuid) if read_deleted else _live(uuid)
-        rows = _get_where(context, where)
+        where = ((_INSTANCES.c.uuid == uuid) if read_deleted
+                 else table.live(uuid))
+        rows = table.get_where(context, where)
         if not rows:
             raise exception.InstanceNotFound(uuid=uuid)
         return cls._from_row(rows[0])
@@ -242,12 +97,12 @@ class Instance(base.DomainObject):
     @classmethod
     def get_deleted_uuids(cls, context):
         """The uuids of this cell's soft-deleted instances."""
-        return _deleted_uuids(context)
+        return table.deleted_uuids(context)
 
     @classmethod
     def get_all_by_project(cls, context, project_id):
         """The project's live instances in this cell, oldest first."""
-        return [cls._from_row(row) for row in _get_where(context, sa.and_(
+        return [cls._from_row(row) for row in table.get_where(context, sa.and_(
             _INSTANCES.c.project_id == project_id,
             _INSTANCES.c.deleted == sa.false()))]
 
@@ -256,7 +111,7 @@ class Instance(base.DomainObject):
         """The live instances of ``uuids`` in this cell, oldest first."""
         if not uuids:
             return []
-        return [cls._from_row(row) for row in _get_where(context, sa.and_(
+        return [cls._from_row(row) for row in table.get_where(context, sa.and_(
             _INSTANCES.c.uuid.in_(list(uuids)),
             _INSTANCES.c.deleted == sa.false()))]
 
@@ -264,7 +119,7 @@ class Instance(base.DomainObject):
     def get_spawning_on_host(cls, context, host):
         """The builds ``host`` has taken and not finished, oldest first."""
         return [cls._from_row(row)
-                for row in _get_where(context, _spawning_on(host))]
+                for row in table.get_where(context, table.spawning_on(host))]
 
     @classmethod
     def get_builds_older_than(cls, context, cutoff):
@@ -273,13 +128,14 @@ class Instance(base.DomainObject):
         ``cutoff`` is a naive UTC datetime. Oldest first.
         """
         return [cls._from_row(row)
-                for row in _get_where(context, _build_older_than(cutoff))]
+                for row in table.get_where(
+                    context, table.build_older_than(cutoff))]
 
     @classmethod
     def count(cls, context, include_deleted=False):
         where = (sa.true() if include_deleted
                  else _INSTANCES.c.deleted == sa.false())
-        return _count(context, where)
+        return table.count(context, where)
 
     def update(self, context, expected_vm_state=None, **values):
         """Write ``values``; with ``expected_vm_state``, only from it.
@@ -292,18 +148,19 @@ class Instance(base.DomainObject):
         expected = expected_vm_state
         if isinstance(expected, str):
             expected = [expected]
-        self._written(_update(context, self.uuid, _to_db(values), expected),
+        self._written(table.update(context, self.uuid, table.to_db(values),
+                                   expected),
                       lambda row: row.vm_state, ' or '.join(expected or []))
 
     def _written(self, outcome, describe, expected):
-        """Load what ``_update`` wrote, or raise why it wrote nothing.
+        """Load what ``table.update`` wrote, or raise why it wrote nothing.
 
         ``describe(row)`` says what the instance is now, for
         UnexpectedVMState; a deleted instance raises InstanceNotFound.
         """
         updated, current = outcome
         if updated is not None:
-            self.load_row(updated, **_from_db(updated))
+            self.load_row(updated, **table.from_db(updated))
         elif current is None:
             raise exception.InstanceNotFound(uuid=self.uuid)
         else:
@@ -326,12 +183,12 @@ class Instance(base.DomainObject):
         condition = sa.and_(
             _INSTANCES.c.task_state.is_(None),
             sa.or_(_INSTANCES.c.host.is_(None), _INSTANCES.c.host == host))
-        updated, current = _update(context, self.uuid, values,
-                                   [vm_states.BUILDING], condition)
+        updated, current = table.update(context, self.uuid, values,
+                                        [vm_states.BUILDING], condition)
         if updated is None and current is None:
             raise exception.InstanceNotFound(uuid=self.uuid)
         row = updated if updated is not None else current
-        self.load_row(row, **_from_db(row))
+        self.load_row(row, **table.from_db(row))
         return updated is not None
 
     def finish_build(self, context, host, **values):
@@ -346,8 +203,8 @@ class Instance(base.DomainObject):
             _INSTANCES.c.host == host,
             _INSTANCES.c.task_state == task_states.SPAWNING)
         self._written(
-            _update(context, self.uuid, _to_db(values), [vm_states.BUILDING],
-                    condition),
+            table.update(context, self.uuid, table.to_db(values),
+                         [vm_states.BUILDING], condition),
             lambda row: f'{row.vm_state} ({row.task_state}) on host '
                         f'{row.host}',
             f'{vm_states.BUILDING} ({task_states.SPAWNING}) on host {host}')
@@ -360,7 +217,7 @@ class Instance(base.DomainObject):
         reschedule that moved it, or another conductor that timed it out
         first makes this a no-op (False).
         """
-        return self._error_if(context, _build_older_than(cutoff))
+        return self._error_if(context, table.build_older_than(cutoff))
 
     def fail_untaken_build(self, context, cutoff):
         """ERROR if building, untaken, unchanged since ``cutoff``.
@@ -369,7 +226,7 @@ class Instance(base.DomainObject):
         any more, and no host took it (task_state NULL). True if this
         call set it; a host that takes it meanwhile makes this a no-op.
         """
-        return self._error_if(context, _untaken_build_older_than(cutoff))
+        return self._error_if(context, table.untaken_build_older_than(cutoff))
 
     def fail_interrupted_build(self, context, host):
         """ERROR if ``host`` took the build and has not finished it.
@@ -377,7 +234,7 @@ class Instance(base.DomainObject):
         For a compute host that restarts: whatever it was spawning died
         with it. True if this call set it.
         """
-        return self._error_if(context, _spawning_on(host))
+        return self._error_if(context, table.spawning_on(host))
 
     def recast_build(self, context, cutoff):
         """Count one re-send of the build to its host; True if this did.
@@ -389,7 +246,7 @@ class Instance(base.DomainObject):
         no-op (False).
         """
         return self._set_if(
-            context, _untaken_on(self.host, cutoff),
+            context, table.untaken_on(self.host, cutoff),
             {'build_recasts': _INSTANCES.c.build_recasts + 1})
 
     def start_reschedule(self, context, cutoff):
@@ -403,37 +260,39 @@ class Instance(base.DomainObject):
         restarts its clock, so two sweeps never both act.
         """
         return self._set_if(
-            context, _untaken_on(self.host, cutoff, moving=True),
+            context, table.untaken_on(self.host, cutoff, moving=True),
             {'task_state': task_states.RESCHEDULING,
              'updated_at': timeutils.utcnow()})
 
-    def move_build(self, context, host, node, args):
+    def move_build(self, context, host, node, args, fence=None):
         """Put the build on alternate ``host``, to be cast ``args``.
 
         Only a build that no host is spawning (task_state NULL, as a
         failed host leaves it, or rescheduling) is moved: a host that
         took it meanwhile keeps it. Raises InstanceNotFound or
-        UnexpectedVMState when nothing was written.
+        UnexpectedVMState when nothing was written. ``fence``: the
+        reschedule flow's run, whose flow is in this cell's database:
+        the move commits only while that run owns it (``table.update``).
         """
         condition = sa.or_(
             _INSTANCES.c.task_state.is_(None),
             _INSTANCES.c.task_state == task_states.RESCHEDULING)
-        values = _to_db({'host': host, 'node': node, 'task_state': None,
-                         'build_args': args})
+        values = table.to_db({'host': host, 'node': node, 'task_state': None,
+                              'build_args': args})
         values['build_recasts'] = 0
         self._written(
-            _update(context, self.uuid, values, [vm_states.BUILDING],
-                    condition),
+            table.update(context, self.uuid, values, [vm_states.BUILDING],
+                         condition, fence=fence),
             lambda row: f'{row.vm_state} ({row.task_state})',
             f'{vm_states.BUILDING} (not taken by a host)')
 
     def _set_if(self, context, condition, values):
         """Write ``values`` if the live instance matches ``condition``."""
-        updated, _current = _update(context, self.uuid, values,
-                                    condition=condition)
+        updated, _current = table.update(context, self.uuid, values,
+                                         condition=condition)
         if updated is None:
             return False
-        self.load_row(updated, **_from_db(updated))
+        self.load_row(updated, **table.from_db(updated))
         return True
 
     def _error_if(self, context, condition):
@@ -445,7 +304,7 @@ class Instance(base.DomainObject):
         """Soft-delete: keep the row, marked deleted, vm_state DELETED."""
         values = {'deleted': True, 'deleted_at': timeutils.utcnow(),
                   'vm_state': vm_states.DELETED, 'task_state': None}
-        updated, _current = _update(context, self.uuid, values)
+        updated, _current = table.update(context, self.uuid, values)
         if updated is None:
             raise exception.InstanceNotFound(uuid=self.uuid)
-        self.load_row(updated, **_from_db(updated))
+        self.load_row(updated, **table.from_db(updated))

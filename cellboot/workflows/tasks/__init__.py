@@ -11,8 +11,12 @@ hundreds cannot afford.
 Collaborators that cannot be persisted arrive as transient store values
 named ``context`` (the RequestContext), ``scheduler`` (the scheduler
 library or its RPC client, same methods), ``compute_rpcapi`` (a
-callable: cell mapping -> compute RPC client) and, for the boot flow,
-``cell_mappings`` (a ``CellMappings``, one per run).
+callable: cell mapping -> compute RPC client), for the boot flow
+``cell_mappings`` (a ``CellMappings``, one per run), and ``fence``, the
+run's ``cellboot.flowrun.fencing.Fence``: each atom checks it right
+before a side effect outside the flow's records (``check_fence``), so
+that a run taken over while it stalled inside a step stops there. A run
+without a fence (an atom called directly) is not checked.
 """
 
 from oslo_log import log as logging
@@ -22,6 +26,16 @@ from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 
 LOG = logging.getLogger(__name__)
+
+
+def check_fence(fence):
+    """Raise FencedOut unless this run still owns its flow (or has no fence).
+
+    ``Fence.check``: free when the run proved it owns the flow a moment
+    ago, one query on the flow's database otherwise.
+    """
+    if fence is not None:
+        fence.check()
 
 
 def going_on(outcomes):

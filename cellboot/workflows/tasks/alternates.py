@@ -19,6 +19,7 @@ from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import build_args
 from cellboot.objects import instance as instance_obj
+from cellboot.workflows import tasks
 from cellboot.workflows.tasks import compute
 
 LOG = logging.getLogger(__name__)
@@ -83,7 +84,12 @@ class ClaimAlternate(task.Task):
 
     The instance's host and node become the alternate's, with what
     ``cast-to-compute`` sends it (``cellboot.objects.build_args``), so
-    that a cell conductor can send it again if that cast is lost.
+    that a cell conductor can send it again if that cast is lost. That
+    move is made with the run's fence held in the same transaction (the
+    flow is in the cell's database too): a run taken over meanwhile
+    moves nothing. A claim it made just before stays on the alternate
+    that the new run, replaying the same try, claims again (a claim of
+    a consumer on a host is made once).
 
     Provides ``claimed``: True, or False when the instance was deleted,
     left building, or taken by a host (spawning) meanwhile, in which
@@ -98,13 +104,14 @@ class ClaimAlternate(task.Task):
     default_provides = 'claimed'
 
     def execute(self, context, scheduler, cell_mapping, instance, alternate,
-                build_retry, host_list, request_spec):
+                build_retry, host_list, request_spec, fence=None):
         uuid = instance['uuid']
         if alternate is None:
             raise exception.MaxRetriesExceeded(
                 reason=f'No alternate host is left for instance {uuid} '
                        f'after {build_retry.get("num_attempts") or 0} '
                        f'attempt(s).')
+        tasks.check_fence(fence)
         scheduler.claim_resources(context, uuid,
                                   alternate['compute_node_uuid'],
                                   alternate['allocation_request'])
@@ -113,7 +120,8 @@ class ClaimAlternate(task.Task):
                 instance_obj.Instance(uuid=uuid).move_build(
                     cctxt, alternate['service_host'], alternate['nodename'],
                     build_args.make(remaining_after(host_list, alternate),
-                                    request_spec, build_retry))
+                                    request_spec, build_retry),
+                    fence=fence)
             except (exception.InstanceNotFound,
                     exception.UnexpectedVMState) as exc:
                 LOG.info('Not rescheduling instance %s: %s', uuid, exc)
@@ -147,7 +155,8 @@ class CastAlternate(task.Task):
     default_provides = 'cast'
 
     def execute(self, context, compute_rpcapi, cell_mapping, instance,
-                alternate, claimed, host_list, request_spec, build_retry):
+                alternate, claimed, host_list, request_spec, build_retry,
+                fence=None):
         if not claimed:
             return fates.DELETED
         remaining = remaining_after(host_list, alternate)
@@ -157,6 +166,7 @@ class CastAlternate(task.Task):
                     cctxt, instance['uuid'])
             except exception.InstanceNotFound:
                 return fates.DELETED
+        tasks.check_fence(fence)
         compute.cast_build(context, compute_rpcapi, cell_mapping, current,
                            alternate, remaining, request_spec, build_retry)
         return fates.OK

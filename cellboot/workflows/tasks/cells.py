@@ -79,7 +79,7 @@ class CreateInCell(task.Task):
     default_provides = 'created'
 
     def execute(self, context, scheduler, cells, selections, build_requests,
-                request_spec, cell_mappings):
+                request_spec, cell_mappings, fence=None):
         mappings = cell_mappings
         created = {uuid: fates.BURIED for uuid, cell_uuid in cells.items()
                    if cell_uuid is None}
@@ -113,7 +113,8 @@ class CreateInCell(task.Task):
                     lambda uuid: self._create(
                         cctxt, build_requests[uuid], request_spec,
                         selections[uuid]),
-                    on_error=bury))
+                    on_error=bury,
+                    before_chunk=lambda: tasks.check_fence(fence)))
         return {uuid: created[uuid] for uuid in cells}
 
     @staticmethod

@@ -76,7 +76,7 @@ class CastToCompute(task.Task):
     default_provides = 'cast'
 
     def execute(self, context, scheduler, compute_rpcapi, cells, selections,
-                settled, request_spec, cell_mappings):
+                settled, request_spec, cell_mappings, fence=None):
         mappings = cell_mappings
         cast = dict(settled)
         by_cell = {}
@@ -95,6 +95,7 @@ class CastToCompute(task.Task):
                               cell.name)
                 instances = dict.fromkeys(uuids, exc)
             for uuid in uuids:
+                tasks.check_fence(fence)
                 cast[uuid] = self._cast_one(context, scheduler,
                                             compute_rpcapi, cell,
                                             instances[uuid],

@@ -28,13 +28,15 @@ class MapInstance(task.Task):
 
     default_provides = 'mapped'
 
-    def execute(self, context, scheduler, cells, created, cell_mappings):
+    def execute(self, context, scheduler, cells, created, cell_mappings,
+                fence=None):
         mappings = cell_mappings
         found = batches.in_batches(
             context, api_connection.get_context_manager(),
             tasks.going_on(created),
             lambda uuid: fates.map_to_cell(context, uuid,
-                                           mappings.get(cells[uuid])))
+                                           mappings.get(cells[uuid])),
+            before_chunk=lambda: tasks.check_fence(fence))
         mapped = dict(created)
         for uuid, still_there in found.items():
             if not still_there:
@@ -56,12 +58,14 @@ class DeleteBuildRequest(task.Task):
 
     default_provides = 'settled'
 
-    def execute(self, context, scheduler, cells, mapped, cell_mappings):
+    def execute(self, context, scheduler, cells, mapped, cell_mappings,
+                fence=None):
         mappings = cell_mappings
         found = batches.in_batches(
             context, api_connection.get_context_manager(),
             tasks.going_on(mapped),
-            lambda uuid: fates.delete_build_request(context, uuid))
+            lambda uuid: fates.delete_build_request(context, uuid),
+            before_chunk=lambda: tasks.check_fence(fence))
         settled = dict(mapped)
         for uuid, still_there in found.items():
             if not still_there:

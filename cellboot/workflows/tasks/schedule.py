@@ -38,12 +38,14 @@ class Schedule(task.Task):
     default_provides = 'selections'
 
     def execute(self, context, scheduler, request_spec, instance_uuids,
-                resumed=False):
+                resumed=False, fence=None):
+        tasks.check_fence(fence)
         if resumed:
             # A conductor died while this step ran: what it claimed
             # then may sit on other hosts than what is claimed now.
             for uuid in instance_uuids:
                 scheduler.release_resources(context, uuid)
+            tasks.check_fence(fence)
         spec = dict(request_spec, num_instances=len(instance_uuids))
         hosts = scheduler.select_destinations(
             context, spec, list(instance_uuids), return_alternates=True)

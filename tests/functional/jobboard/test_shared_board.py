@@ -341,19 +341,20 @@ class SharedBoardTest(base.TestCase):
         self._assert_all_built_once([run.uuid])
 
     def test_a_lost_claim_stops_the_flow_before_its_next_step(self):
-        # The stalled conductor finds the loss itself as the step ends
-        # (its renewer still asleep) and starts no further step.
+        # The stalled conductor finds the loss itself (its renewer still
+        # asleep) at create-in-cell's fence check, before the step's first
+        # write: that step does not end, and no further one starts.
         run = self._stall_then_take_over()
         run.let_starved_go.set()
         self._wait_until_idle(run.starved)
         self._finish_taken_over(run)
-        self.assertEqual(['schedule', 'map-host-to-cell', 'create-in-cell'],
+        self.assertEqual(['schedule', 'map-host-to-cell'],
                          run.steps['starved:1'])
 
     def test_a_conductor_that_lost_its_claim_stops_and_consumes_nothing(self):
         # When the stalled one's renewer wakes up and finds the claim in
-        # other hands, its engine stops after the step under way, and it
-        # leaves the job alone.
+        # other hands, the step under way is fenced before its first write,
+        # its engine stops, and it leaves the job alone.
         run = self._stall_then_take_over()
         with self.assertLogs('cellboot.flowrun', 'WARNING') as log:
             run.renewing.set()
@@ -363,7 +364,7 @@ class SharedBoardTest(base.TestCase):
         self.assertIn('taker:2', '\n'.join(log.output))
         self._finish_taken_over(run)
         self.assertEqual(
-            (['schedule', 'map-host-to-cell', 'create-in-cell'],
+            (['schedule', 'map-host-to-cell'],
              ['create-in-cell', 'map-instance', 'delete-build-request',
               'cast-to-compute']),
             (run.steps['starved:1'], run.steps['taker:2']))

@@ -8,6 +8,8 @@ TaskFlow to that (a new TaskFlow that caught it would fail here), and
 check the fence's own refusals of garbage.
 """
 
+from unittest import mock
+
 from taskflow.patterns import linear_flow
 from taskflow import states
 from taskflow import task
@@ -99,3 +101,28 @@ class FenceGarbageTest(base.TestCase):
                       str(fencing.FencedOut(FLOW, 2, None)))
         self.assertIn("at generation 'x'",
                       str(fencing.FencedOut(FLOW, 2, 'x')))
+
+
+class FenceCheckTest(base.TestCase):
+    """When ``Fence.check`` asks the database, and when a proof stands."""
+
+    def test_a_run_just_taken_checks_without_a_query(self):
+        engine = mock.MagicMock()
+        fencing.Fence('f', 2, engine, fresh=60.0, taken=True).check()
+        engine.begin.assert_not_called()
+
+    def test_a_run_never_proven_queries(self):
+        engine = mock.MagicMock()
+        engine.begin.return_value.__enter__.return_value.execute \
+            .return_value.rowcount = 1
+        fencing.Fence('f', 2, engine, fresh=60.0).check()
+        engine.begin.assert_called_once_with()
+
+    def test_a_proof_older_than_fresh_is_queried_again(self):
+        engine = mock.MagicMock()
+        engine.begin.return_value.__enter__.return_value.execute \
+            .return_value.rowcount = 0
+        engine.begin.return_value.__enter__.return_value.execute \
+            .return_value.scalar.return_value = 3
+        fence = fencing.Fence('f', 2, engine, fresh=0.0, taken=True)
+        self.assertRaises(fencing.FencedOut, fence.check)

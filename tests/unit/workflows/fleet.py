@@ -6,11 +6,16 @@ provider, host mapping), starts the scheduler library on them and makes
 boot requests the way the API does (build requests, request specs and
 instance mappings without a cell). ``ComputeCasts`` stands in for the
 compute hosts' RPC client and records what would have been cast.
+``FlowFence`` gives the atoms a run's fence (on any of the fleet's
+databases) and takes the flow over behind the run's back; ``Stalling``
+makes a collaborator's call the moment a run stalls and is taken over.
 """
 
 from oslo_utils import uuidutils
 
 from cellboot import context
+from cellboot.db.cell import connection as cell_connection
+from cellboot.flowrun import fencing
 from cellboot.db.api import models as api_models
 from cellboot.objects import build_request
 from cellboot.objects import cell_mapping
@@ -56,6 +61,54 @@ class ComputeCasts:
 
     def by_instance(self):
         return {cast['instance']['uuid']: cast for cast in self.casts}
+
+
+class FlowFence:
+    """A flow's fence in a cell's database, and a run holding it.
+
+    ``fence`` is the run's (first generation, as its creator's run);
+    ``fresh``: seconds a proof stands for a new one (0: every check
+    queries, as once a run stalled longer than
+    ``fencing.FRESH_SECONDS``). ``take_over()`` is another conductor
+    taking the flow: from then on the run is fenced out.
+    """
+
+    def __init__(self, cell, fresh=0.0):
+        self.engine = cell_connection.get_engine(cell.database_connection)
+        fencing.sync(self.engine)
+        self.flow_uuid = uuidutils.generate_uuid()
+        with self.engine.begin() as conn:
+            fencing.insert_first(conn, self.flow_uuid)
+        self.fence = fencing.Fence(self.flow_uuid, fencing.FIRST,
+                                   self.engine, fresh=fresh)
+
+    def take_over(self):
+        with self.engine.begin() as conn:
+            return fencing.advance(conn, self.flow_uuid)
+
+
+class Stalling:
+    """``target`` whose ``method`` calls ``meanwhile()`` once it returned.
+
+    What a run sees when it stalled inside a step, right after that
+    call, while another conductor took its flow over.
+    """
+
+    def __init__(self, target, method, meanwhile):
+        self._target = target
+        self._method = method
+        self._meanwhile = meanwhile
+
+    def __getattr__(self, name):
+        attr = getattr(self._target, name)
+        if name != self._method:
+            return attr
+
+        def stalled(*args, **kwargs):
+            result = attr(*args, **kwargs)
+            self._meanwhile()
+            return result
+        return stalled
 
 
 class FleetTestCase(base.DatabaseTestCase):

@@ -7,6 +7,7 @@ from taskflow.types import failure
 
 from cellboot.builds import fates
 from cellboot import exception
+from cellboot.flowrun import fencing
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.workflows.tasks import alternates
@@ -127,6 +128,46 @@ class _AlternatesTests:
              'retry': self.build_retry},
             instance.build_args)
         self.assertEqual(0, instance.build_recasts)
+
+    def test_claim_alternate_moves_under_its_runs_fence(self):
+        flow = fleet.FlowFence(self.cell)
+        self.assertTrue(alternates.ClaimAlternate('claim-alternate').execute(
+            self.ctx, self.scheduler, self.cell, self.instance,
+            self.host_list[0], self.build_retry, self.host_list,
+            {'flavor': {'vcpus': 1}}, fence=flow.fence))
+        self.assertEqual('h2', self.instance_in(self.cell, self.uuid).host)
+
+    def test_claim_alternate_taken_over_mid_step_moves_nothing(self):
+        # The stale run stalls after its claim; another run takes the
+        # flow (in the cell's database, like the instance) meanwhile.
+        # The move holds the fence in its own transaction: refused.
+        flow = fleet.FlowFence(self.cell)
+        stalling = fleet.Stalling(self.scheduler, 'claim_resources',
+                                  flow.take_over)
+        self.assertRaises(
+            fencing.FencedOut,
+            alternates.ClaimAlternate('claim-alternate').execute,
+            self.ctx, stalling, self.cell, self.instance, self.host_list[0],
+            self.build_retry, self.host_list, {'flavor': {'vcpus': 1}},
+            fence=flow.fence)
+        instance = self.instance_in(self.cell, self.uuid)
+        self.assertEqual(('h1', 'h1', None),
+                         (instance.host, instance.node, instance.build_args))
+        # Its claim stays for the new run, which replays this try on
+        # the same alternate (a consumer's claim on a host is made once).
+        self.assertEqual({self.nodes['h2']: RESOURCES}, self.held(self.uuid))
+
+    def test_cast_alternate_taken_over_casts_nothing(self):
+        flow = fleet.FlowFence(self.cell)
+        self._claim(self.host_list[0])
+        flow.take_over()
+        self.assertRaises(
+            fencing.FencedOut,
+            alternates.CastAlternate('cast-to-compute').execute,
+            self.ctx, self.compute, self.cell, self.instance,
+            self.host_list[0], True, self.host_list,
+            {'flavor': {'vcpus': 1}}, self.build_retry, fence=flow.fence)
+        self.assertEqual([], self.compute.casts)
 
     def test_claim_alternate_leaves_a_build_a_host_took(self):
         # h1 took the build after all (a late cast): it keeps it, and
