@@ -71,14 +71,22 @@ def fail(context, current, event, code, message, details, host):
         what=f'Instance {current.uuid}: failing its build on {host}')
 
 
-def hand_back(context, current):
-    """Task NULL again on a building instance, for the next host to take.
+def hand_back(context, current, args):
+    """A building instance given back for a reschedule, to be sent ``args``.
 
+    task_state rescheduling: no host can take it (``claim_build`` wants
+    none) until a cell conductor moves it onto an alternate. ``args``
+    (``cellboot.objects.build_args``) are the alternates left, the spec
+    and the retry state that counts this host's failure: what the
+    conductors reschedule it with, from the ``build_instances`` cast or,
+    if that cast is lost, from their check of untaken builds
+    (``cellboot.conductor.untaken_builds``), which finds it waiting.
     Raises InstanceNotFound or UnexpectedVMState if it is no more
-    building. Run again after a lost connection, it sets the same NULL.
+    building. Run again after a lost connection, it sets the same values.
     """
     outage.on_outage(current.update)(
-        context, expected_vm_state=vm_states.BUILDING, task_state=None)
+        context, expected_vm_state=vm_states.BUILDING,
+        task_state=instance_obj.task_states.RESCHEDULING, build_args=args)
 
 
 @cell_db.writer

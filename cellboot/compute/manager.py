@@ -26,9 +26,13 @@ for the instance:
    during the spawn, the server is removed and this host's claim given
    back;
 4. a reschedulable failure: the claim is given back, the failure counted
-   against the host, task_state reset (for the next host to take the
-   build) and ``build_instances`` cast to the cell conductor with the
-   remaining alternates and the retry state, for it to try the next one;
+   against the host, the build handed back (task_state rescheduling,
+   with the remaining alternates and the retry state stored with it)
+   and ``build_instances`` cast to the cell conductor with them, for it
+   to try the next one. A cast that cannot be sent (the cell's bus is
+   down) leaves it so: the cell conductors' check of untaken builds
+   reschedules it once it has waited ``[conductor]
+   build_not_taken_timeout``;
 5. an aborted build: ERROR with a fault, the claim given back.
 
 A cell database that cannot be reached for a while (a restart, a
@@ -59,6 +63,7 @@ from cellboot.compute import registration
 from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot.objects import build_args
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -89,6 +94,12 @@ def next_retry(retry, host, node, failure):
     yet among them.
     """
     retry = retry or {}
+    if retry.get('hosts') and list(retry['hosts'][-1]) == [host, node]:
+        # Counted already: a reschedule handed back by this host and
+        # started from what it stored (``hand_back``); the hosts of a
+        # build's attempts are never the same twice in a row (its
+        # alternates exclude the hosts tried).
+        return dict(retry)
     return {'num_attempts': retry.get('num_attempts', 0) + 1,
             'hosts': [list(pair) for pair in retry.get('hosts', [])] +
             [[host, node]],
@@ -340,8 +351,12 @@ class ComputeManager:
         self._record_build_result(context, False)
         build_records.end_event(context, event, instance_action.RESULT_ERROR,
                                 details=str(failure), traceback=trace)
+        args = build_args.make(
+            host_list, request_spec,
+            next_retry(retry, self.host, self.node.hypervisor_hostname,
+                       str(failure)))
         try:
-            build_records.hand_back(context, current)
+            build_records.hand_back(context, current, args)
         except (exception.InstanceNotFound,
                 exception.UnexpectedVMState) as exc:
             LOG.info('Instance %s changed while host %s built it (%s); it '
@@ -350,22 +365,13 @@ class ComputeManager:
         try:
             self.cell_conductor.build_instances(
                 context, instance=current.to_dict(),
-                request_spec=request_spec, host_list=list(host_list or []),
-                retry=next_retry(retry, self.host,
-                                 self.node.hypervisor_hostname,
-                                 str(failure)))
+                request_spec=request_spec, host_list=args['host_list'],
+                retry=args['retry'])
         except Exception as exc:
-            # Nobody else will pick the build up: settle it here.
-            LOG.exception('Could not hand instance %s back to the '
-                          'conductors of cell %s', current.uuid,
-                          self.cell_name)
-            reason = (f'{failure.kwargs.get("reason") or failure}; and it '
-                      f'could not be rescheduled: the conductors of cell '
-                      f'{self.cell_name} are unreachable ({exc})')
-            self._set_error(context, current, event,
-                            exception.BuildAbortedFailure(
-                                uuid=current.uuid, host=self.host,
-                                reason=reason))
+            LOG.warning('Could not hand instance %s back to the conductors '
+                        'of cell %s (%s); it waits, rescheduling, for them '
+                        'to find it ([conductor] build_not_taken_timeout)',
+                        current.uuid, self.cell_name, exc)
 
     def _abort(self, context, current, event, failure):
         LOG.warning('Build of instance %s on host %s aborted: %s',

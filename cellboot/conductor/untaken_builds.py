@@ -21,7 +21,11 @@ decides (``decide``):
 * its host's service is down: **reschedule** it to its alternates, with
   the cell's reschedule flow, as if the host had failed the build;
 * re-sent as often as allowed to a live host: nothing more; the build
-  waits for ``build_timeout``, which ends it in ERROR.
+  waits for ``build_timeout``, which ends it in ERROR;
+* already rescheduling (its host failed it and handed it back, but the
+  ``build_instances`` cast to the conductors was lost; or a sweep took
+  it off its host and could not start the flow): **reschedule** it,
+  with the retry state stored with it (which counts the host already).
 
 Each action is a conditional update on exactly what was selected
 (building, untaken, on that host, unchanged since the cutoff) written
@@ -96,8 +100,11 @@ class UntakenBuilds:
         with cb_context.target_cell(context, cell) as cctxt:
             host_up = self._host_up(cctxt, instance.host)
             rctxt = fates.creating_context(cctxt, instance)
-        if instance.task_state == instance_obj.task_states.RESCHEDULING:
-            # A reschedule that did not get its flow started: go on.
+        rescheduling = (instance.task_state ==
+                        instance_obj.task_states.RESCHEDULING)
+        if rescheduling:
+            # A reschedule that did not get its flow started (its host
+            # handed it back, or an earlier sweep took it off): go on.
             todo = RESCHEDULE
         else:
             todo = decide(host_up, instance.build_recasts,
@@ -106,7 +113,9 @@ class UntakenBuilds:
             return RECAST if self._recast(rctxt, instance, cutoff,
                                           timeout) else None
         if todo == RESCHEDULE:
-            reason = (f'host {instance.host} had not taken the build '
+            reason = (f'its reschedule off host {instance.host} had not '
+                      f'started after {timeout} s' if rescheduling else
+                      f'host {instance.host} had not taken the build '
                       f'after {timeout} s and its compute service is down')
             return RESCHEDULE if self._reschedule(
                 rctxt, instance, cutoff, reason) else None

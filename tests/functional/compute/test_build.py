@@ -279,18 +279,23 @@ class _BuildTests:
              self.conductor.casts[0]['retry']['last_failure'],
              'Traceback' in event.traceback))
 
-    def test_unreachable_conductor_leaves_error_with_a_fault(self):
+    def test_unreachable_conductor_leaves_it_rescheduling_for_a_sweep(self):
+        # Not ERROR: the cell conductors' check of untaken builds finds
+        # it and reschedules it from what it stored
+        # (tests/functional/sweepers/test_untaken_builds.py).
         self._fail('reschedule')
         manager = self._host()
         manager.cell_conductor = compute_base.UnreachableConductor()
         instance = self.create_building_instance(self.ctxt, manager)
         self._build(manager, instance, host_list=ALTERNATES)
-        fault = instance_fault.InstanceFault.get_latest_for_instances(
-            self.ctx, [instance.uuid])[instance.uuid]
+        left = self.reload(instance)
         self.assertEqual(
-            (vm_states.ERROR, {}, fault_messages.BUILD_ABORTED, True),
-            (self.reload(instance).vm_state, self.held(instance.uuid),
-             fault.message, 'could not be rescheduled' in fault.details))
+            (vm_states.BUILDING, 'rescheduling', {}, {}, ALTERNATES, 1),
+            (left.vm_state, left.task_state, self.held(instance.uuid),
+             instance_fault.InstanceFault.get_latest_for_instances(
+                 self.ctx, [instance.uuid]),
+             left.build_args['host_list'],
+             left.build_args['retry']['num_attempts']))
 
     # -- aborted builds ----------------------------------------------------
 
@@ -419,12 +424,17 @@ class _IdempotenceTests:
             (manager.driver.spawned, self.reload(instance).vm_state,
              self.held(instance.uuid)))
 
-    def test_reschedule_resets_the_task_for_the_next_host(self):
+    def test_reschedule_hands_the_build_back_with_what_it_is_sent(self):
         self.flags(fail_hosts=['host1'], group='fake_driver')
         manager = self.start_manager()
         instance = self.create_building_instance(self.ctxt, manager)
         self.build(self.ctxt, manager, instance, host_list=ALTERNATES)
-        self.assertIsNone(self.reload(instance).task_state)
+        handed = self.reload(instance)
+        self.assertEqual(
+            ('rescheduling', ALTERNATES, 1, [['host1', 'host1']]),
+            (handed.task_state, handed.build_args['host_list'],
+             handed.build_args['retry']['num_attempts'],
+             handed.build_args['retry']['hosts']))
 
     def test_the_next_host_takes_a_rescheduled_build(self):
         self.flags(fail_hosts=['host1'], group='fake_driver')
@@ -436,7 +446,8 @@ class _IdempotenceTests:
         self.scheduler.claim_resources(self.ctxt, instance.uuid,
                                        second.node.uuid,
                                        dict(compute_base.RESOURCES))
-        self.reload(instance).update(self.ctxt, host='host2', node='host2')
+        self.reload(instance).move_build(self.ctxt, 'host2', 'host2',
+                                         self.reload(instance).build_args)
         self.build(self.ctxt, second, instance)
         built = self.reload(instance)
         self.assertEqual(

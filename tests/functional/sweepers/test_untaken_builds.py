@@ -15,6 +15,8 @@ import datetime
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from cellboot.compute import build_records
+from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import manager as conductor_manager
@@ -23,6 +25,7 @@ from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
+from cellboot.objects import build_args
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
@@ -176,6 +179,30 @@ class UntakenBuildsTest(base.TestCase):
         self.assertIn(f'host {HOST} had not taken the build', details)
         self.assertEqual(['build_and_run_instance'],
                          self.cluster.handled(ALTERNATE))
+
+    def test_a_build_its_host_handed_back_unheard_is_rescheduled(self):
+        # The host failed the build and handed it back, but its
+        # build_instances cast to the conductors was lost (the cell's
+        # bus was down): the sweep starts the reschedule from what the
+        # host stored, counting the host's failure once.
+        uuid = self._boot_lost()
+        instance = self.cluster.find(uuid)[1]
+        args, node = instance.build_args, instance.node
+        with cb_context.target_cell(self.ctx, self.cell) as cctxt:
+            build_records.hand_back(cctxt, instance, build_args.make(
+                args['host_list'], args['request_spec'],
+                compute_manager.next_retry(args['retry'], HOST,
+                                           node, 'spawn failed')))
+        self._age(uuid)
+        self.assertEqual(1, self.check.sweep_once(self.ctx)['reschedule'])
+        instance = self._settled(uuid)
+        self.assertEqual(
+            ('active', ALTERNATE, 1, [[HOST, node]]),
+            (instance.vm_state, instance.host,
+             instance.build_args['retry']['num_attempts'],
+             instance.build_args['retry']['hosts']))
+        self.assertIn(f'its reschedule off host {HOST} had not started',
+                      str(self._events(uuid)))
 
     def test_a_reschedule_the_scheduler_missed_is_tried_again(self):
         uuid = self._boot_lost()

@@ -32,3 +32,16 @@ class NextRetryTest(base.TestCase):
         retry = {'num_attempts': 1, 'hosts': [('h1', 'n1')]}
         self.assertEqual([['h1', 'n1'], ['h2', 'n2']],
                          manager.next_retry(retry, 'h2', 'n2', 'x')['hosts'])
+
+    def test_a_host_counted_last_already_is_not_counted_again(self):
+        # A build its host handed back, rescheduled by a sweep from the
+        # retry state the host stored (which counts it).
+        retry = {'num_attempts': 2, 'hosts': [['h1', 'n1'], ['h2', 'n2']],
+                 'last_failure': 'spawn failed on h2'}
+        self.assertEqual(retry, manager.next_retry(retry, 'h2', 'n2',
+                                                   'not started'))
+
+    def test_a_host_tried_earlier_but_not_last_is_counted(self):
+        retry = {'num_attempts': 1, 'hosts': [['h1', 'n1']]}
+        self.assertEqual(2, manager.next_retry(retry, 'h1', 'n2',
+                                               'x')['num_attempts'])
