@@ -23,6 +23,7 @@ from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
+from cellboot.db import pools
 from cellboot.flowrun import backend as flow_db
 from cellboot import policy
 
@@ -125,6 +126,8 @@ class ConfFixture(fixtures.Fixture):
         self.addCleanup(api_connection.reset)
         self.addCleanup(cell_connection.reset)
         self.addCleanup(flow_db.reset)
+        # A service's entry point run by a test sizes the pools.
+        self.addCleanup(pools.reset)
         api_connection.reset()
         cell_connection.reset()
 

@@ -48,6 +48,7 @@ from cellboot.db.api import connection as api_connection
 from cellboot.db.cell import connection as cell_connection
 from cellboot.flowrun import backend as flow_db
 from cellboot.db import migration
+from cellboot.db import pools
 from cellboot import exception
 from cellboot.flowrun import schema as flow_schema
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -184,6 +185,7 @@ class Deployment:
 
     def _configure(self):
         os.makedirs(self.state_dir, exist_ok=True)
+        pools.serve_as('all-in-one')
         self.api_url = self.database_url('api')
         self.flow_url = self.database_url('flows')
         CONF.set_override('state_path', self.state_dir)

@@ -15,6 +15,7 @@ from oslo_serialization import jsonutils
 import webob
 import webob.dec
 
+from cellboot.db import refusals
 from cellboot import exception
 
 LOG = logging.getLogger(__name__)
@@ -129,6 +130,8 @@ def database_unavailable(request, exc):
     """
     inner = getattr(exc, 'inner_exception', None)
     reason = getattr(inner, 'orig', None) or inner or exc
+    # A server at its connection limit: which limit to raise, once.
+    refusals.warn(exc, 'requests that meet it are answered 503')
     # libpq's messages run over several lines.
     LOG.warning('%s %s: a database did not answer (%s: %s); answered 503',
                 request.method, request.environ.get('PATH_INFO'),

@@ -26,6 +26,7 @@ from cellboot.api import http_guards
 from cellboot.api import wsgi
 from cellboot.conf import CONF
 from cellboot import context as cb_context
+from cellboot.db import pools
 from cellboot import exception
 from cellboot.scheduler import api as scheduler_api
 
@@ -65,6 +66,8 @@ def init_application(environ=None):
     CONF([], project='cellboot', prog=PROG, default_config_files=files)
     logging.setup(CONF, PROG)
     std_logging.captureWarnings(True)
+    # Per worker process, as under cellboot-api: wsgi_threads at once.
+    pools.serve_as('api')
     scheduler = scheduler_api.SchedulerAPI()
     application = wsgi.make_app(scheduler)
     summary = scheduler.start(cb_context.get_admin_context())

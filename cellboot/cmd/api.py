@@ -18,6 +18,7 @@ from cellboot.api import server as api_server
 from cellboot.api import wsgi
 from cellboot.cmd.scheduler import HostStates
 from cellboot.conf import CONF
+from cellboot.db import pools
 from cellboot import exception
 from cellboot.scheduler import api as scheduler_api
 from cellboot import service_runner
@@ -45,6 +46,7 @@ def _add_arguments(parser):
 def build(context, args):
     """The host states, then the HTTP server (API built first: a missing
     keystonemiddleware is a clean error before anything listens)."""
+    pools.serve_as('api')
     scheduler = scheduler_api.SchedulerAPI()
     application = wsgi.make_app(scheduler)
     host = args.host or CONF.api.listen

@@ -18,6 +18,7 @@ from cellboot.compute import host as compute_host
 from cellboot.compute import manager as compute_manager
 from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
+from cellboot.db import pools
 from cellboot import exception
 from cellboot import rpc
 from cellboot.rpc import topics
@@ -39,6 +40,7 @@ until SIGTERM or SIGINT, then finishes the builds in flight and exits 0.
 
 
 def build(context, args):
+    pools.serve_as('compute')
     if args.host:
         # Logs, the node and the service rows all use [DEFAULT] host.
         CONF.set_override('host', args.host)

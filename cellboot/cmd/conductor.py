@@ -37,6 +37,7 @@ from oslo_log import log as logging
 
 from cellboot.conductor import manager
 from cellboot.conf import CONF
+from cellboot.db import pools
 from cellboot import exception
 from cellboot import rpc
 from cellboot.rpc import topics
@@ -125,6 +126,7 @@ def build_cell_conductor(context, cell_name):
 
 
 def build(context, args):
+    pools.serve_as('conductor')
     if args.cell and args.super:
         return [build_super_conductor(context),
                 build_cell_conductor(context, args.cell)]

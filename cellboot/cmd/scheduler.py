@@ -22,6 +22,7 @@ import sys
 from oslo_log import log as logging
 
 from cellboot.conf import CONF
+from cellboot.db import pools
 from cellboot import rpc
 from cellboot.scheduler import api as scheduler_api
 from cellboot.scheduler import doors
@@ -69,6 +70,7 @@ class HostStates:
 
 def build(context, args):
     """The host states, then one RPC server per door (``doors.plan``)."""
+    pools.serve_as('scheduler')
     scheduler = scheduler_api.SchedulerAPI()
     services = [HostStates(scheduler, context)]
     for door in doors.plan(context, CONF.host):

@@ -5,8 +5,10 @@ connection; API-level services reach cell databases through
 ``cell_mappings.database_connection`` instead.
 
 cellboot changes two of their defaults (``RECONNECT_DEFAULTS``) to ride
-out a database blip (a restart, a failover); ``[api_database]`` copies
-these options and so takes them too. Once an engine runs, oslo.db checks
+out a database blip (a restart, a failover), and leaves the pool sizes
+unset (``POOL_DEFAULTS``) so that each service sizes them
+(``cellboot.db.pools``); ``[api_database]`` copies these options and so
+takes them too. Once an engine runs, oslo.db checks
 each pooled connection before use (its pre-ping) and reconnects a dead
 one, so a service needs no restart when its database is back; what the
 defaults change is how a service that starts during an outage waits.
@@ -23,12 +25,21 @@ RECONNECT_DEFAULTS = {
     'retry_interval': 1,
 }
 
+# Unset (None), a service sizes its pools to what it runs at once
+# (``cellboot.db.pools``; oslo.db's 5 + 50 churned connections and made
+# bursts exhaust the server); set, they are the operator's override.
+POOL_DEFAULTS = {
+    'max_pool_size': None,
+    'max_overflow': None,
+}
+
 # On oslo.db's option objects themselves, at import, as oslo.db's own
 # set_defaults() does: oslo.db's engine facade registers these very
 # objects on the [database] group when it starts (a copy with other
 # defaults would clash with them), and the sample configuration and
 # [api_database] (copied at its import, after this one) show them.
-cfg.set_defaults(oslo_db_options.database_opts, **RECONNECT_DEFAULTS)
+cfg.set_defaults(oslo_db_options.database_opts, **RECONNECT_DEFAULTS,
+                 **POOL_DEFAULTS)
 
 
 outage_opts = [

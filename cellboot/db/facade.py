@@ -12,7 +12,9 @@ same engine set-up:
   do (see ``pool_sqlite_connections``).
 * Writers to one SQLite file queue in this process (``WriterQueue``)
   before they ask SQLite for its write lock.
-* Server databases keep oslo.db's defaults (pooling, reconnects).
+* Server databases keep oslo.db's reconnects and pre-ping, with pools
+  sized to the service (``cellboot.db.pools``), and MySQL connections
+  skip TLS unless asked for it (``cellboot.db.tls``).
 
 ``transactional(pick, mode)`` builds the ``reader``/``writer`` decorators:
 the decorated function takes the request context first and runs inside a
@@ -32,6 +34,11 @@ from sqlalchemy.engine import url as sa_url
 
 from cellboot import exception
 from cellboot import masking
+# Imported for its oslo.db filter: connections refused at a server's
+# connection limit become DBConnectionError on every facade engine.
+from cellboot.db import pools
+from cellboot.db import refusals  # noqa: F401
+from cellboot.db import tls
 
 SQLITE_BUSY_TIMEOUT_MS = 30000
 
@@ -123,10 +130,17 @@ def pool_sqlite_connections(engine):
 
 
 def new_context_manager(connection, **options):
-    """A new, unstarted transaction context for the database at a URL."""
-    parse_url(connection)
+    """A new, unstarted transaction context for the database at a URL.
+
+    Its engines connect without TLS set-up unless the URL asks for TLS,
+    and then share one SSL context (``cellboot.db.tls``).
+    """
+    connection = tls.with_tls(connection, parse_url(connection))
     options = {k: v for k, v in options.items()
                if k in FACADE_OPTS and k != 'connection'}
+    # The pool this service needs, unless the options set one.
+    options['max_pool_size'], options['max_overflow'] = pools.sized(
+        options.get('max_pool_size'), options.get('max_overflow'))
     manager = enginefacade.transaction_context()
     # thread_checkin makes oslo.db call time.sleep(0) on every connection
     # check-in so that eventlet greenthreads get a turn; cellboot runs on

@@ -42,6 +42,7 @@ from sqlalchemy import pool
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
 from cellboot.db import facade
+from cellboot.db import tls
 from cellboot import exception
 from cellboot import masking
 
@@ -204,7 +205,9 @@ def _connect_args(url, probe):
 
 def _create_engine(url, masked, connect_args):
     try:
+        # The URL's TLS options mean what they mean to the services.
         return sa.create_engine(url, poolclass=pool.NullPool,
+                                plugins=[tls.PLUGIN],
                                 connect_args=connect_args)
     except ImportError as exc:
         raise exception.InvalidDatabaseURL(

@@ -21,6 +21,11 @@ and ``ride_out`` takes a second function, ``again``, run for every retry,
 that first finds out whether an earlier attempt committed (a conditional
 update that finds its target state, a row that is there already) and
 acts on that. Each user says in its docstring why it is safe.
+
+A server that refuses a connection at its connection limit (a burst
+beyond ``max_connections``) is ridden out the same way: the call waits
+for a connection to free up. Its WARNING names the limit to raise
+(``cellboot.db.refusals``), once per limit, instead of the outage's.
 """
 
 import contextlib
@@ -33,6 +38,7 @@ import sqlalchemy as sa
 import tenacity
 
 from cellboot.conf import CONF
+from cellboot.db import refusals
 from cellboot.db import retry
 
 LOG = logging.getLogger(__name__)
@@ -59,14 +65,17 @@ def is_connection_lost(exc):
 
     oslo.db's ``DBConnectionError`` (a refused or timed-out connection, a
     connection dropped before or inside a transaction, its COMMIT
-    included); on an engine that is no oslo.db one (the flow database),
-    SQLAlchemy's error for a connection it invalidated, or the driver's
-    error of a connection that could not be made: a MySQL client error
-    (``CONNECTION_LOST_MYSQL_ERRNOS``) or a PostgreSQL ``OperationalError``
-    without a SQLSTATE (errors of a statement always have one; libpq's
-    failures to connect or to read have none).
+    included); a connection refused at the server's connection limit
+    (``cellboot.db.refusals``); on an engine that is no oslo.db one (the
+    flow database), SQLAlchemy's error for a connection it invalidated,
+    or the driver's error of a connection that could not be made: a
+    MySQL client error (``CONNECTION_LOST_MYSQL_ERRNOS``) or a PostgreSQL
+    ``OperationalError`` without a SQLSTATE (errors of a statement always
+    have one; libpq's failures to connect or to read have none).
     """
     if isinstance(exc, db_exc.DBConnectionError):
+        return True
+    if refusals.refused_for(exc) is not None:
         return True
     if isinstance(exc, db_exc.DBError) and exc.inner_exception is not None:
         exc = exc.inner_exception
@@ -109,14 +118,7 @@ class _Outage:
             if first:
                 self._since = time.monotonic()
                 self._calls = 1
-        if first:
-            LOG.warning('%s: the database cannot be reached (%s); it and '
-                        'every write that meets the outage are run again '
-                        'for up to %s s', _qualname(fn), brief(exc),
-                        CONF.database.outage_retry_seconds)
-        else:
-            LOG.debug('%s: the database cannot be reached (%s)',
-                      _qualname(fn), brief(exc))
+        self._log_start(fn, exc, first)
         through = False
         try:
             yield
@@ -130,6 +132,22 @@ class _Outage:
             if last and through:
                 LOG.info('The database answers again: %d call(s) waited '
                          'for it, for %.1f s', calls, lasted)
+
+    @staticmethod
+    def _log_start(fn, exc, first):
+        """The outage's WARNING, or a refusal's, which names its limit."""
+        bound = CONF.database.outage_retry_seconds
+        if refusals.warn(exc, f'{_qualname(fn)} and every write that '
+                              f'meets the refusal are run again for up to '
+                              f'{bound} s'):
+            return
+        if first:
+            LOG.warning('%s: the database cannot be reached (%s); it and '
+                        'every write that meets the outage are run again '
+                        'for up to %s s', _qualname(fn), brief(exc), bound)
+        else:
+            LOG.debug('%s: the database cannot be reached (%s)',
+                      _qualname(fn), brief(exc))
 
     def retried(self):
         with self._lock:
