@@ -14,7 +14,11 @@ Then, through the REST API, ACTIVE out:
    tasks, this shared machine's other load);
 3. phase ``singles``: ``--singles`` single boots from ``--clients``
    client threads, as fast as the API takes them;
-4. phase ``batch``: one multi-create of ``--batch`` servers.
+4. phase ``batch``: one multi-create of ``--batch`` servers;
+5. phase ``burst``, with ``--burst-batch`` above 0: a multi-create of
+   ``--burst-batch`` servers and ``--burst-singles`` single boots (from
+   ``--clients`` threads) at once, the load that took MariaDB past its
+   ``max_connections`` (``--super-conductors 3 --burst-batch 500``).
 
 Each phase waits until none of its servers is building any more
 (bounded by ``--timeout``; those left are reported as stragglers) and
@@ -52,6 +56,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -119,6 +124,14 @@ def parse_args(argv=None):
     parser.add_argument('--batch', type=_count(0, MAX_BATCH), default=200,
                         help='servers of the multi-create phase (default '
                              '200; 0 skips the phase)')
+    parser.add_argument('--burst-batch', type=_count(0, MAX_BATCH),
+                        default=0,
+                        help='servers of the burst phase\'s multi-create, '
+                             'sent while its single boots go in (default '
+                             '0: no burst phase)')
+    parser.add_argument('--burst-singles', type=_count(0), default=300,
+                        help='single boots of the burst phase (default '
+                             '300)')
     parser.add_argument('--warmup', type=_count(0), default=10,
                         help='single boots before measuring (default 10)')
     parser.add_argument('--idle-seconds', type=_seconds, default=5.0,
@@ -241,6 +254,20 @@ class Bench:
     def batch(self, project):
         return self.clients.multi_create(project, self.args.batch)
 
+    def burst(self, project):
+        """The burst's multi-create in a thread of its own while the
+        singles go in: (accepted ids, refusals) of both."""
+        multi = {}
+        thread = threading.Thread(
+            target=lambda: multi.update(result=self.clients.multi_create(
+                project, self.args.burst_batch)), daemon=True)
+        thread.start()
+        ids, refused = self.clients.singles(
+            project, self.args.burst_singles, self.args.clients)
+        thread.join()
+        batch_ids, batch_refused = multi['result']
+        return ids + batch_ids, refused + batch_refused
+
     def run(self):
         self.warm_up()
         self.measure_idle()
@@ -262,6 +289,8 @@ class Bench:
             summary['singles'] = self.phase('singles', self.singles)
         if self.args.batch:
             summary['batch'] = self.phase('batch', self.batch)
+        if self.args.burst_batch:
+            summary['burst'] = self.phase('burst', self.burst)
         summary['dead_services'] = deploy.dead_services(self.deployed)
         return summary
 
@@ -298,7 +327,7 @@ def _first_error(exc):
 
 
 def _all_active(summary):
-    phases = [summary[name] for name in ('singles', 'batch')
+    phases = [summary[name] for name in ('singles', 'batch', 'burst')
               if name in summary]
     return not summary['dead_services'] and all(
         phase['settled'] and not phase['stragglers'] and not

@@ -42,6 +42,7 @@ class DeploymentCostSmokeTest(base.TestCase):
 
     def test_tiny_run_reports_every_figure_with_every_server_active(self):
         result = run_benchmark('--singles', '4', '--batch', '4',
+                               '--burst-batch', '3', '--burst-singles', '4',
                                '--super-conductors', '1', '--warmup', '1',
                                '--idle-seconds', '1', '--tail', '0.5')
         if result.returncode == 2 and 'cannot run:' in result.stderr:
@@ -56,10 +57,10 @@ class DeploymentCostSmokeTest(base.TestCase):
         self.assertEqual('server-wide', summary['connections_scope'])
         self.assertEqual([], summary['dead_services'])
         self.assertEqual(KINDS, set(summary['idle_cpu_ms_per_s']))
-        for phase in ('singles', 'batch'):
+        for phase, boots in (('singles', 4), ('batch', 4), ('burst', 7)):
             figures = summary[phase]
             self.assertEqual(set(), PHASE_KEYS - set(figures), phase)
-            self.assertEqual((4, 4, {}, 0),
+            self.assertEqual((boots, boots, {}, 0),
                              (figures['boots'], figures['active'],
                               figures['stragglers'], figures['refused']),
                              phase)
@@ -81,6 +82,9 @@ class DeploymentCostOptionsTest(base.TestCase):
         (['--super-conductors', '99'], 'and at most 8'),
         (['--batch', '1001'], '--batch: 1001 must be at least 0 and at '
                               'most 1000'),
+        (['--burst-batch', '-3'], '--burst-batch: -3 must be at least 0'),
+        (['--burst-singles', '2.5'], "--burst-singles: '2.5' is not a "
+                                     'whole number'),
         (['--idle-seconds', '0'], '--idle-seconds: 0 must be a positive'),
         (['--timeout', 'nan'], '--timeout: nan must be a positive'),
         (['--tail', 'inf'], '--tail: inf must be a positive'),
