@@ -25,6 +25,8 @@ SWEEP_INTERVAL = 1
 SLACK = 8
 # Seconds a boot may take to reach the host's driver.
 SPAWN_START_TIMEOUT = 30
+# Seconds the sweep that wrote the ERROR may take to give the claim back.
+CLAIM_RELEASE_TIMEOUT = 10
 
 HOST = 'cell1-host1'
 EVENT_BUILD = 'compute_build_and_run_instance'
@@ -94,6 +96,13 @@ class ComputeKillTest(base.MySQLMixin, base.TestCase):
         self.assertIn(booted, faults)
         self.assertIn('timed out', faults[booted].details)
         self.assertIn(HOST, faults[booted].details)
-        # The claim is given back, and nothing else is amiss.
+        # The claim is given back, and nothing else is amiss. The sweep
+        # gives it back right after the ERROR it wrote (ERROR, fault,
+        # event, then the claim): wait for it, bounded, rather than race
+        # it (CI once read the invariants between the two).
         self.deployment.wait_settled([booted])
+        deadline = time.monotonic() + CLAIM_RELEASE_TIMEOUT
+        while (invariants.check_invariants()
+               and time.monotonic() < deadline):
+            time.sleep(0.2)
         self.assertEqual([], invariants.check_invariants())
