@@ -9,6 +9,7 @@ the loser; a lost claim suspends the engine that runs its flow.
 
 import contextlib
 import threading
+import time
 
 from oslo_log import log as logging
 from taskflow import exceptions as tf_exc
@@ -21,9 +22,12 @@ LOG = logging.getLogger(__name__)
 class Claim:
     """A claim being renewed: is it lost, and the engine to stop if so."""
 
-    def __init__(self, job, renewer):
+    def __init__(self, job, renewer, proved_at=None):
         self.job = job
         self.lost_to = None
+        # time.monotonic() when the last claim or renewal that Redis
+        # granted was sent (None: never yet).
+        self.proved_at = proved_at
         self._renewer = renewer
         self._lost = threading.Event()
         self._engines = set()
@@ -49,12 +53,27 @@ class Claim:
                              name=f'suspend {self.job.uuid}').start()
 
     def check(self):
-        """Renew the claim now; whether it is still ours (see ``renew``).
+        """Whether the claim is still ours; renewed first unless surely so.
 
-        One Redis round trip. False when it is lost (then marked so) and
-        when Redis did not answer.
+        A claim granted (or renewed) at time T lasts until T plus the
+        expiry at the least: nobody else can hold it before, so within
+        half the expiry of the last grant the answer is yes, for free
+        (the renewer grants again every third of it). Past that (a
+        stalled process, a renewer that could not reach Redis), one
+        Redis round trip (``ClaimRenewer.renew``). False when it is lost
+        (then marked so) and when Redis did not answer.
+
+        A claim that vanishes with its key before it expires (a Redis
+        that restarted empty) is thus seen lost at the renewer's next
+        turn rather than at the next atom; a conductor that claimed the
+        job meanwhile has taken its flow over, which fences this run's
+        writes and side effects (``cellboot.flowrun.fencing``).
         """
-        return not self.lost and self._renewer.renew(self)
+        if self.lost:
+            return False
+        if self._renewer.surely_ours(self):
+            return True
+        return self._renewer.renew(self)
 
     def watch(self, engine_):
         """A listener for ``engine_``'s run: suspended once it is lost."""
@@ -72,13 +91,14 @@ class Claim:
 class _SuspendOnLoss(listener_base.Listener):
     """Registers an engine with its claim while it runs, and checks it.
 
-    The claim is checked (and renewed: ``Claim.check``) as the flow
-    starts and whenever an atom ends, that is right before the engine
-    picks the next atom to run: a claim found lost suspends the engine
-    there, in its own thread, so that the next atom never starts here.
-    The renewer alone would find the loss up to a third of the expiry
-    later, while this run went on beside the new holder's. Cost: one
-    Redis round trip per atom. A lost claim seen by the renewer
+    The claim is checked (``Claim.check``) as the flow starts and
+    whenever an atom ends, that is right before the engine picks the
+    next atom to run: a claim found lost suspends the engine there, in
+    its own thread, so that the next atom never starts here. The
+    renewer alone would find the loss up to a third of the expiry
+    later, while this run went on beside the new holder's. Cost: a
+    Redis round trip only for a check more than half the expiry after
+    the claim's last grant (a stalled run). A lost claim seen by the renewer
     suspends the engine too (``Claim.lose``); a ``suspend`` before the
     run would be ignored, hence the check as it starts.
     """
@@ -137,9 +157,13 @@ class ClaimRenewer:
         self._thread = None
 
     @contextlib.contextmanager
-    def renewing(self, job):
-        """Keep ``job``'s claim alive while the block runs; yield a Claim."""
-        claim = Claim(job, self)
+    def renewing(self, job, proved_at=None):
+        """Keep ``job``'s claim alive while the block runs; yield a Claim.
+
+        ``proved_at``: ``time.monotonic()`` when the claim was sent, if
+        it is known (see ``Claim.check``).
+        """
+        claim = Claim(job, self, proved_at)
         with self._lock:
             self._claims.add(claim)
             if self._thread is None:
@@ -162,6 +186,12 @@ class ClaimRenewer:
             for claim in claims:
                 self.renew(claim)
 
+    def surely_ours(self, claim):
+        """Whether ``claim`` was granted less than half an expiry ago."""
+        proved_at = claim.proved_at
+        return proved_at is not None and \
+            time.monotonic() - proved_at < self._expiry / 2.0
+
     def renew(self, claim):
         """Extend the claim if it is still this conductor's; whether it is.
 
@@ -170,6 +200,7 @@ class ClaimRenewer:
         to reach Redis returns False without losing the claim.
         """
         job = claim.job
+        sent = time.monotonic()
         try:
             renewed, owner = self._board.renew_claim(job, self._who,
                                                      self._expiry)
@@ -178,6 +209,7 @@ class ClaimRenewer:
                         exc)
             return False
         if renewed:
+            claim.proved_at = sent
             return True
         with self._lock:
             if claim.lost:

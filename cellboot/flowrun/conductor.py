@@ -2,17 +2,21 @@
 
 One ``FlowConductor`` (TaskFlow's non-blocking conductor) per conductor
 process and board, in a thread of its own (``start_conductor``). It
-overrides two of TaskFlow's private hooks, ``_dispatch_job`` and
-``_on_job_done`` (the contract test checks they are still there): so
-that a claim is checked before anything of its flow is loaded, that
-only what ``jobboard.job_flow_uuid`` reads is ever run (a job that says
+overrides three of TaskFlow's private hooks (the contract test checks
+they are still there): ``_dispatch_job`` and ``_on_job_done``, so that
+a claim is checked before anything of its flow is loaded, that only
+what ``jobboard.job_flow_uuid`` reads is ever run (a job that says
 anything else is trashed), and that a job whose flow did not end is
 left to its claim's expiry rather than abandoned (another conductor
-would retry at once, in a loop while the cause lasts). See
-``cellboot.flowrun.jobboard`` for the whole picture.
+would retry at once, in a loop while the cause lasts); and the loop,
+``_run_until_dead``, so that a turn costs what its free slots can
+take, not what the board holds. See ``cellboot.flowrun.jobboard`` for
+the whole picture.
 """
 
+import functools
 import threading
+import time
 
 from oslo_log import log as logging
 from taskflow.conductors.backends import impl_nonblocking
@@ -62,10 +66,85 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
             max_simultaneous_jobs=CONF.jobboard.max_simultaneous_jobs)
         self._runner = runner
         self.renewer = claims.ClaimRenewer(board, runner.owner)
+        # Set when a turn may find something new to do: a slot freed, a
+        # job posted by this process, a stop.
+        self._wake = threading.Event()
+        # job uuid -> time.monotonic() when this conductor's claim on it
+        # was sent (``claims.Claim.check`` needs no round trip for a
+        # while after).
+        self._claimed_at = {}
+
+    def wake(self):
+        """Take a turn now (a job was just posted here, say)."""
+        self._wake.set()
+
+    def stop(self):
+        super().stop()
+        self._wake.set()
+
+    def _run_until_dead(self, executor, max_dispatches=None):
+        """Claim free jobs while slots are free, until stopped.
+
+        TaskFlow's loop looked at every job of the board at each turn
+        (see ``listings``) and, once its slots were full, slept its half
+        second even when a flow ended meanwhile: a slot stayed empty for
+        up to that long after every flow. Here a turn asks only for as
+        many free jobs as there are free slots
+        (``listings.Listings.unclaimed``, oldest first) and the loop
+        sleeps until a flow ends or a job is posted in this process
+        (``wake``), or for ``WAIT_TIMEOUT`` at most (jobs that other
+        processes post are seen then). A board that fails (Redis
+        restarting) is waited out the same way, turn after turn.
+        """
+        board = self._jobboard
+        dispatched = 0
+        while not self._wait_timeout.is_stopped():
+            self._wake.clear()
+            free = self._max_simultaneous_jobs - len(self._dispatched)
+            raced = False
+            try:
+                for job in board.listings.unclaimed(
+                        free, batch=self._max_simultaneous_jobs + free):
+                    if self._wait_timeout.is_stopped():
+                        break
+                    if not self._take(executor, job):
+                        raced = True
+                        continue
+                    dispatched += 1
+                    if max_dispatches is not None and \
+                            dispatched >= max_dispatches:
+                        return
+            except tf_exc.JobFailure as exc:
+                LOG.warning('Board %s cannot be read or claimed from (%s); '
+                            'trying again in %s s', board.name, exc,
+                            self.WAIT_TIMEOUT)
+            if raced and len(self._dispatched) < self._max_simultaneous_jobs:
+                continue   # others took some: there may be more free
+            self._wake.wait(self.WAIT_TIMEOUT)
+
+    def _take(self, executor, job):
+        """Claim ``job`` and dispatch it; False if another got it first."""
+        sent = time.monotonic()
+        try:
+            self._jobboard.claim_free(job, self._name)
+        except (tf_exc.UnclaimableJob, tf_exc.NotFound):
+            return False
+        self._claimed_at[job.uuid] = sent
+        try:
+            fut = executor.submit(self._dispatch_job, job)
+        except RuntimeError:
+            # The executor is shutting down: give the job back.
+            self._try_finish_job(job, False)
+            return False
+        fut.job = job
+        self._dispatched.add(fut)
+        fut.add_done_callback(functools.partial(self._on_job_done, job))
+        return True
 
     def _dispatch_job(self, job):
         """Run the job's flow; what becomes of the job (see module)."""
-        with self.renewer.renewing(job) as claim:
+        with self.renewer.renewing(
+                job, self._claimed_at.pop(job.uuid, None)) as claim:
             # First of all: the claim was taken some time ago (a thread
             # of the pool, a busy machine), it is renewed only at the
             # renewer's next tick, and loading the flow takes a
@@ -165,6 +244,7 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
             # runs out.
         finally:
             self._dispatched.discard(fut)
+            self._wake.set()
 
     def wait(self, timeout=None):
         done = super().wait(timeout)

@@ -35,13 +35,15 @@ One flow, one engine at a time:
   and its conductor thread claimed the job again): the second dispatch
   is refused, and the job left to its claim's expiry.
 * A claim that ran out before its flow started here (the pool thread
-  started late on a loaded machine): the claim is renewed, and checked,
-  as soon as the job is dispatched, before the flow is loaded or taken
-  over; one already lost runs nothing here (``FlowConductor``).
+  started late on a loaded machine): the claim is checked as soon as
+  the job is dispatched, before the flow is loaded or taken over; one
+  already lost runs nothing here (``FlowConductor``).
 * A claim that ran out while its owner still ran the flow (a process
   starved of CPU, a long pause) and went to another conductor: it is
-  checked (and renewed) as each atom ends, right before the next one
-  starts, and by the ``ClaimRenewer`` every third of the expiry; found
+  checked as each atom ends, right before the next one starts, and
+  renewed by the ``ClaimRenewer`` every third of the expiry. A check
+  within half the expiry of the last grant needs no Redis call (the
+  claim cannot have run out; ``claims.Claim.check``); found
   in other hands (or the job gone), the engine is suspended, so no
   further step starts here, and the job is never consumed by the loser
   (WARNING). The step under way when the claim ran out may still run in
@@ -76,6 +78,7 @@ from cellboot.conf import CONF
 from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import board_keys
+from cellboot.flowrun import listings
 
 LOG = logging.getLogger(__name__)
 
@@ -149,6 +152,15 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
         self.claim_expiry = claim_expiry
         self.kind = kind
         self._renew_script = None
+        self.listings = listings.Listings(self)
+
+    def _fetch_jobs(self):
+        """The listed jobs, oldest first, postings decoded once.
+
+        (``listings.Listings``; TaskFlow's decodes every posting at
+        every call, newest first.)
+        """
+        return self.listings.jobs()
 
     def claim(self, job, who, expiry=None):
         """Claim ``job`` for ``who``, for ``expiry`` seconds.
@@ -171,12 +183,26 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
                 f'out')
         return super().claim(job, who, expiry=expiry)
 
+    def claim_free(self, job, who):
+        """Claim ``job``, which ``listings.unclaimed`` found free just now.
+
+        Without ``claim``'s look at the holder first (a round trip):
+        only the conductor's loop claims, one job at a time, so a job
+        free when its turn began cannot have become ``who``'s since;
+        held by anyone else, TaskFlow's claim refuses it.
+        """
+        return super().claim(job, who, expiry=self.claim_expiry)
+
     def post_once(self, job_uuid, name, book=None, details=None):
         """Post job ``job_uuid`` unless the board has it; the job or None.
 
         TaskFlow's ``post`` makes a random uuid for every job; this one
         takes the uuid, and the listing's HSETNX is the check, so that
-        two posters racing make one job.
+        two posters racing make one job. The job takes its place in the
+        board's order (``listings``) in the same round trip: a job
+        there already keeps its place (NX), and a poster that dies
+        between the two leaves a job that is ordered at the next full
+        read of the listing.
         """
         posting = jobs_base.format_posting(
             job_uuid, name, created_on=timeutils.utcnow(), book=book,
@@ -184,8 +210,12 @@ class ExpiringRedisJobBoard(impl_redis.RedisJobBoard):
         key = job_uuid.encode('latin-1')
         with impl_redis._translate_failures():
             posting['sequence'] = self._client.incr(self.sequence_key)
-            if not self._client.hsetnx(self.listings_key, key,
-                                       self._dumps(posting)):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hsetnx(self.listings_key, key, self._dumps(posting))
+            pipe.zadd(self.listings.order_key, {key: posting['sequence']},
+                      nx=True)
+            posted, _ordered = pipe.execute()
+            if not posted:
                 return None
         return impl_redis.RedisJob(
             self, name, posting['sequence'], key, uuid=job_uuid,

@@ -146,8 +146,10 @@ class SharedBoardTest(base.TestCase):
         a = self._conductor('conductor-a:1')
         b = self._conductor('conductor-b:2')
         # Every request is cast to both (a redelivered message, say):
-        # still one flow, run by one of them.
-        uuids = [self._request(a, b) for _ in range(6)]
+        # still one flow, run by one of them (the first to receive it,
+        # which posts it and takes it at once: each takes half).
+        uuids = [self._request(*((a, b) if index % 2 else (b, a)))
+                 for index in range(6)]
         self.cluster.wait_for_quiet()
         self._wait_for_empty_board(a.runner.board)
         self._assert_all_built_once(uuids)

@@ -190,8 +190,8 @@ class TaskFlowContractTest(testtools.TestCase):
         self.assertParams(['name', 'conf', 'client', 'persistence'],
                           board_cls.__init__)
         self.assertParams(['job', 'who', 'expiry'], board_cls.claim)
-        for name in ('sequence_key', 'listings_key', '_dumps',
-                     '_encode_owner', '_decode_owner'):
+        for name in ('sequence_key', 'listings_key', '_dumps', '_loads',
+                     '_fetch_jobs', '_encode_owner', '_decode_owner'):
             self.assertTrue(hasattr(board_cls, name), name)
         self.assertEqual(['text'], _params(board_cls._encode_owner)[:1])
         self.assertEqual(['data'], _params(board_cls._decode_owner)[:1])
@@ -201,6 +201,12 @@ class TaskFlowContractTest(testtools.TestCase):
              'created_on', 'backend', 'book', 'book_data', 'priority'],
             impl_redis.RedisJob.__init__)
         self.assertTrue(hasattr(impl_redis.RedisJob, 'owner_key'))
+        self.assertTrue(hasattr(impl_redis.RedisJob, 'sequence'))
+        # listings.Listings decodes what format_posting writes.
+        # (plus 'sequence', 'book', which the poster adds).
+        posting = jobs_base.format_posting('u', 'n', created_on='c')
+        self.assertEqual({'uuid', 'name', 'created_on', 'details',
+                          'priority'}, set(posting))
         self.assertEqual(
             ['uuid', 'name', 'created_on', 'last_modified', 'details',
              'book', 'priority'], _params(jobs_base.format_posting))
@@ -228,10 +234,19 @@ class TaskFlowContractTest(testtools.TestCase):
                           flow_conductor.FlowConductor._dispatch_job)
         self.assertParams(_params(executor._on_job_done),
                           flow_conductor.FlowConductor._on_job_done)
+        # The loop ExecutorConductor.run calls, and what ours uses.
+        self.assertParams(['executor', 'max_dispatches'],
+                          executor._run_until_dead)
+        self.assertParams(_params(executor._run_until_dead),
+                          flow_conductor.FlowConductor._run_until_dead)
+        self.assertIsInstance(executor.WAIT_TIMEOUT, (int, float))
         conductor = impl_nonblocking.NonBlockingConductor(
             'contract', _Board())
         self.assertIsInstance(conductor._dispatched, set)
         self.assertTrue(hasattr(conductor, '_jobboard'))
+        self.assertTrue(hasattr(conductor, '_name'))
+        self.assertIsInstance(conductor._max_simultaneous_jobs, int)
+        self.assertFalse(conductor._wait_timeout.is_stopped())
 
     # -- listeners (cellboot.flowrun.claims, listeners) -----------------------
 
