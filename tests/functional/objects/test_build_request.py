@@ -1,13 +1,19 @@
 """BuildRequest against a real API database, on every backend."""
 
-from oslo_utils import uuidutils
+import datetime
 
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+
+from cellboot.db.api import connection as api_connection
 from cellboot import exception
 from cellboot.objects import build_request
 from tests import base
 from tests.functional.objects import spec_base
 
 BuildRequest = build_request.BuildRequest
+_REQUESTS = build_request._REQUESTS
 
 INSTANCE = {
     'display_name': 'web-1 ✓',
@@ -60,6 +66,30 @@ class _BuildRequestTests(spec_base.ObjectTests):
         self._create(project_id='p2')
         self.assertEqual(['p1', 'p2'], [r.project_id for r in
                                         BuildRequest.get_all(self.ctx)])
+
+    def _created(self, request, seconds_ago):
+        """Make ``request`` one created ``seconds_ago`` (None: unknown)."""
+        when = None if seconds_ago is None else (
+            timeutils.utcnow() - datetime.timedelta(seconds=seconds_ago))
+        with api_connection.get_engine().begin() as conn:
+            conn.execute(sa.update(_REQUESTS).where(
+                _REQUESTS.c.id == request.id).values(created_at=when))
+
+    def test_created_before_and_since_split_the_requests_by_age(self):
+        old, young, older = self._create(), self._create(), self._create()
+        unknown = self._create()
+        self._created(old, 60)
+        self._created(young, 10)
+        self._created(older, 120)
+        self._created(unknown, None)
+        when = timeutils.utcnow() - datetime.timedelta(seconds=30)
+        self.assertEqual(
+            ([old.instance_uuid, older.instance_uuid],
+             [young.instance_uuid, unknown.instance_uuid]),
+            ([r.instance_uuid for r in
+              BuildRequest.get_created_before(self.ctx, when)],
+             [r.instance_uuid for r in
+              BuildRequest.get_created_since(self.ctx, when)]))
 
     def test_destroy_deletes_the_request(self):
         request = self._create()
