@@ -8,6 +8,7 @@ atoms run through executors that ride out a database outage
 """
 
 from taskflow.engines.action_engine import engine as action_engine
+from taskflow import flow as tf_flow
 from taskflow.utils import misc
 
 from cellboot.flowrun import outages
@@ -38,9 +39,10 @@ class CellbootEngine(action_engine.SerialActionEngine):
                 return self._runtime.fetch_scopes_for(atom_name)
             return None
 
-        return flow_storage.Storage(self._flow_detail,
-                                    backend=self._backend,
-                                    scope_fetcher=_scope_fetcher)
+        return flow_storage.Storage(
+            self._flow_detail, backend=self._backend,
+            scope_fetcher=_scope_fetcher,
+            rerun_safe=rerun_safe_atoms(self._flow))
 
     def run_iter(self, timeout=None):
         """TaskFlow's run, then one write of what is still deferred.
@@ -61,3 +63,18 @@ class CellbootEngine(action_engine.SerialActionEngine):
             raise
         else:
             self.storage.flush()
+
+
+def rerun_safe_atoms(flow):
+    """The names of ``flow``'s atoms whose class says ``rerun_safe``.
+
+    (What that means, and what the storage makes of it:
+    ``cellboot.flowrun.storage``.) Nested flows included.
+    """
+    names = set()
+    for node, _meta in flow.iter_nodes():
+        if isinstance(node, tf_flow.Flow):
+            names |= rerun_safe_atoms(node)
+        elif getattr(node, 'rerun_safe', False):
+            names.add(node.name)
+    return frozenset(names)

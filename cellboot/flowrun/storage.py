@@ -11,10 +11,11 @@ What a flow on a database writes, and when (``Storage``):
   applied to the in-memory details at once and written later, in one
   transaction with the changes before it (a *flush*);
 * a flush happens right before an atom starts to execute or revert
-  whenever an atom's outcome is not written yet: a completed atom's
-  result is durable before the next atom acts on the world (casts,
-  claims), which is what resuming a flow relies on (an atom whose
-  result was saved is not run again);
+  whenever an atom's outcome is not written yet, unless every such
+  outcome is the success of a *rerun-safe* atom (below): a completed
+  atom's result is durable before the next atom acts on the world
+  (casts, claims), which is what resuming a flow relies on (an atom
+  whose result was saved is not run again);
 * and once when the run stops (``engine.CellbootEngine.run_iter``),
   with the flow's final state and the durations the timing listener recorded.
 
@@ -34,16 +35,30 @@ flush that lost its connection (the flow database restarting, failing
 over) is repeated too (``cellboot.db.outage``), for ``[database]
 outage_retry_seconds``; any other error ends the run as before.
 
+An atom is rerun-safe (its class says ``rerun_safe = True``) when
+running it again, once it and any atoms after it have run, does what it
+did and returns what it returned: its outcome follows from inputs that
+are durable already, and its effects are replays that it recognises (an
+instance that exists, a build request it removed itself). Its success
+need not be durable before the next atom starts; it is written with the
+next flush that something else needs, or at the end. Its failure, and
+any other change of its state, is written as any atom's. A boot flow's
+atoms between ``schedule`` and the cast are all so (``schedule``'s
+choice of hosts is not: run again, it may choose others), so its run
+writes once after ``schedule`` and once at the end.
+
 What a SIGKILL can lose, and why that is harmless: the RUNNING state of
 the atom that was running (a resumed flow treats it as PENDING and runs
 it again; atoms are idempotent), the flow's own RUNNING state while its
 first atom runs (a flow detail that is PENDING or has no state is
-unfinished too), and the outcome of the last atom with the flow's final
-state (the last atom runs again on resume: a duplicate cast, which the
-compute host drops). A one-instance boot flow went from 17 persistence
-transactions to 6 (plus the logbook); each is a plain UPDATE or INSERT,
-where TaskFlow's backend reads the row (and, for a flow state, every atom
-row) back, merges and rewrites every atom of the flow.
+unfinished too), the successes of the rerun-safe atoms since the last
+flush (run again on resume, as replays), and the outcome of the last
+atom with the flow's final state (the last atom runs again on resume: a
+duplicate cast, which the compute host drops). A one-instance boot flow
+went from 17 persistence transactions to 6 (plus the logbook), then to
+2 with the rerun-safe atoms; each is a plain UPDATE or INSERT, where
+TaskFlow's backend reads the row (and, for a flow state, every atom row)
+back, merges and rewrites every atom of the flow.
 """
 
 from taskflow.persistence.backends import impl_sqlalchemy
@@ -75,9 +90,12 @@ class Storage(tf_storage.Storage):
       unpersisted flow) they go through as TaskFlow makes them.
     """
 
-    def __init__(self, flow_detail, backend=None, scope_fetcher=None):
+    def __init__(self, flow_detail, backend=None, scope_fetcher=None,
+                 rerun_safe=frozenset()):
         super().__init__(flow_detail, backend=backend,
                          scope_fetcher=scope_fetcher)
+        # The names of the flow's rerun-safe atoms (module doc).
+        self._rerun_safe = frozenset(rerun_safe)
         self._deferred = isinstance(self._backend,
                                     impl_sqlalchemy.SQLAlchemyBackend)
         self._new_atoms = {}       # uuid -> atom detail, to insert
@@ -108,9 +126,14 @@ class Storage(tf_storage.Storage):
         elif uuid not in self._new_atoms:
             self._changed_meta[uuid] = original_atom_detail
         original_atom_detail.update(atom_detail)
-        if not self._quiet:
+        if not (self._quiet or self._may_wait(original_atom_detail)):
             self._outcome_pending = True
         return original_atom_detail
+
+    def _may_wait(self, atom_detail):
+        """Whether this change of ``atom_detail`` need not be durable yet."""
+        return (atom_detail.state == states.SUCCESS and
+                atom_detail.name in self._rerun_safe)
 
     def _save_flow_detail(self, conn, original_flow_detail, flow_detail):
         if not self._deferred:

@@ -28,9 +28,13 @@ class MapHostToCell(task.Task):
     siblings go on.
 
     Reversion strategy: none; it only reads, and a burial is final.
+
+    Rerun-safe (``cellboot.flowrun.storage``): its answer follows from
+    the selections and the host mappings, and a burial replays.
     """
 
     default_provides = 'cells'
+    rerun_safe = True
 
     def execute(self, context, scheduler, selections, build_requests,
                 request_spec):
@@ -74,9 +78,13 @@ class CreateInCell(task.Task):
     claim released, mapped to its cell and its build request removed, so
     that it is settled where it is. Instances that never reached their
     cell are left to ``schedule``'s revert (cell0).
+
+    Rerun-safe (``cellboot.flowrun.storage``): an instance that exists,
+    deleted or not, counts as created.
     """
 
     default_provides = 'created'
+    rerun_safe = True
 
     def execute(self, context, scheduler, cells, selections, build_requests,
                 request_spec, cell_mappings, fence=None):

@@ -24,9 +24,13 @@ class MapInstance(task.Task):
     Reversion strategy: none; the mapping points at the cell that holds
     the instance, which stays true when a later atom fails (the instance
     is then put in ERROR in that cell by ``create-in-cell``'s revert).
+
+    Rerun-safe (``cellboot.flowrun.storage``): pointing a mapping at the
+    cell it points at already changes nothing.
     """
 
     default_provides = 'mapped'
+    rerun_safe = True
 
     def execute(self, context, scheduler, cells, created, cell_mappings,
                 fence=None):
@@ -54,9 +58,14 @@ class DeleteBuildRequest(task.Task):
 
     Reversion strategy: none; the instance lives in its cell from now on,
     where ``create-in-cell``'s revert puts it in ERROR if the flow fails.
+
+    Rerun-safe (``cellboot.flowrun.storage``): a build request this step
+    removed itself is told from the owner's delete by the instance
+    mapping (``fates.delete_build_request``).
     """
 
     default_provides = 'settled'
+    rerun_safe = True
 
     def execute(self, context, scheduler, cells, mapped, cell_mappings,
                 fence=None):

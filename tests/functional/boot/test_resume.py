@@ -20,6 +20,13 @@ from tests.functional import invariants
 from tests.functional.sweepers import base as sweep_base
 
 
+# The boot flow's atoms after schedule, in order: all rerun-safe
+# (cellboot.flowrun.storage), so a run killed after schedule's outcome
+# was written runs them all again when resumed.
+AFTER_SCHEDULE = ['map-host-to-cell', 'create-in-cell', 'map-instance',
+                  'delete-build-request', 'cast-to-compute']
+
+
 class Killed(BaseException):
     """The conductor process is gone (SIGKILL, power loss)."""
 
@@ -118,20 +125,22 @@ class ResumeAfterCrashTest(_KilledConductorTest):
         (flow,) = self.cluster.flows(uuid)
         atoms = {atom['name']: atom['state'] for atom in
                  lookup.get_flow(self.cluster.flow_url, flow['uuid'])['atoms']}
-        # create-in-cell's outcome was not written yet: deferred until
-        # the next atom starts, lost with the process.
+        # Written last before map-host-to-cell started: schedule's
+        # outcome. The successes of the rerun-safe atoms after it wait
+        # for the next write that something needs (here: the end), and
+        # were lost with the process.
         self.assertEqual(
-            ('RUNNING', 'SUCCESS', 'RUNNING', 'PENDING'),
-            (flow['state'], atoms['schedule'], atoms['create-in-cell'],
-             atoms['map-instance']))
+            ('RUNNING', 'SUCCESS', 'RUNNING', 'PENDING', 'PENDING'),
+            (flow['state'], atoms['schedule'], atoms['map-host-to-cell'],
+             atoms['create-in-cell'], atoms['map-instance']))
 
-    def test_the_next_conductor_finishes_it_without_redoing_atoms(self):
-        # schedule's outcome was written before create-in-cell ran; that
-        # of create-in-cell was not, so it runs again (idempotently).
+    def test_the_next_conductor_finishes_it_without_redoing_schedule(self):
+        # schedule's outcome was written before the next atom ran; those
+        # of map-host-to-cell and create-in-cell were not, so they run
+        # again (as replays).
         uuids = self._boot_and_kill('create-in-cell')
         ran = self._restart()
-        self.assertEqual(['create-in-cell', 'map-instance',
-                          'delete-build-request', 'cast-to-compute'], ran)
+        self.assertEqual(AFTER_SCHEDULE, ran)
         self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
                                       for uuid in uuids})
         (flow,) = self.cluster.flows(uuids[0])
@@ -154,7 +163,9 @@ class ResumeAfterCrashTest(_KilledConductorTest):
         # and the compute host's idempotence make it one build either way.
         uuids = self._boot_and_kill('cast-to-compute', states.RUNNING)
         ran = self._restart()
-        self.assertEqual(['cast-to-compute'], ran)
+        # Every atom after schedule is rerun-safe: none wrote its
+        # success before the cast; all replay.
+        self.assertEqual(AFTER_SCHEDULE, ran)
         self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
                                       for uuid in uuids})
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
@@ -214,9 +225,7 @@ class FlowsOfEarlierVersionsTest(_KilledConductorTest):
     def test_a_killed_flow_of_an_earlier_version_is_resumed(self):
         uuids = self._boot_and_kill('create-in-cell')
         flow_uuid = self._as_written_before(uuids[0])
-        self.assertEqual(['create-in-cell', 'map-instance',
-                          'delete-build-request', 'cast-to-compute'],
-                         self._restart())
+        self.assertEqual(AFTER_SCHEDULE, self._restart())
         flow = lookup.get_flow(self.cluster.flow_url, flow_uuid)
         self.assertEqual(
             ('SUCCESS', None, 'cellboot.workflows.boot.get_flow'),

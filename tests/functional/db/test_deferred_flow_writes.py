@@ -41,6 +41,12 @@ class Step(task.Task):
         return f'{self.name}-done'
 
 
+class RerunSafeStep(Step):
+    """A Step whose success may wait for a later write."""
+
+    rerun_safe = True
+
+
 class Fail(task.Task):
     def execute(self):
         raise RuntimeError('the third step broke')
@@ -137,6 +143,52 @@ class _DeferredWritesTests(_FlowDBCase):
 
         # Before the second and the third atom, and at the end.
         self.assertEqual(3, len(commits))
+
+    def test_a_rerun_safe_success_waits_for_the_next_needed_write(self):
+        flow_detail = self.save_flow_detail()
+        commits = self.count_commits()
+        flow = linear_flow.Flow('deferred').add(
+            Step('first', self.seen, provides='out0'),
+            RerunSafeStep('second', self.seen, provides='out1'),
+            Step('third', self.seen, provides='out2'))
+
+        self.engine(flow, flow_detail).run()
+
+        seen = dict(self.seen)
+        self.assertEqual((states.SUCCESS, 'first-done'),
+                         seen['third']['first'])
+        self.assertNotEqual(states.SUCCESS, seen['third']['second'][0])
+        # Before the second atom (the first's outcome), and at the end.
+        self.assertEqual(2, len(commits))
+        stored = stored_states(self.url, flow_detail.uuid)
+        self.assertEqual({name: (states.SUCCESS, f'{name}-done')
+                          for name in NAMES},
+                         {name: stored[name] for name in NAMES})
+
+    def test_a_rerun_safe_failure_is_written_before_the_revert(self):
+        flow_detail = self.save_flow_detail()
+
+        class SafeFail(Fail):
+            rerun_safe = True
+
+        flow = linear_flow.Flow('deferred').add(
+            Step('first', self.seen, provides='out0'),
+            RerunSafeStep('second', self.seen, provides='out1'),
+            SafeFail('third'))
+        engine = self.engine(flow, flow_detail)
+        seen_at_revert = []
+
+        def revert(step, *args, **kwargs):
+            seen_at_revert.append(stored_states(self.url, flow_detail.uuid))
+
+        self.useFixture(fixtures.MockPatchObject(RerunSafeStep, 'revert',
+                                                 revert))
+        self.assertRaises(RuntimeError, engine.run)
+        # TaskFlow reverts the failed atom first, then the second (whose
+        # own success could wait: not the failure).
+        (at_revert,) = seen_at_revert
+        self.assertIn(at_revert['third'][0],
+                      (states.FAILURE, states.REVERTED))
 
     def test_durations_are_written_with_the_final_state(self):
         flow_detail = self.save_flow_detail()

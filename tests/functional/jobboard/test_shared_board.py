@@ -365,10 +365,12 @@ class SharedBoardTest(base.TestCase):
             self._wait_until_idle(run.starved)
         self.assertIn('taker:2', '\n'.join(log.output))
         self._finish_taken_over(run)
+        # The taker replays map-host-to-cell: a rerun-safe atom, whose
+        # success the starved run had not written yet.
         self.assertEqual(
             (['schedule', 'map-host-to-cell'],
-             ['create-in-cell', 'map-instance', 'delete-build-request',
-              'cast-to-compute']),
+             ['map-host-to-cell', 'create-in-cell', 'map-instance',
+              'delete-build-request', 'cast-to-compute']),
             (run.steps['starved:1'], run.steps['taker:2']))
         (flow,) = lookup.find_flows(self.cluster.flow_url)
         (resumption,) = flow['meta']['resumptions']
