@@ -33,7 +33,8 @@ its ``execute``/``revert`` as always.
 
 They subscribe nothing to an atom's progress notifier, which TaskFlow's
 would (``TaskExecutor``), so that one atom can serve engines running at
-once.
+once: the atoms of a kind's flow are shared by every engine of the
+process (``cellboot.flowrun.shared``).
 """
 
 import inspect
