@@ -1,12 +1,12 @@
 """Each kind's flow is built once per process, and shared safely.
 
 ``cellboot.flowrun.shared`` hands every engine of a kind the same flow,
-atoms included. The tests here check that a kind's flow is built once
-whichever way and from whichever thread it is asked for, that an engine
-of it inspects no atom again, and that two runs of one shared flow at
-once, in two threads, through the runner, keep their results, states
-and progress apart while each is inside the very same atom as the
-other.
+atoms included, and the same compilation. The tests here check that a
+kind's flow is built once whichever way and from whichever thread it is
+asked for, that an engine of it inspects and compiles nothing again, and
+that two runs of one shared flow at once, in two threads, through the
+runner, keep their results, states and progress apart while each is
+inside the very same atom as the other.
 """
 
 import contextlib
@@ -15,6 +15,7 @@ import uuid
 
 import fixtures
 from taskflow import atom as tf_atom
+from taskflow.engines.action_engine import compiler as tf_compiler
 from taskflow.patterns import linear_flow
 from taskflow.persistence import models
 from taskflow import retry as tf_retry
@@ -89,6 +90,11 @@ class Meeting:
             raise AssertionError('run A did not end while B waited')
 
 
+def _engine(flow):
+    return flow_engine.CellbootEngine(
+        flow, persistence_utils.create_flow_detail(flow), None, {})
+
+
 def get_flow():
     return linear_flow.Flow(
         KIND, retry=tf_retry.Times(2, name='again')).add(
@@ -109,7 +115,7 @@ class Kind(fixtures.Fixture):
                 self.name: kinds.Kind(self.factory, kinds.SUPER)})))
 
 
-class BuiltOnceTest(base.TestCase):
+class OncePerProcessTest(base.TestCase):
 
     def test_a_kind_is_built_once_however_and_wherever_asked(self):
         built = []
@@ -139,17 +145,31 @@ class BuiltOnceTest(base.TestCase):
                       kinds.build(detail('reschedule'), kinds.CELL))
         self.assertIsNot(boot, kinds.flow('reschedule'))
 
-    def test_an_engine_of_a_kind_inspects_no_atom_again(self):
-        kinds.flow('boot')
+    def test_an_engine_of_a_kind_inspects_and_compiles_nothing_again(self):
+        first = _engine(kinds.flow('boot'))
+        first.compile()
         inspected = self.useFixture(fixtures.MockPatchObject(
             tf_atom, '_build_arg_mapping',
             side_effect=AssertionError('an atom was built'))).mock
+        compiled = self.useFixture(fixtures.MockPatchObject(
+            tf_compiler.PatternCompiler, '_compile',
+            side_effect=AssertionError('a flow was compiled'))).mock
         for _ in range(3):
-            flow = kinds.build(detail('boot'), kinds.SUPER)
-            flow_engine.CellbootEngine(
-                flow, persistence_utils.create_flow_detail(flow), None,
-                {}).compile()
+            engine = _engine(kinds.build(detail('boot'), kinds.SUPER))
+            engine.compile()
+            self.assertIs(first.compilation, engine.compilation)
+            # Its runtime is its own, on its own storage.
+            self.assertIsNot(first._runtime, engine._runtime)
+            self.assertIs(engine.storage, engine._runtime.storage)
         inspected.assert_not_called()
+        compiled.assert_not_called()
+
+    def test_a_flow_that_is_no_kinds_is_compiled_by_each_engine(self):
+        flow = get_flow()
+        first, second = _engine(flow), _engine(flow)
+        first.compile()
+        second.compile()
+        self.assertIsNot(first.compilation, second.compilation)
 
 
 class ConcurrentRunsTest(base.TestCase):
@@ -189,6 +209,7 @@ class ConcurrentRunsTest(base.TestCase):
         self.assertFalse(run_a.is_alive() or run_b.is_alive())
         a, b = engines['A'].storage, engines['B'].storage
         self.assertIs(engines['A']._flow, engines['B']._flow)
+        self.assertIs(engines['A'].compilation, engines['B'].compilation)
 
         # A failed twice (one retry), then reverted; B succeeded once.
         self.assertEqual(['A'], list(errors))
