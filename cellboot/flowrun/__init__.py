@@ -10,6 +10,7 @@ touches this package and nothing else:
   flow, hand over);
 * ``records``: what a saved flow's records say (uuid, meta, owner);
 * ``kinds``: the registry of the kinds of flow, never a stored name;
+  ``shared``: each kind's flow built and compiled once per process;
 * ``engine`` and ``storage``: the engine every flow runs on, and what it
   writes, and when;
 * ``backend``: TaskFlow's persistence backend per database URL, on our

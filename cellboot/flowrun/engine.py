@@ -4,7 +4,8 @@ The engine every cellboot flow runs on (``cellboot.flowrun.runner``
 builds it); what it writes, and when, is its storage's business
 (``cellboot.flowrun.storage``, where the measured reasons are). Its
 atoms run through executors that ride out a database outage
-(``cellboot.flowrun.outages``).
+(``cellboot.flowrun.outages``). The engines of a kind's flow share its
+compilation (``cellboot.flowrun.shared``).
 """
 
 from taskflow.engines.action_engine import engine as action_engine
@@ -12,6 +13,7 @@ from taskflow import flow as tf_flow
 from taskflow.utils import misc
 
 from cellboot.flowrun import outages
+from cellboot.flowrun import shared
 from cellboot.flowrun import storage as flow_storage
 
 
@@ -24,13 +26,19 @@ class CellbootEngine(action_engine.SerialActionEngine):
     fetcher is the one TaskFlow's own ``storage`` property builds.
     ``_task_executor`` and ``_retry_executor`` are the action engine's
     too, replaced before the engine compiles the flow (which hands them
-    to its runtime).
+    to its runtime). So is ``_compiler``, replaced by the flow's shared
+    one when the flow is a kind's (``shared.compiler_of``): its
+    compilation is made once in the process (TaskFlow's compiler keeps
+    it, frozen), and each engine builds only its own runtime from it.
     """
 
     def __init__(self, flow, flow_detail, backend, options):
         super().__init__(flow, flow_detail, backend, options)
         self._task_executor = outages.TaskExecutor()
         self._retry_executor = outages.RetryExecutor()
+        compiler = shared.compiler_of(flow)
+        if compiler is not None:
+            self._compiler = compiler
 
     @misc.cachedproperty
     def storage(self):

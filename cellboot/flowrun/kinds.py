@@ -25,12 +25,16 @@ the flow database), reschedule flows to a cell's conductors (in that
 cell's database). A conductor runs only flows of its own level's kinds,
 from its own database.
 
+Each kind's flow is built once in a process and shared by all its runs
+(``flow``, ``cellboot.flowrun.shared``).
+
 Adding a kind is one line in ``KINDS``.
 """
 
 import collections
 
 from cellboot import exception
+from cellboot.flowrun import shared
 from cellboot.workflows import boot
 from cellboot.workflows import reschedule
 
@@ -149,15 +153,16 @@ def kind_of(flow_uuid, meta, level=None):
 
 
 def build(flow_detail, level):
-    """The flow of a persisted flow detail, from the registry's factory.
+    """The flow of a persisted flow detail, that of its kind (``flow``).
 
     Raises CorruptFlow, having imported and called nothing the detail
     names, when it is corrupt or not a flow of ``level``.
     """
-    kind = kind_of(flow_detail.uuid, flow_detail.meta, level)
-    return KINDS[kind].factory()
+    return flow(kind_of(flow_detail.uuid, flow_detail.meta, level))
 
 
-def factory(kind):
-    """The factory of ``kind`` (a kind cellboot itself writes)."""
-    return KINDS[kind].factory
+def flow(kind):
+    """The flow of ``kind`` (a kind cellboot itself writes), from the
+    registry's factory: built once in this process, shared by every run
+    and never to be changed (``cellboot.flowrun.shared``)."""
+    return shared.flow_of(KINDS[kind].factory)

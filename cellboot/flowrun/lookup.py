@@ -105,12 +105,12 @@ def _sort_key(flow):
 def _atom_order(summary):
     """Atom names in flow order: those of the kind's flow, if it has one.
 
-    The flow is built by the factory that ``kinds`` registers for the
-    flow's kind; a corrupt flow has no order.
+    The flow is the one ``kinds`` has for the flow's kind; a corrupt flow
+    has no order.
     """
     if summary['corrupt']:
         return []
-    flow = kinds.factory(summary['kind'])()
+    flow = kinds.flow(summary['kind'])
     names = [flow.retry.name] if getattr(flow, 'retry', None) else []
     return names + [atom.name for atom in flow]
 

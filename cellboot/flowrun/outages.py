@@ -28,8 +28,13 @@ oslo.messaging's ``RemoteError`` naming it (``cellboot.exception`` is
 the only module whose errors cross the bus as themselves).
 
 The executors are TaskFlow's serial ones, each atom handed to them
-wrapped (``_Riding``) so that TaskFlow's own code calls its hooks, its
-progress notifier and its ``execute``/``revert`` as always.
+wrapped (``_Riding``) so that TaskFlow's own code calls its hooks and
+its ``execute``/``revert`` as always.
+
+They subscribe nothing to an atom's progress notifier, which TaskFlow's
+would (``TaskExecutor``), so that one atom can serve engines running at
+once: the atoms of a kind's flow are shared by every engine of the
+process (``cellboot.flowrun.shared``).
 """
 
 import inspect
@@ -85,20 +90,33 @@ class _Riding:
 
 
 class TaskExecutor(tf_executor.SerialTaskExecutor):
-    """TaskFlow's serial task executor, each task ``_Riding``."""
+    """TaskFlow's serial task executor, each task ``_Riding``.
+
+    The engine's ``progress_callback`` is dropped, never subscribed to
+    the task's notifier. TaskFlow's executor subscribes it for the time
+    of ``execute``/``revert``, and its ``TaskAction.change_state`` has
+    the task notify its progress on every state change, in whichever
+    engine makes it: on a task shared by two engines running at once,
+    one engine's state changes would reach the other's callback, which
+    writes a progress into that other run's storage from this run's
+    thread (and waits on that storage's lock, which its own thread holds
+    while the task runs); two engines would also change one notifier at
+    once, which TaskFlow's ``Notifier`` does not allow. What is lost is
+    a progress a task reports itself (``update_progress``): none of
+    cellboot's does, and the engine's own (0.0, then 1.0) is never
+    recorded (``cellboot.flowrun.storage``).
+    """
 
     def execute_task(self, task, task_uuid, arguments,
                      progress_callback=None):
-        future = super().execute_task(_Riding(task), task_uuid, arguments,
-                                      progress_callback=progress_callback)
+        future = super().execute_task(_Riding(task), task_uuid, arguments)
         future.atom = task
         return future
 
     def revert_task(self, task, task_uuid, arguments, result, failures,
                     progress_callback=None):
         future = super().revert_task(_Riding(task), task_uuid, arguments,
-                                     result, failures,
-                                     progress_callback=progress_callback)
+                                     result, failures)
         future.atom = task
         return future
 

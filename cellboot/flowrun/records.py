@@ -219,20 +219,16 @@ def create_flow(backend, flow, store, uuid_, book_name, meta):
 
 
 def create(kind, store, persistence, uuid_=None, book_name=None,
-           meta=None, flow=None):
+           meta=None):
     """Save a new flow of ``kind`` (logbook and flow detail) unless it
     exists.
 
     ``uuid_`` is the flow's (and its logbook's) uuid, from ``flow_uuid``
-    (None: a random one). ``meta`` gets ``kind``. ``flow``: the flow of
-    ``kind`` already built by the caller, who will run it (building one
-    costs some milliseconds of TaskFlow's signature inspection), else
-    one is built here. Returns ``(flow_detail, created)``: ``created``
-    is False, and the detail the existing one, when a flow of that uuid
-    was already saved.
+    (None: a random one). ``meta`` gets ``kind``. Returns
+    ``(flow_detail, created)``: ``created`` is False, and the detail the
+    existing one, when a flow of that uuid was already saved.
     """
-    if flow is None:
-        flow = kinds.factory(kind)()
+    flow = kinds.flow(kind)
     return create_flow(flow_db.get_backend(persistence), flow, store, uuid_,
                        book_name or flow.name, dict(meta or {}, kind=kind))
 

@@ -86,12 +86,12 @@ def run_engine(engine, transient, label, extra_listeners=(),
 
 
 def run_in_memory(kind, store, transient, label=None, extra_listeners=()):
-    """Build a flow of ``kind`` and run it unpersisted; the engine.
+    """Run the flow of ``kind`` unpersisted; the engine.
 
     What a conductor does with ``[conductor] persist_flows = False``,
     and what the benchmarks use to measure what persistence costs.
     """
-    flow = kinds.factory(kind)()
+    flow = kinds.flow(kind)
     engine = flow_engine.CellbootEngine(
         flow, tf_persistence_utils.create_flow_detail(flow), None, {})
     engine.storage.inject(store)
@@ -208,17 +208,13 @@ class Runner:
             posted = self.board is not None
             meta = records.flow_meta(self.kind, instance_uuids, context,
                                      owner=self.owner, posted=posted)
-            # Built once, saved and (unless posted) run: a second build
-            # from the registry would repeat TaskFlow's inspection of
-            # every atom for a flow this process has just written.
-            flow = kinds.factory(self.kind)()
 
             def save():
                 return records.create(
                     self.kind, store, persistence,
                     uuid_=records.flow_uuid(self.kind, key),
                     book_name=f'{self.kind} {context.request_id}',
-                    meta=meta, flow=flow)
+                    meta=meta)
 
             # A database outage is waited out, as the flow's steps do.
             flow_detail, created = outage.ride_out(
@@ -242,7 +238,7 @@ class Runner:
                 return None
             self._running.add(flow_detail.uuid)
         return self._run_counted(what, flow_detail, context=context,
-                                 flow=flow, created=True)
+                                 created=True)
 
     def _saved_by_lost_attempt(self, saved):
         """``records.create``'s answer, on a retry after a lost connection.
@@ -294,29 +290,27 @@ class Runner:
         return FENCED if fenced else RAN
 
     def _run_counted(self, what, flow_detail, extra_listeners=(),
-                     context=None, flow=None, created=False, fenced=None):
+                     context=None, created=False, fenced=None):
         """Run a saved flow this process counts as running; the engine.
 
-        The flow is rebuilt from its kind's factory (``kinds.build``):
-        one that is corrupt, or not of this level, is refused before
-        anything of it is written or run. Then this conductor takes it
-        over (``records.take_over``), which gives the run its fencing
-        token (and reads the flow again if another run may have written
-        it meanwhile); a resumption gets ``resumed=True`` among its transient
-        values, and every run gets its ``fence``. ``context``: the
-        request context (default: the flow's stored one); ``flow``: the
-        flow ``start`` built and saved in this process (rebuilt from the
-        registry when None); ``created``: ``start`` saved it just now.
-        A run fenced out is logged (one WARNING) and appended to
-        ``fenced`` (a list) if given. Never raises; forgets the flow
-        from ``_running`` once it ran.
+        The flow is its kind's (``kinds.build``): one that is corrupt,
+        or not of this level, is refused before anything of it is
+        written or run. Then this conductor takes it over
+        (``records.take_over``), which gives the run its fencing token
+        (and reads the flow again if another run may have written it
+        meanwhile); a resumption gets ``resumed=True`` among its
+        transient values, and every run gets its ``fence``. ``context``:
+        the request context (default: the flow's stored one);
+        ``created``: ``start`` saved it just now. A run fenced out is
+        logged (one WARNING) and appended to ``fenced`` (a list) if
+        given. Never raises; forgets the flow from ``_running`` once it
+        ran.
         """
         with self._running_lock:
             self._running.add(flow_detail.uuid)
         persistence = self.persistence()
         try:
-            if flow is None:
-                flow = kinds.build(flow_detail, self.level)
+            flow = kinds.build(flow_detail, self.level)
             stored = records.stored_context(flow_detail.meta or {})
             previous_state = flow_detail.state
             previous_owner = records.owner_of(flow_detail.meta)

@@ -81,10 +81,10 @@ _ACTING_STATES = frozenset({states.RUNNING, states.REVERTING})
 class Storage(tf_storage.Storage):
     """TaskFlow's storage, writing less and in fewer transactions.
 
-    * No automatic progress: the engine writes every task's progress
-      (0.0, then 1.0) next to its state changes, which says nothing the
-      state does not. Progress a task reports itself (with details) is
-      kept.
+    * No progress: the engine writes every task's progress (0.0, then
+      1.0) next to its state changes, which says nothing the state does
+      not; a progress a task reports itself never reaches its engine
+      (``cellboot.flowrun.outages.TaskExecutor`` says why).
     * On a SQLAlchemy backend, writes are deferred and folded (see the
       module docstring); on any other backend (the in-memory one of an
       unpersisted flow) they go through as TaskFlow makes them.
@@ -166,9 +166,7 @@ class Storage(tf_storage.Storage):
                 self._flush()
 
     def set_task_progress(self, task_name, progress, details=None):
-        if details is None:
-            return
-        super().set_task_progress(task_name, progress, details=details)
+        """Nothing: no progress is recorded (see the class)."""
 
     def flush(self):
         """Write every deferred change, in one transaction."""

@@ -98,6 +98,17 @@ class Once(tf_retry.Retry):
             raise db_exc.DBConnectionError('down')
 
 
+class Reporting(task.Task):
+    """Reports a progress; returns how many listen to its notifier."""
+
+    def execute(self):
+        self.update_progress(0.5)
+        return len(self.notifier)
+
+    def revert(self, **kwargs):
+        self.update_progress(0.5)
+
+
 def _run(flow):
     engine = flow_engine.CellbootEngine(
         flow, persistence_utils.create_flow_detail(flow), None, {})
@@ -170,3 +181,36 @@ class RideOutTest(base.TestCase):
                           _run, linear_flow.Flow('f').add(step))
         self.assertGreaterEqual(sum(self.sleeps), 5)
         self.assertLess(len(step.calls), 100)
+
+
+class ProgressTest(base.TestCase):
+    """The executors subscribe nothing to a task's progress notifier.
+
+    What lets one task serve engines running at once: nothing one engine
+    does to a task's notifier reaches another (``outages.TaskExecutor``).
+    """
+
+    def test_nothing_listens_to_a_running_task(self):
+        engine = _run(linear_flow.Flow('f').add(Reporting('report')))
+        self.assertEqual(0, engine.storage.get('report'))
+        # The progress it reported is not recorded, as the engine's own.
+        self.assertEqual(0.0, engine.storage.get_task_progress('report'))
+        self.assertIsNone(
+            engine.storage.get_task_progress_details('report'))
+
+    def test_nothing_listens_to_a_reverting_task(self):
+        step = Reporting('report')
+        flow = linear_flow.Flow('f').add(step, Boom('boom'))
+        heard = []
+        step.notifier.register(
+            step.notifier.ANY,
+            lambda event_type, details: heard.append(len(step.notifier)))
+        engine = flow_engine.CellbootEngine(
+            flow, persistence_utils.create_flow_detail(flow), None, {})
+        self.assertRaises(ValueError, engine.run)
+        # Whenever the task notified (its execute, its revert, the
+        # engine's state changes), only the test's own listener heard.
+        self.assertEqual({1}, set(heard))
+        self.assertEqual(states.REVERTED,
+                         engine.storage.get_atom_state('report'))
+        self.assertEqual(0.0, engine.storage.get_task_progress('report'))

@@ -3,11 +3,12 @@
 ``cellboot.flowrun`` overrides or reads TaskFlow internals for measured
 reasons (its modules' docstrings say which): the storage's save hooks
 and lock (a boot flow's persistence went from 17 transactions to 6),
-the action engine's compiled runtime, the Redis jobboard's client, keys
-and encoders (jobs posted once, owner-checked claim renewal), the
-executor conductor's dispatch hooks (claims checked before a flow runs,
-jobs left to their claim rather than abandoned), the listener's
-receivers, and the columns of TaskFlow's tables (``flowrun.tables``).
+the action engine's compiler (shared by the engines of a kind's flow)
+and compiled runtime, the Redis jobboard's client, keys and encoders
+(jobs posted once, owner-checked claim renewal), the executor
+conductor's dispatch hooks (claims checked before a flow runs, jobs
+left to their claim rather than abandoned), the listener's receivers,
+and the columns of TaskFlow's tables (``flowrun.tables``).
 None of these is a public API: TaskFlow may rename or reshape them in
 any release.
 
@@ -26,6 +27,7 @@ import inspect
 import sqlalchemy as sa
 from taskflow.conductors.backends import impl_executor
 from taskflow.conductors.backends import impl_nonblocking
+from taskflow.engines.action_engine import compiler
 from taskflow.engines.action_engine import engine as action_engine
 from taskflow.engines.action_engine import executor as tf_executor
 from taskflow.engines.action_engine import runtime
@@ -116,6 +118,23 @@ class TaskFlowContractTest(testtools.TestCase):
         self.assertTrue(hasattr(engine._runtime, 'fetch_scopes_for'))
         self.assertIsInstance(engine.storage, flow_storage.Storage)
         engine.run()
+
+    def test_engine_compiler(self):
+        """``cellboot.flowrun.engine``: a flow's shared compiler."""
+        self.assertParams(['root', 'freeze'],
+                          compiler.PatternCompiler.__init__)
+        flow = linear_flow.Flow('f').add(_Nothing('a'))
+        engine = flow_engine.CellbootEngine(
+            flow, persistence_utils.create_flow_detail(flow), None, {})
+        # The engine compiles with its ``_compiler``, which returns one
+        # frozen compilation every time.
+        shared_compiler = compiler.PatternCompiler(flow)
+        engine._compiler = shared_compiler
+        engine.compile()
+        self.assertIs(shared_compiler.compile(), engine.compilation)
+        self.assertIs(engine.compilation, shared_compiler.compile())
+        self.assertTrue(engine.compilation.execution_graph.frozen)
+        self.assertTrue(engine.compilation.hierarchy.frozen)
 
     def test_executors(self):
         """``cellboot.flowrun.outages``: the executors and their futures."""
