@@ -237,6 +237,7 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
         try:
             if verdict == CONSUME:
                 self._try_finish_job(job, True)
+                self._forget(job)
             elif verdict == TRASH:
                 self._try_finish_job(job, False, trash=True)
             # Left: neither abandoned (another conductor would retry at
@@ -245,6 +246,15 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
         finally:
             self._dispatched.discard(fut)
             self._wake.set()
+
+    def _forget(self, job):
+        """Take a consumed job out of the board's order (``listings``)."""
+        try:
+            self._jobboard.listings.forget(job)
+        except tf_exc.JobFailure as exc:
+            # The next turn that reads it finds it gone.
+            LOG.debug('Job %s stays in the order of board %s for now: %s',
+                      job.uuid, self._jobboard.name, exc)
 
     def wait(self, timeout=None):
         done = super().wait(timeout)

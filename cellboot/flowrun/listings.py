@@ -15,6 +15,12 @@ cost what its free slots can take:
   and a turn reads it from the oldest, ``batch`` jobs at a time: their
   postings and whether anyone holds them, in one pipelined round trip
   per batch, and no further than it found free jobs for its slots;
+* a job found held is not asked about again for ``HELD_RECHECK_SECONDS``
+  (a holder keeps its claim for as long as it runs the flow, and a
+  dead holder's claim runs out only after ``[jobboard] claim_expiry``):
+  with several conductors, the front of the order is their running
+  jobs, which each turn would otherwise ask about again; a job consumed
+  here leaves the order at once (``forget``);
 * postings are decoded once: a posting is never rewritten while its job
   lives (TaskFlow's claim, renewal and consumption touch other keys), so
   the job built from it is kept while the listing holds the same bytes;
@@ -46,6 +52,8 @@ LOG = logging.getLogger(__name__)
 # Seconds between two reads of the whole listing (to order the jobs
 # posted without the order set).
 REINDEX_SECONDS = 30.0
+# Seconds a job found held is taken for held without asking again.
+HELD_RECHECK_SECONDS = 2.0
 
 
 class Listings:
@@ -57,6 +65,8 @@ class Listings:
         # raw key -> (raw posting, RedisJob or None when it did not decode)
         self._decoded = {}
         self._indexed_at = None
+        # raw key -> time.monotonic() until which it counts as held
+        self._held_until = {}
 
     def jobs(self):
         """Every job the board lists now, oldest first (one HGETALL).
@@ -94,6 +104,9 @@ class Listings:
             self.jobs()
         board = self._board
         client = board._client
+        now = time.monotonic()
+        self._held_until = {key: until for key, until
+                            in self._held_until.items() if until > now}
         free, gone = [], []
         start = 0
         with impl_redis._translate_failures():
@@ -102,6 +115,10 @@ class Listings:
                                      start + batch - 1)
                 if not keys:
                     break
+                start += batch
+                keys = [key for key in keys if key not in self._held_until]
+                if not keys:
+                    continue
                 pipe = client.pipeline(transaction=False)
                 pipe.hmget(board.listings_key, keys)
                 for key in keys:
@@ -110,16 +127,31 @@ class Listings:
                 for key, raw, owned in zip(keys, raw_postings, held):
                     if raw is None:
                         gone.append(key)
-                        continue
-                    _raw, job = self._known(key, raw)
-                    if job is not None and not owned:
-                        free.append(job)
-                start += batch
+                    elif owned:
+                        self._held_until[key] = now + HELD_RECHECK_SECONDS
+                    else:
+                        _raw, job = self._known(key, raw)
+                        if job is not None:
+                            free.append(job)
             if gone:
-                client.zrem(self.order_key, *gone)
-                for key in gone:
-                    self._decoded.pop(key, None)
+                self._forget(gone)
         return free[:limit]
+
+    def forget(self, job):
+        """``job`` is gone from the board (consumed here): out of the order.
+
+        Called from the threads that run flows: it touches Redis only
+        (what this object keeps is the loop thread's, and forgets the
+        job at its next full read).
+        """
+        with impl_redis._translate_failures():
+            self._board._client.zrem(self.order_key, job.key)
+
+    def _forget(self, keys):
+        self._board._client.zrem(self.order_key, *keys)
+        for key in keys:
+            self._decoded.pop(key, None)
+            self._held_until.pop(key, None)
 
     def _known(self, raw_key, raw_posting):
         """``(raw_posting, job)``, decoding only postings not seen yet."""

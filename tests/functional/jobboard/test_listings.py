@@ -9,7 +9,10 @@ replaced (what a dispatch does is ``test_shared_board``'s business).
 """
 
 import threading
+import time
 import uuid
+
+import fixtures
 
 from taskflow import exceptions as tf_exc
 from taskflow.jobs.backends import impl_redis
@@ -123,6 +126,31 @@ class ListingsTest(base.TestCase):
                           self.board.listings.unclaimed(5)])
         self.assertEqual(
             [jobs[0].key, jobs[2].key],
+            self.board._client.zrange(self.board.listings.order_key, 0, -1))
+
+    def test_a_job_found_held_is_not_asked_about_for_a_while(self):
+        self.useFixture(fixtures.MonkeyPatch(
+            'cellboot.flowrun.listings.HELD_RECHECK_SECONDS', 0.5))
+        jobs = self._post(2)
+        self.board.claim(jobs[0], 'another')
+        listings = self.board.listings
+        self.assertEqual([jobs[1].uuid],
+                         [job.uuid for job in listings.unclaimed(5)])
+        # Its holder died; its claim ran out (here: at once).
+        self.board._client.delete(jobs[0].owner_key)
+        self.assertEqual([jobs[1].uuid],
+                         [job.uuid for job in listings.unclaimed(5)])
+        time.sleep(0.6)
+        self.assertEqual([jobs[0].uuid, jobs[1].uuid],
+                         [job.uuid for job in listings.unclaimed(5)])
+
+    def test_a_job_consumed_here_leaves_the_order_at_once(self):
+        jobs = self._post(2)
+        self.board.claim(jobs[0], OWNER)
+        self.board.consume(jobs[0], OWNER)
+        self.board.listings.forget(jobs[0])
+        self.assertEqual(
+            [jobs[1].key],
             self.board._client.zrange(self.board.listings.order_key, 0, -1))
 
     def test_a_job_claimed_meanwhile_is_refused_to_claim_free(self):
