@@ -1,17 +1,23 @@
 """cellboot's TaskFlow engine: the serial engine on a leaner storage.
 
 The engine every cellboot flow runs on (``cellboot.flowrun.runner``
-builds it); what it writes, and when, is its storage's business
+builds it, and runs it through ``run_engine``, the one call of
+TaskFlow's ``run`` in cellboot); what it writes, and when, is its storage's business
 (``cellboot.flowrun.storage``, where the measured reasons are). Its
 atoms run through executors that ride out a database outage
 (``cellboot.flowrun.outages``). The engines of a kind's flow share its
 compilation (``cellboot.flowrun.shared``).
 """
 
+import contextlib
+
 from taskflow.engines.action_engine import engine as action_engine
 from taskflow import flow as tf_flow
 from taskflow.utils import misc
+from taskflow.utils import persistence_utils as tf_persistence_utils
 
+from cellboot.flowrun import kinds
+from cellboot.flowrun import listeners
 from cellboot.flowrun import outages
 from cellboot.flowrun import shared
 from cellboot.flowrun import storage as flow_storage
@@ -86,3 +92,34 @@ def rerun_safe_atoms(flow):
         elif getattr(node, 'rerun_safe', False):
             names.add(node.name)
     return frozenset(names)
+
+
+def run_engine(engine, transient, label, extra_listeners=(),
+               persistence=None):
+    """Run ``engine`` to its end with its transient values and listeners.
+
+    The one call of ``engine.run`` in cellboot. ``extra_listeners`` are
+    callables ``engine -> Listener`` attached besides the logging and
+    timing ones. Returns the engine; raises what made the flow revert.
+    """
+    engine.storage.inject(transient, transient=True)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(listeners.attached(engine, label, persistence))
+        for make_listener in extra_listeners:
+            stack.enter_context(make_listener(engine))
+        engine.run()
+    return engine
+
+
+def run_in_memory(kind, store, transient, label=None, extra_listeners=()):
+    """Run the flow of ``kind`` unpersisted; the engine.
+
+    What a conductor does with ``[conductor] persist_flows = False``,
+    and what the benchmarks use to measure what persistence costs.
+    """
+    flow = kinds.flow(kind)
+    engine = CellbootEngine(
+        flow, tf_persistence_utils.create_flow_detail(flow), None, {})
+    engine.storage.inject(store)
+    return run_engine(engine, transient, label or flow.name,
+                      extra_listeners)

@@ -24,13 +24,11 @@ another one stops at its next write, records nothing, and is logged
 once (WARNING).
 """
 
-import contextlib
 import threading
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from taskflow import states
-from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.conf import CONF
 from cellboot.conf import jobboard as jobboard_conf
@@ -43,7 +41,6 @@ from cellboot.flowrun import fencing
 from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
-from cellboot.flowrun import listeners
 from cellboot.flowrun import records
 
 LOG = logging.getLogger(__name__)
@@ -66,37 +63,6 @@ def _log_outcome(what, exc):
         LOG.warning('%s failed: %s', what, exc)
     else:
         LOG.exception('%s failed unexpectedly', what)
-
-
-def run_engine(engine, transient, label, extra_listeners=(),
-               persistence=None):
-    """Run ``engine`` to its end with its transient values and listeners.
-
-    The one call of ``engine.run`` in cellboot. ``extra_listeners`` are
-    callables ``engine -> Listener`` attached besides the logging and
-    timing ones. Returns the engine; raises what made the flow revert.
-    """
-    engine.storage.inject(transient, transient=True)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(listeners.attached(engine, label, persistence))
-        for make_listener in extra_listeners:
-            stack.enter_context(make_listener(engine))
-        engine.run()
-    return engine
-
-
-def run_in_memory(kind, store, transient, label=None, extra_listeners=()):
-    """Run the flow of ``kind`` unpersisted; the engine.
-
-    What a conductor does with ``[conductor] persist_flows = False``,
-    and what the benchmarks use to measure what persistence costs.
-    """
-    flow = kinds.flow(kind)
-    engine = flow_engine.CellbootEngine(
-        flow, tf_persistence_utils.create_flow_detail(flow), None, {})
-    engine.storage.inject(store)
-    return run_engine(engine, transient, label or flow.name,
-                      extra_listeners)
 
 
 class Runner:
@@ -200,7 +166,7 @@ class Runner:
         persistence = self.persistence()
         try:
             if persistence is None:
-                return run_in_memory(
+                return flow_engine.run_in_memory(
                     self.kind, store, self.transient_for(context),
                     label=what, extra_listeners=self.flow_listeners)
             # Posted, not held: whichever conductor claims it takes it
@@ -342,7 +308,7 @@ class Runner:
                              fence=fence)
             if resumed:
                 transient['resumed'] = True
-            return run_engine(
+            return flow_engine.run_engine(
                 engine, transient, f'{flow_detail.name} {flow_detail.uuid}'
                 if context is None else what,
                 tuple(self.flow_listeners) + tuple(extra_listeners),

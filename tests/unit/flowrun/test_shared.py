@@ -25,7 +25,6 @@ from taskflow.utils import persistence_utils
 
 from cellboot.flowrun import engine as flow_engine
 from cellboot.flowrun import kinds
-from cellboot.flowrun import runner as flow_runner
 from tests import base
 
 KIND = 'sharedtest'
@@ -185,7 +184,7 @@ class ConcurrentRunsTest(base.TestCase):
             return contextlib.nullcontext()
 
         try:
-            flow_runner.run_in_memory(
+            flow_engine.run_in_memory(
                 KIND, {'who': who}, {'meet': meeting}, label=who,
                 extra_listeners=(keep,))
         except Exception as exc:
