@@ -40,7 +40,8 @@ class _Runner:
         return 'sqlite://'
 
 
-class ListingsTest(base.TestCase):
+class _BoardTest(base.TestCase):
+    """The boot board on the local Redis, in a namespace of its own."""
 
     def setUp(self):
         super().setUp()
@@ -49,6 +50,9 @@ class ListingsTest(base.TestCase):
                    claim_expiry=30, group='jobboard')
         self.board = jobboard.connect(kinds.KIND_BOOT, 'sqlite://')
         self.addCleanup(self.board.close)
+
+
+class ListingsTest(_BoardTest):
 
     def _post(self, count):
         return [jobboard.post(self.board, kinds.KIND_BOOT, str(uuid.uuid4()))
@@ -162,16 +166,11 @@ class ListingsTest(base.TestCase):
         self.assertEqual('another', self.board.holder(job))
 
 
-class LoopTest(base.TestCase):
+class LoopTest(_BoardTest):
     """The loop's turns, with a wait far longer than the test's bound."""
 
     def setUp(self):
         super().setUp()
-        redis = self.useFixture(cb_fixtures.Redis())
-        self.flags(url=redis.url, namespace=redis.namespace,
-                   claim_expiry=30, group='jobboard')
-        self.board = jobboard.connect(kinds.KIND_BOOT, 'sqlite://')
-        self.addCleanup(self.board.close)
         self.ran = []
         self.all_ran = threading.Event()
 
