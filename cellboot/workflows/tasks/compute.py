@@ -10,6 +10,7 @@ from cellboot.db import outage as db_outage
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import instance as instance_obj
+from cellboot.rpc import fanout
 from cellboot.workflows import tasks
 
 LOG = logging.getLogger(__name__)
@@ -71,6 +72,9 @@ class CastToCompute(task.Task):
     Reversion strategy: none; a cast cannot be taken back. It is the
     last atom, so only its own failure could revert the flow, and it
     handles each instance's failure itself.
+
+    A multi-create's casts are sent several at once
+    (``cellboot.rpc.fanout``): each waits for the broker's confirm.
     """
 
     default_provides = 'cast'
@@ -94,31 +98,37 @@ class CastToCompute(task.Task):
                 LOG.exception('Could not read the instances of cell %s',
                               cell.name)
                 instances = dict.fromkeys(uuids, exc)
+            to_send = {}
             for uuid in uuids:
-                tasks.check_fence(fence)
-                cast[uuid] = self._cast_one(context, scheduler,
-                                            compute_rpcapi, cell,
-                                            instances[uuid],
-                                            selections[uuid], request_spec,
-                                            uuid)
+                cast[uuid] = self._settle_unreadable(
+                    context, scheduler, cell, instances[uuid], uuid)
+                if cast[uuid] is None:
+                    cast[uuid] = fates.OK
+                    to_send[uuid] = instances[uuid]
+            sent = fanout.send_each(
+                context,
+                lambda uuid: cast_build(
+                    context, compute_rpcapi, cell, to_send[uuid],
+                    selections[uuid][0], selections[uuid][1:],
+                    request_spec, first_retry()),
+                to_send, before_each=lambda: tasks.check_fence(fence))
+            for uuid, exc in sent.items():
+                if exc is not None:
+                    LOG.warning('Could not cast the build of instance %s to '
+                                '%s (%s); the conductors of cell %s send it '
+                                'again once it has waited [conductor] '
+                                'build_not_taken_timeout', uuid,
+                                selections[uuid][0]['service_host'], exc,
+                                cell.name)
         return cast
 
     @staticmethod
-    def _cast_one(context, scheduler, compute_rpcapi, cell, instance, hosts,
-                  request_spec, uuid):
+    def _settle_unreadable(context, scheduler, cell, instance, uuid):
+        """The outcome of an instance that is not cast, else None."""
         if instance is None:
             return fates.DELETED
         if isinstance(instance, Exception):
             # None: a compute host made it ACTIVE after all.
             return fates.fail_in_cell(context, scheduler, uuid, cell,
                                       instance) or fates.OK
-        try:
-            cast_build(context, compute_rpcapi, cell, instance, hosts[0],
-                       hosts[1:], request_spec, first_retry())
-        except Exception as exc:
-            LOG.warning('Could not cast the build of instance %s to %s '
-                        '(%s); the conductors of cell %s send it again '
-                        'once it has waited [conductor] '
-                        'build_not_taken_timeout', uuid,
-                        hosts[0]['service_host'], exc, cell.name)
-        return fates.OK
+        return None
