@@ -39,7 +39,10 @@ measures:
 * ``new_connections_per_boot``: the delta of MariaDB's ``Connections``
   status over the phase, per boot, and ``threads_connected_peak``, the
   highest ``Threads_connected`` seen (polled): both server-wide, so
-  another user of the server counts too.
+  another user of the server counts too;
+* ``statements_per_boot`` and ``pings_per_boot``: the deltas of
+  MariaDB's ``Questions`` and ``Com_admin_commands`` (pings) over the
+  phase, per boot, also server-wide.
 
 Progress goes to stderr; the last line on stdout is one JSON object.
 Exit status 0 when every server went ACTIVE, 1 when some did not (or a
@@ -207,6 +210,7 @@ class Bench:
         project = f'cost-{name}'
         self.monitor.start_peak()
         connections = self.monitor.connections()
+        statements = self.monitor.statements()
         first = self.kinds.sample()
         started = time.monotonic()
         ids, refused = boot(project)
@@ -221,6 +225,8 @@ class Bench:
         last_at, last = progress.last
         window = last_at - started
         new_connections = self.monitor.connections() - connections
+        sent = [after - before for after, before in zip(
+            self.monitor.statements(), statements)]
         peak = self.monitor.stop_peak()
         boots, seconds = len(ids), ended - started
         done = boots - sum(count for state, count in counts.items()
@@ -241,6 +247,9 @@ class Bench:
             'new_connections_per_boot': round(new_connections / boots, 3)
             if boots else None,
             'threads_connected_peak': peak,
+            'statements_per_boot': round(sent[0] / boots, 1)
+            if boots else None,
+            'pings_per_boot': round(sent[1] / boots, 1) if boots else None,
         }
         if refused:
             figures['first_refusal'] = refused[0][:300]

@@ -1,4 +1,4 @@
-"""What the MariaDB server says about connections while the load runs.
+"""What the MariaDB server says about connections and statements.
 
 ``Connections`` (the number of connection attempts since the server
 started) and ``Threads_connected`` (connections open now) are
@@ -58,6 +58,16 @@ class ConnectionMonitor:
     def connections(self):
         """Connection attempts since the server started (server-wide)."""
         return self._status('Connections')
+
+    def statements(self):
+        """``(Questions, Com_admin_commands)`` since the server started.
+
+        Statements clients sent, and the commands that are none (a
+        ping is one): server-wide, this monitor's own polls included
+        (five a second).
+        """
+        return (self._status('Questions'),
+                self._status('Com_admin_commands'))
 
     def threads_connected(self):
         return self._status('Threads_connected')

@@ -12,9 +12,10 @@ same engine set-up:
   do (see ``pool_sqlite_connections``).
 * Writers to one SQLite file queue in this process (``WriterQueue``)
   before they ask SQLite for its write lock.
-* Server databases keep oslo.db's reconnects and pre-ping, with pools
-  sized to the service (``cellboot.db.pools``), and MySQL connections
-  skip TLS unless asked for it (``cellboot.db.tls``).
+* Server databases keep oslo.db's reconnects, with pools sized to the
+  service (``cellboot.db.pools``) that ping and roll back only when it
+  is needed (``cellboot.db.checkouts``), and MySQL connections skip TLS
+  unless asked for it (``cellboot.db.tls``).
 
 ``transactional(pick, mode)`` builds the ``reader``/``writer`` decorators:
 the decorated function takes the request context first and runs inside a
@@ -34,6 +35,7 @@ from sqlalchemy.engine import url as sa_url
 
 from cellboot import exception
 from cellboot import masking
+from cellboot.db import checkouts
 # Imported for its oslo.db filter: connections refused at a server's
 # connection limit become DBConnectionError on every facade engine.
 from cellboot.db import pools
@@ -151,6 +153,7 @@ def new_context_manager(connection, **options):
         manager.append_on_engine_create(pool_sqlite_connections)
     manager.append_on_engine_create(install_sqlite_pragmas)
     manager.append_on_engine_create(queue_sqlite_writers)
+    manager.append_on_engine_create(checkouts.install)
     return manager
 
 

@@ -43,6 +43,7 @@ from sqlalchemy import pool
 from taskflow.persistence.backends import impl_sqlalchemy
 
 from cellboot.conf import CONF
+from cellboot.db import checkouts
 from cellboot.db import facade
 from cellboot.db import pools
 from cellboot.db import tls
@@ -129,12 +130,13 @@ def _create_engine(connection):
     # Its pool is sized as the facade's engines of this service are.
     pool_ = pools.sized(CONF.database.max_pool_size,
                         CONF.database.max_overflow)
-    return sa.create_engine(url, plugins=[tls.PLUGIN],
-                            connect_args=facade.timeout_args(
-                                url, CONF.api.cell_read_timeout),
-                            isolation_level=_SERVER_ISOLATION_LEVEL,
-                            pool_size=pool_.size,
-                            max_overflow=pool_.overflow,
-                            pool_pre_ping=True,
-                            # As oslo.db's: below MySQL's wait_timeout.
-                            pool_recycle=CONF.database.connection_recycle_time)
+    engine = sa.create_engine(
+        url, plugins=[tls.PLUGIN],
+        connect_args=facade.timeout_args(url, CONF.api.cell_read_timeout),
+        isolation_level=_SERVER_ISOLATION_LEVEL,
+        pool_size=pool_.size, max_overflow=pool_.overflow,
+        # As oslo.db's: below MySQL's wait_timeout.
+        pool_recycle=CONF.database.connection_recycle_time)
+    # Pings and resets as the facade's engines: only when needed.
+    checkouts.install(engine)
+    return engine
