@@ -114,7 +114,8 @@ class EndedFlowRequests:
                                 _spec(context, uuid), message)
             return True
         if (instance.vm_state == instance_obj.vm_states.BUILDING and
-                instance.task_state is None):
+                instance.task_state in (
+                    None, instance_obj.task_states.SCHEDULING)):
             if not fates.end_build_in_error(
                     context, instance,
                     functools.partial(instance.fail_untaken_build,

@@ -95,6 +95,17 @@ class Instance(base.DomainObject):
         return cls._from_row(rows[0])
 
     @classmethod
+    def end_scheduling(cls, context, uuids):
+        """Hand building instances over to their hosts, before the cast.
+
+        Those of ``uuids`` that are still scheduling (created by a boot
+        flow that has not cast them yet) become untaken, for their host
+        to take (``claim_build``) and, if the cast is lost, for the cell
+        conductors to send again. One statement for them all.
+        """
+        table.end_scheduling(context, list(uuids))
+
+    @classmethod
     def get_deleted_uuids(cls, context):
         """The uuids of this cell's soft-deleted instances."""
         return table.deleted_uuids(context)
@@ -223,10 +234,12 @@ class Instance(base.DomainObject):
         """ERROR if building, untaken, unchanged since ``cutoff``.
 
         For a build whose boot flow has ended: no cast will come for it
-        any more, and no host took it (task_state NULL). True if this
-        call set it; a host that takes it meanwhile makes this a no-op.
+        any more, and no host took it (task_state NULL, or scheduling:
+        never cast). True if this call set it; a host that takes it
+        meanwhile makes this a no-op.
         """
-        return self._error_if(context, table.untaken_build_older_than(cutoff))
+        return self._error_if(
+            context, table.untaken_build_older_than(cutoff, unsent=True))
 
     def fail_interrupted_build(self, context, host):
         """ERROR if ``host`` took the build and has not finished it.

@@ -13,6 +13,7 @@ Kept apart so that the object reads as its life, and the SQL as SQL.
 import types
 
 from oslo_serialization import jsonutils
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from cellboot.db.cell import connection as cell_db
@@ -31,6 +32,10 @@ vm_states = types.SimpleNamespace(
 
 # What a building instance is doing (NULL: waiting for a host to take it).
 task_states = types.SimpleNamespace(
+    # In its cell, not cast to its host yet: its boot flow is still
+    # handing it over (mapping it, removing its build request). Nothing
+    # else sends it; the boot flow clears it right before the cast.
+    SCHEDULING='scheduling',
     SPAWNING='spawning',
     # Its host never took it, or failed it and handed it back; a cell
     # conductor moves it to an alternate.
@@ -118,10 +123,32 @@ def build_older_than(cutoff):
                    last_change() < cutoff)
 
 
-def untaken_build_older_than(cutoff):
-    """Building, no host has taken it, unchanged since before ``cutoff``."""
-    return sa.and_(build_older_than(cutoff),
-                   INSTANCES.c.task_state.is_(None))
+def untaken_build_older_than(cutoff, unsent=False):
+    """Building, no host has taken it, unchanged since before ``cutoff``.
+
+    ``unsent``: or its boot flow has not cast it yet (task_state
+    scheduling), for a flow that has ended.
+    """
+    untaken = INSTANCES.c.task_state.is_(None)
+    if unsent:
+        untaken = sa.or_(untaken,
+                         INSTANCES.c.task_state == task_states.SCHEDULING)
+    return sa.and_(build_older_than(cutoff), untaken)
+
+
+@cell_db.writer
+def end_scheduling(context, uuids):
+    """Those of ``uuids`` still scheduling become untaken (task NULL).
+
+    Their clock restarts (``updated_at``): a host has until
+    ``[conductor] build_not_taken_timeout`` from now to take each.
+    """
+    context.session.execute(
+        sa.update(INSTANCES).where(
+            INSTANCES.c.uuid.in_(uuids), INSTANCES.c.deleted == sa.false(),
+            INSTANCES.c.vm_state == vm_states.BUILDING,
+            INSTANCES.c.task_state == task_states.SCHEDULING).values(
+            task_state=None, updated_at=timeutils.utcnow()))
 
 
 def spawning_on(host):

@@ -60,7 +60,8 @@ class MapHostToCell(task.Task):
 class CreateInCell(task.Task):
     """Create each instance in its cell, building, on its chosen host.
 
-    The instance row (vm_state building, host and node of the chosen
+    The instance row (vm_state building, task_state scheduling until
+    ``cast-to-compute`` hands it to its host, host and node of the chosen
     host, and what ``cast-to-compute`` will send it with: the
     alternates, the spec, the first retry state, for a cell conductor
     to send it again if that cast is lost, see
@@ -145,6 +146,7 @@ class CreateInCell(task.Task):
         chosen = hosts[0]
         instance_obj.Instance.create(
             cctxt, uuid, project_id, instance_obj.vm_states.BUILDING,
+            task_state=instance_obj.task_states.SCHEDULING,
             user_id=user_id, host=chosen['service_host'],
             node=chosen['nodename'],
             build_args=build_args.make(hosts[1:], request_spec,

@@ -38,18 +38,28 @@ def cast_build(context, compute_rpcapi, cell_mapping, instance, chosen,
         list(alternates), request_spec, retry)
 
 
-def read_instances(context, cell_mapping, uuids):
-    """``{uuid: Instance or None (deleted)}``, read in batches."""
+def hand_over(context, cell_mapping, uuids):
+    """``{uuid: Instance or None (deleted)}``, ready to be cast.
+
+    Per chunk, in one transaction: the instances stop scheduling
+    (``Instance.end_scheduling``: from now on a host may take them, and
+    the cell conductors send again a cast that is lost), then each is
+    read as it will be sent.
+    """
     def read(uuid):
         try:
             return instance_obj.Instance.get_by_uuid(cctxt, uuid)
         except exception.InstanceNotFound:
             return None
 
+    found = {}
     with cb_context.target_cell(context, cell_mapping) as cctxt:
-        return batches.in_batches(
-            cctxt, cell_connection.pick_context_manager(cctxt), uuids, read,
-            mode='reader')
+        manager = cell_connection.pick_context_manager(cctxt)
+        for chunk in batches.chunks(uuids):
+            with batches.transaction(cctxt, manager):
+                instance_obj.Instance.end_scheduling(cctxt, chunk)
+                found.update((uuid, read(uuid)) for uuid in chunk)
+    return found
 
 
 class CastToCompute(task.Task):
@@ -73,6 +83,12 @@ class CastToCompute(task.Task):
     last atom, so only its own failure could revert the flow, and it
     handles each instance's failure itself.
 
+    Right before its cast, each instance stops scheduling (``hand_over``):
+    until then the cell conductors' check of untaken builds leaves it
+    alone, since no cast was sent that could have been lost (a step
+    before may have ridden out another cell's outage for longer than
+    ``build_not_taken_timeout``).
+
     A multi-create's casts are sent several at once
     (``cellboot.rpc.fanout``): each waits for the broker's confirm.
     """
@@ -89,7 +105,7 @@ class CastToCompute(task.Task):
         for cell_uuid, uuids in by_cell.items():
             cell = mappings.get(cell_uuid)
             try:
-                instances = read_instances(context, cell, uuids)
+                instances = hand_over(context, cell, uuids)
             except Exception as exc:
                 if db_outage.is_connection_lost(exc):
                     # The step waits for the cell (cellboot.flowrun.

@@ -169,14 +169,13 @@ class BuildTimeoutsTest(base.TestCase):
         self.assertEqual(('error', []),
                          (self._instance(uuid).vm_state, plants.ran()))
 
-    def test_a_build_without_a_host_ends_error_too(self):
-        # No flow leaves one (create-in-cell writes the chosen host with
-        # the row): something that will not come back for it did.
+    def _stale_build(self, **fields):
+        """A building instance older than the build timeout; its uuid."""
         uuid = uuidutils.generate_uuid()
         with cb_context.target_cell(self.ctx, self.cell) as cctxt:
             instance_obj.Instance.create(
                 cctxt, uuid, 'project-a', instance_obj.vm_states.BUILDING,
-                user_id='alice')
+                user_id='alice', **fields)
         long_ago = timeutils.utcnow() - datetime.timedelta(
             seconds=TIMEOUT + 5)
         instances = cell_models.Instance.__table__
@@ -185,6 +184,12 @@ class BuildTimeoutsTest(base.TestCase):
             conn.execute(sa.update(instances).where(
                 instances.c.uuid == uuid).values(
                     created_at=long_ago, updated_at=long_ago))
+        return uuid
+
+    def test_a_build_without_a_host_ends_error_too(self):
+        # No flow leaves one (create-in-cell writes the chosen host with
+        # the row): something that will not come back for it did.
+        uuid = self._stale_build()
         self.assertEqual(sweep_base.timeouts(1),
                          self.check.sweep_once(self.ctx))
         self.assertEqual(
@@ -193,3 +198,17 @@ class BuildTimeoutsTest(base.TestCase):
             (self._instance(uuid).vm_state,
              self.cluster.fault(uuid).message,
              self.cluster.fault(uuid).details))
+
+    def test_a_build_its_boot_flow_never_cast_ends_error_too(self):
+        # Still scheduling (its boot flow stopped between create-in-cell
+        # and its cast, and nothing resumed it): the untaken builds'
+        # check leaves it alone, the build timeout does not.
+        uuid = self._stale_build(
+            host=HOST, node=HOST,
+            task_state=instance_obj.task_states.SCHEDULING)
+        self.assertEqual(sweep_base.timeouts(1),
+                         self.check.sweep_once(self.ctx))
+        self.assertEqual(('error', None, fault_messages.BUILD_TIMED_OUT),
+                         (self._instance(uuid).vm_state,
+                          self._instance(uuid).task_state,
+                          self.cluster.fault(uuid).message))

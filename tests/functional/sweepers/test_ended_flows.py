@@ -85,19 +85,21 @@ class EndedFlowTest(orphans._ClusterTest):
              self.build_requests_left(uuids), self.violations()))
 
     def test_a_failed_flows_untaken_builds_in_a_cell_end_error_there(self):
-        # The first is mapped to its cell; the flow of the second died
-        # before map-instance.
+        # The first is mapped to its cell and was cast (untaken); the
+        # flow of the second died before map-instance (still scheduling,
+        # as create-in-cell leaves it).
         uuids = self.ended_request('FAILURE', count=2)
         cell = self.cluster.cells[0]
         long_ago = timeutils.utcnow() - datetime.timedelta(
             seconds=orphans.TIMEOUT + 1)
         instances = cell_models.Instance.__table__
-        for uuid in uuids:
+        task_states = (None, instance_obj.task_states.SCHEDULING)
+        for uuid, task_state in zip(uuids, task_states):
             with cb_context.target_cell(self.ctx, cell) as cctxt:
                 instance_obj.Instance.create(
                     cctxt, uuid, 'project-a',
                     instance_obj.vm_states.BUILDING, user_id='alice',
-                    host=HOST, node=HOST)
+                    host=HOST, node=HOST, task_state=task_state)
             with cell_connection.get_engine(
                     cell.database_connection).begin() as conn:
                 conn.execute(sa.update(instances).where(

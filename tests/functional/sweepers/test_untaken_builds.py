@@ -138,6 +138,30 @@ class UntakenBuildsTest(base.TestCase):
              f'Re-sent to host {HOST} (1 of 3): not taken after '
              f'{NOT_TAKEN} s'), self._events(uuid))
 
+    def test_a_build_its_boot_flow_has_not_cast_yet_is_left_alone(self):
+        # The boot flow created it in its cell (scheduling) and is held
+        # up before its cast, here longer than the timeout (riding out
+        # another cell's outage): no cast was sent, none was lost.
+        uuid = self._boot_lost()
+        self._write(uuid, task_state=instance_obj.task_states.SCHEDULING)
+        self._age(uuid)
+        self.assertEqual(sweep_base.timeouts(0),
+                         self.check.sweep_once(self.ctx))
+        self.assertEqual((instance_obj.task_states.SCHEDULING, 0),
+                         (self.cluster.find(uuid)[1].task_state,
+                          self.cluster.find(uuid)[1].build_recasts))
+        # Its flow goes on and hands it over, then casts (lost again):
+        # the host has the whole timeout from then.
+        with cb_context.target_cell(self.ctx, self.cell) as cctxt:
+            instance_obj.Instance.end_scheduling(cctxt, [uuid])
+        self.assertEqual(sweep_base.timeouts(0),
+                         self.check.sweep_once(self.ctx))
+        self._age(uuid)
+        self.assertEqual(1, self.check.sweep_once(self.ctx)['recast'])
+        self.assertEqual(('active', HOST),
+                         (self._settled(uuid).vm_state,
+                          self._settled(uuid).host))
+
     def test_a_zero_timeout_turns_the_check_off(self):
         self.flags(build_not_taken_timeout=0, group='conductor')
         uuid = self._boot_lost()

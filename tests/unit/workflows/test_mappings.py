@@ -108,16 +108,22 @@ class _HandOverTests:
     def test_cast_sends_each_build_to_its_chosen_host(self):
         self._map_instances()
         self._delete_build_requests()
+        self.assertEqual(
+            {'scheduling'}, {self.instance_in(self.cells[0], uuid).task_state
+                             for uuid in self.uuids})
         self.assertEqual(dict.fromkeys(self.uuids, fates.OK), self._cast())
         casts = self.compute.by_instance()
         for uuid in self.uuids:
             hosts = self.store['selections'][uuid]
+            # Handed over before the cast: a host may take it.
             self.assertEqual(
                 (hosts[0]['service_host'], hosts[1:],
-                 compute.first_retry(), 'building'),
+                 compute.first_retry(), 'building', None, None),
                 (casts[uuid]['host'], casts[uuid]['host_list'],
                  casts[uuid]['retry'],
-                 casts[uuid]['instance']['vm_state']))
+                 casts[uuid]['instance']['vm_state'],
+                 casts[uuid]['instance']['task_state'],
+                 self.instance_in(self.cells[0], uuid).task_state))
 
     def test_cast_skips_instances_settled_otherwise(self):
         self._map_instances()
