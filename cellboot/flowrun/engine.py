@@ -2,8 +2,9 @@
 
 The engine every cellboot flow runs on (``cellboot.flowrun.runner``
 builds it, and runs it through ``run_engine``, the one call of
-TaskFlow's ``run`` in cellboot); what it writes, and when, is its storage's business
-(``cellboot.flowrun.storage``, where the measured reasons are). Its
+TaskFlow's ``run`` in cellboot); what it writes, and when, is its
+storage's business (``cellboot.flowrun.storage``, where the measured
+reasons are). Its
 atoms run through executors that ride out a database outage
 (``cellboot.flowrun.outages``). The engines of a kind's flow share its
 compilation (``cellboot.flowrun.shared``).
