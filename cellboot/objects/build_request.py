@@ -149,6 +149,12 @@ class BuildRequest(base.DomainObject):
         return bool(_destroy_where(
             context, _REQUESTS.c.instance_uuid == instance_uuid))
 
+    @classmethod
+    def destroy_by_instance_uuids(cls, context, instance_uuids):
+        """Delete the requests of the instances; how many there were."""
+        return _destroy_where(
+            context, _REQUESTS.c.instance_uuid.in_(list(instance_uuids)))
+
     def destroy(self, context):
         """Delete the request; BuildRequestNotFound if already deleted."""
         if not _destroy(context, self.id):

@@ -144,10 +144,10 @@ def _update(context, mapping_id, values, cell_uuid=None):
 
 
 @api_db.writer
-def _set_cell_id(context, instance_uuid, cell_id):
+def _set_cell_id(context, instance_uuids, cell_id):
     return context.session.execute(
         sa.update(_MAPPINGS).where(
-            _MAPPINGS.c.instance_uuid == instance_uuid).values(
+            _MAPPINGS.c.instance_uuid.in_(instance_uuids)).values(
             cell_id=cell_id)).rowcount
 
 
@@ -288,7 +288,13 @@ class InstanceMapping(base.DomainObject):
         ``get_by_instance_uuid(...).set_cell()`` takes four: the boot
         flow maps a multi-create's instances this way.
         """
-        return bool(_set_cell_id(context, instance_uuid, cell.id))
+        return bool(_set_cell_id(context, [instance_uuid], cell.id))
+
+    @classmethod
+    def set_cell_of_many(cls, context, instance_uuids, cell):
+        """``set_cell_of`` for many instances in one statement; how many
+        had a mapping (pointed at ``cell`` already or not)."""
+        return _set_cell_id(context, list(instance_uuids), cell.id)
 
     def set_queued_for_delete(self, context, value=True):
         self._save(context, {'queued_for_delete': value})
