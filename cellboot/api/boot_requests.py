@@ -125,19 +125,17 @@ def _persist(context, min_count, max_count, instance, spec, group):
     count = quota.claim(context, context.project_id, min_count, max_count,
                         vcpus, memory_mb)
     spec = dict(spec, num_instances=count)
-    build_requests = []
-    for _index in range(count):
-        uuid = uuidutils.generate_uuid()
-        payload = _payload(context, uuid, instance)
-        build_request.BuildRequest.create(context, uuid, context.project_id,
-                                          payload['instance'],
-                                          user_id=context.user_id)
-        request_spec.RequestSpec.create(context, uuid, spec)
-        instance_mapping.InstanceMapping.create(
-            context, uuid, context.project_id, user_id=context.user_id,
-            vcpus=vcpus, memory_mb=memory_mb)
-        build_requests.append(payload)
+    uuids = [uuidutils.generate_uuid() for _index in range(count)]
+    build_requests = [_payload(context, uuid, instance) for uuid in uuids]
+    # One statement per table for the whole request.
+    build_request.BuildRequest.create_many(context, [
+        {'instance_uuid': uuid, 'project_id': context.project_id,
+         'instance': payload['instance'], 'user_id': context.user_id}
+        for uuid, payload in zip(uuids, build_requests)])
+    request_spec.RequestSpec.create_many(context, uuids, spec)
+    instance_mapping.InstanceMapping.create_many(
+        context, uuids, context.project_id, user_id=context.user_id,
+        vcpus=vcpus, memory_mb=memory_mb)
     if group is not None:
-        group.add_members(context, [br['instance_uuid']
-                                    for br in build_requests])
+        group.add_members(context, uuids)
     return build_requests, [spec] * count

@@ -184,6 +184,34 @@ def map_to_cell(context, instance_uuid, cell_mapping):
                                                    cell_mapping)
 
 
+def map_many_to_cell(context, instance_uuids, cell_mapping):
+    """``{uuid: map_to_cell(...)}`` in one statement when all are there.
+
+    Only when some mapping is missing (an owner's delete) is each
+    instance pointed again on its own, to tell which.
+    """
+    uuids = list(instance_uuids)
+    if mapping_obj.InstanceMapping.set_cell_of_many(
+            context, uuids, cell_mapping) == len(uuids):
+        return dict.fromkeys(uuids, True)
+    return {uuid: map_to_cell(context, uuid, cell_mapping) for uuid in uuids}
+
+
+def delete_build_requests(context, instance_uuids):
+    """``{uuid: delete_build_request(...)}``, one statement when all
+    are there.
+
+    Only when some build request is gone already is each instance told
+    apart on its own, as ``delete_build_request`` does (the requests this
+    call removed count as removed by this step, through their mappings).
+    """
+    uuids = list(instance_uuids)
+    if build_request_obj.BuildRequest.destroy_by_instance_uuids(
+            context, uuids) == len(uuids):
+        return dict.fromkeys(uuids, True)
+    return {uuid: delete_build_request(context, uuid) for uuid in uuids}
+
+
 def delete_build_request(context, instance_uuid):
     """Remove the build request; False if the owner already did.
 

@@ -58,20 +58,34 @@ def in_batches(context, manager, uuids, step, on_error=None, mode='writer',
     owns the flow (``cellboot.flowrun.fencing``); what it raises stops
     the batches.
     """
+    return in_chunks(context, manager, uuids,
+                     lambda chunk: {uuid: step(uuid) for uuid in chunk},
+                     on_error=on_error, mode=mode, before_chunk=before_chunk)
+
+
+def in_chunks(context, manager, uuids, chunk_step, on_error=None,
+              mode='writer', before_chunk=None):
+    """``in_batches`` for a step that works on a whole chunk at once.
+
+    ``chunk_step(uuids)`` returns ``{uuid: result}`` for the chunk, with
+    a few statements for all of them (a multi-row INSERT) rather than
+    some per instance. When a chunk fails, it is called again for each
+    instance alone, in a transaction of its own, as ``in_batches`` does.
+    """
     results = {}
     for chunk in chunks(uuids):
         if before_chunk is not None:
             before_chunk()
         try:
             results.update(_in_transaction(context, manager, mode, chunk,
-                                           step))
+                                           chunk_step))
         except Exception as exc:
             LOG.info('A batch of %d instances failed (%s); retrying them '
                      'one by one', len(chunk), exc)
             for uuid in chunk:
                 try:
                     results.update(_in_transaction(context, manager, mode,
-                                                   [uuid], step))
+                                                   [uuid], chunk_step))
                 except Exception as one_exc:
                     if on_error is None:
                         raise
@@ -79,9 +93,9 @@ def in_batches(context, manager, uuids, step, on_error=None, mode='writer',
     return results
 
 
-def _in_transaction(context, manager, mode, uuids, step):
+def _in_transaction(context, manager, mode, uuids, chunk_step):
     with transaction(context, manager, mode):
-        return {uuid: step(uuid) for uuid in uuids}
+        return chunk_step(uuids)
 
 
 @contextlib.contextmanager

@@ -27,6 +27,19 @@ def insert(session, table, values):
         table.c.id == result.inserted_primary_key[0])).one()
 
 
+def insert_many(session, table, values_list):
+    """Insert rows, not read back: one statement per set of columns.
+
+    The DB-API's executemany; PyMySQL and SQLAlchemy's "insertmanyvalues"
+    send the rows of one statement as a multi-row INSERT.
+    """
+    by_columns = {}
+    for values in values_list:
+        by_columns.setdefault(frozenset(values), []).append(values)
+    for group in by_columns.values():
+        session.execute(sa.insert(table), group)
+
+
 def update(session, table, where, values, key):
     """Update the rows ``where`` matches; the rows as written.
 

@@ -30,6 +30,11 @@ def _create(context, values):
     return rows.insert(context.session, _REQUESTS, values)
 
 
+@api_db.writer
+def _create_many(context, values_list):
+    rows.insert_many(context.session, _REQUESTS, values_list)
+
+
 @api_db.reader
 def _get_where(context, where):
     return _get(context, where)
@@ -60,12 +65,22 @@ class BuildRequest(base.DomainObject):
     def create(cls, context, instance_uuid, project_id, instance,
                user_id=None):
         """Persist a request; a second one for the instance raises Exists."""
-        values = {'instance_uuid': instance_uuid, 'project_id': project_id,
-                  'user_id': user_id, 'instance': jsonutils.dumps(instance)}
+        values = _new_row(instance_uuid, project_id, instance, user_id)
         try:
             return cls._from_row(_create(context, values))
         except db_exc.DBDuplicateEntry as exc:
             raise exception.BuildRequestExists(uuid=instance_uuid) from exc
+
+    @classmethod
+    def create_many(cls, context, requests):
+        """``create`` for each of ``requests`` (dicts of its arguments),
+        in one statement (a multi-create's); not read back."""
+        try:
+            _create_many(context, [_new_row(**request)
+                                   for request in requests])
+        except db_exc.DBDuplicateEntry as exc:
+            raise exception.BuildRequestExists(
+                uuid=', '.join(r['instance_uuid'] for r in requests)) from exc
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid):
@@ -134,7 +149,18 @@ class BuildRequest(base.DomainObject):
         return bool(_destroy_where(
             context, _REQUESTS.c.instance_uuid == instance_uuid))
 
+    @classmethod
+    def destroy_by_instance_uuids(cls, context, instance_uuids):
+        """Delete the requests of the instances; how many there were."""
+        return _destroy_where(
+            context, _REQUESTS.c.instance_uuid.in_(list(instance_uuids)))
+
     def destroy(self, context):
         """Delete the request; BuildRequestNotFound if already deleted."""
         if not _destroy(context, self.id):
             raise exception.BuildRequestNotFound(uuid=self.instance_uuid)
+
+
+def _new_row(instance_uuid, project_id, instance, user_id=None):
+    return {'instance_uuid': instance_uuid, 'project_id': project_id,
+            'user_id': user_id, 'instance': jsonutils.dumps(instance)}

@@ -75,14 +75,31 @@ class Instance(base.DomainObject):
         host, node, flavor (dict), image_ref, availability_zone,
         metadata (dict), launched_at, build_args (``build_args.make``).
         """
-        values = table.to_db(fields)
-        values.update(uuid=uuid, project_id=project_id, user_id=user_id,
-                      vm_state=vm_state, deleted=False)
-        values.setdefault('metadata', jsonutils.dumps({}))
+        values = _new_row(uuid, project_id, vm_state, user_id, fields)
         try:
             return cls._from_row(table.create(context, values))
         except db_exc.DBDuplicateEntry as exc:
             raise exception.InstanceExists(uuid=uuid) from exc
+
+    @classmethod
+    def create_many(cls, context, instances):
+        """Create instance rows in one statement (a multi-create's).
+
+        ``instances``: dicts of ``create``'s arguments (``uuid``,
+        ``project_id``, ``vm_state``, ``user_id``, and its fields). The
+        rows are not read back. A taken uuid raises DBDuplicateEntry
+        and writes none of them (the caller's transaction rolls back).
+        """
+        table.create_many(context, [
+            _new_row(fields.pop('uuid'), fields.pop('project_id'),
+                     fields.pop('vm_state'), fields.pop('user_id', None),
+                     fields)
+            for fields in (dict(instance) for instance in instances)])
+
+    @classmethod
+    def existing_uuids(cls, context, uuids):
+        """Those of ``uuids`` with an instance here, deleted or not."""
+        return table.existing_uuids(context, list(uuids))
 
     @classmethod
     def get_by_uuid(cls, context, uuid, read_deleted=False):
@@ -321,3 +338,12 @@ class Instance(base.DomainObject):
         if updated is None:
             raise exception.InstanceNotFound(uuid=self.uuid)
         self.load_row(updated, **table.from_db(updated))
+
+
+def _new_row(uuid, project_id, vm_state, user_id, fields):
+    """The values of a new instance row (see ``Instance.create``)."""
+    values = table.to_db(fields)
+    values.update(uuid=uuid, project_id=project_id, user_id=user_id,
+                  vm_state=vm_state, deleted=False)
+    values.setdefault('metadata', jsonutils.dumps({}))
+    return values

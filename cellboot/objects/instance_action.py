@@ -49,9 +49,21 @@ def _update_by_id(context, table, row_id, values):
             **values)).rowcount)
 
 
+def _new_action(instance_uuid, action, request_id, user_id=None,
+                project_id=None):
+    return {'instance_uuid': instance_uuid, 'action': action,
+            'request_id': request_id, 'user_id': user_id,
+            'project_id': project_id, 'start_time': timeutils.utcnow()}
+
+
 @cell_db.writer
 def _start_action(context, values):
     return rows.insert(context.session, _ACTIONS, values)
+
+
+@cell_db.writer
+def _start_actions(context, values_list):
+    rows.insert_many(context.session, _ACTIONS, values_list)
 
 
 @cell_db.reader
@@ -128,10 +140,14 @@ class InstanceAction(base.DomainObject):
     def start(cls, context, instance_uuid, action, request_id, user_id=None,
               project_id=None):
         """Record that ``request_id`` started ``action`` on the instance."""
-        values = {'instance_uuid': instance_uuid, 'action': action,
-                  'request_id': request_id, 'user_id': user_id,
-                  'project_id': project_id, 'start_time': timeutils.utcnow()}
-        return cls.from_row(_start_action(context, values))
+        return cls.from_row(_start_action(context, _new_action(
+            instance_uuid, action, request_id, user_id, project_id)))
+
+    @classmethod
+    def start_many(cls, context, starts):
+        """``start`` for each of ``starts`` (dicts of its arguments), in
+        one statement; the rows are not read back."""
+        _start_actions(context, [_new_action(**start) for start in starts])
 
     @classmethod
     def get_by_request_id(cls, context, instance_uuid, request_id):

@@ -31,6 +31,11 @@ def _get(context, where):
 
 
 @api_db.writer
+def _create_many(context, values_list):
+    rows.insert_many(context.session, _MAPPINGS, values_list)
+
+
+@api_db.writer
 def _create(context, values, cell_uuid):
     if cell_uuid is None:
         # The API's mapping of a new server: no cell to join in.
@@ -139,10 +144,10 @@ def _update(context, mapping_id, values, cell_uuid=None):
 
 
 @api_db.writer
-def _set_cell_id(context, instance_uuid, cell_id):
+def _set_cell_id(context, instance_uuids, cell_id):
     return context.session.execute(
         sa.update(_MAPPINGS).where(
-            _MAPPINGS.c.instance_uuid == instance_uuid).values(
+            _MAPPINGS.c.instance_uuid.in_(instance_uuids)).values(
             cell_id=cell_id)).rowcount
 
 
@@ -172,13 +177,25 @@ class InstanceMapping(base.DomainObject):
         ``vcpus`` and ``memory_mb`` are the size of the instance's flavor,
         what it counts for in its project's quota.
         """
-        values = {'instance_uuid': instance_uuid, 'project_id': project_id,
-                  'user_id': user_id, 'queued_for_delete': False,
-                  'vcpus': vcpus, 'memory_mb': memory_mb}
+        values = _new_row(instance_uuid, project_id, user_id, vcpus,
+                          memory_mb)
         try:
             return cls._from_row(_create(context, values, cell_uuid))
         except db_exc.DBDuplicateEntry as exc:
             raise exception.InstanceMappingExists(uuid=instance_uuid) from exc
+
+    @classmethod
+    def create_many(cls, context, instance_uuids, project_id, user_id=None,
+                    vcpus=0, memory_mb=0):
+        """Map new instances of one request, in no cell yet, in one
+        statement (a multi-create's); not read back."""
+        try:
+            _create_many(context, [
+                _new_row(uuid, project_id, user_id, vcpus, memory_mb)
+                for uuid in instance_uuids])
+        except db_exc.DBDuplicateEntry as exc:
+            raise exception.InstanceMappingExists(
+                uuid=', '.join(instance_uuids)) from exc
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid):
@@ -271,7 +288,13 @@ class InstanceMapping(base.DomainObject):
         ``get_by_instance_uuid(...).set_cell()`` takes four: the boot
         flow maps a multi-create's instances this way.
         """
-        return bool(_set_cell_id(context, instance_uuid, cell.id))
+        return bool(_set_cell_id(context, [instance_uuid], cell.id))
+
+    @classmethod
+    def set_cell_of_many(cls, context, instance_uuids, cell):
+        """``set_cell_of`` for many instances in one statement; how many
+        had a mapping (pointed at ``cell`` already or not)."""
+        return _set_cell_id(context, list(instance_uuids), cell.id)
 
     def set_queued_for_delete(self, context, value=True):
         self._save(context, {'queued_for_delete': value})
@@ -279,3 +302,9 @@ class InstanceMapping(base.DomainObject):
     def destroy(self, context):
         if not _destroy(context, self.id):
             raise exception.InstanceMappingNotFound(uuid=self.instance_uuid)
+
+
+def _new_row(instance_uuid, project_id, user_id, vcpus, memory_mb):
+    return {'instance_uuid': instance_uuid, 'project_id': project_id,
+            'user_id': user_id, 'queued_for_delete': False,
+            'vcpus': vcpus, 'memory_mb': memory_mb}

@@ -86,6 +86,20 @@ def create(context, values):
     return rows.insert(context.session, INSTANCES, values)
 
 
+@cell_db.writer
+def create_many(context, values_list):
+    """Insert the rows, one statement per set of columns given."""
+    rows.insert_many(context.session, INSTANCES, values_list)
+
+
+@cell_db.reader
+def existing_uuids(context, uuids):
+    """Those of ``uuids`` that have a row, deleted or not."""
+    return set(context.session.execute(
+        sa.select(INSTANCES.c.uuid).where(
+            INSTANCES.c.uuid.in_(uuids))).scalars())
+
+
 @cell_db.reader
 def get_where(context, where):
     return get(context, where)

@@ -27,6 +27,11 @@ def _create(context, values):
     return rows.insert(context.session, _SPECS, values)
 
 
+@api_db.writer
+def _create_many(context, values_list):
+    rows.insert_many(context.session, _SPECS, values_list)
+
+
 @api_db.reader
 def _get_by_instance_uuid(context, instance_uuid):
     return _get(context, _SPECS.c.instance_uuid == instance_uuid)
@@ -63,6 +68,18 @@ class RequestSpec(base.DomainObject):
             return cls._from_row(_create(context, values))
         except db_exc.DBDuplicateEntry as exc:
             raise exception.RequestSpecExists(uuid=instance_uuid) from exc
+
+    @classmethod
+    def create_many(cls, context, instance_uuids, spec):
+        """The same ``spec`` for each instance, in one statement (a
+        multi-create's); not read back."""
+        encoded = jsonutils.dumps(spec)
+        try:
+            _create_many(context, [{'instance_uuid': uuid, 'spec': encoded}
+                                   for uuid in instance_uuids])
+        except db_exc.DBDuplicateEntry as exc:
+            raise exception.RequestSpecExists(
+                uuid=', '.join(instance_uuids)) from exc
 
     @classmethod
     def get_by_instance_uuid(cls, context, instance_uuid):

@@ -116,46 +116,51 @@ class CreateInCell(task.Task):
                 created.update((uuid, bury(uuid, exc)) for uuid in uuids)
                 continue
             with cb_context.target_cell(context, cell) as cctxt:
-                created.update(batches.in_batches(
+                created.update(batches.in_chunks(
                     cctxt, cell_connection.pick_context_manager(cctxt),
                     uuids,
-                    lambda uuid: self._create(
-                        cctxt, build_requests[uuid], request_spec,
-                        selections[uuid]),
+                    lambda chunk: self._create(
+                        cctxt, chunk, build_requests, request_spec,
+                        selections),
                     on_error=bury,
                     before_chunk=lambda: tasks.check_fence(fence)))
         return {uuid: created[uuid] for uuid in cells}
 
     @staticmethod
-    def _create(cctxt, build_request, request_spec, hosts):
-        """The instance and its 'create' action, in the targeted cell.
+    def _create(cctxt, uuids, build_requests, request_spec, selections):
+        """The instances and their 'create' actions, in the targeted cell.
 
-        Both in one transaction (see ``cellboot.db.batches``), so an
-        instance never exists without its action; one that exists is a
-        replay.
+        All in one transaction (see ``cellboot.db.batches``), one
+        statement for the instances and one for the actions, so an
+        instance never exists without its action. One that exists
+        already is a replay.
         """
-        uuid = build_request['instance_uuid']
-        try:
-            instance_obj.Instance.get_by_uuid(cctxt, uuid, read_deleted=True)
-        except exception.InstanceNotFound:
-            pass
-        else:
-            LOG.debug('Instance %s already exists (a replayed step)', uuid)
-            return fates.OK
-        project_id, user_id = fates.owner(build_request)
-        chosen = hosts[0]
-        instance_obj.Instance.create(
-            cctxt, uuid, project_id, instance_obj.vm_states.BUILDING,
-            task_state=instance_obj.task_states.SCHEDULING,
-            user_id=user_id, host=chosen['service_host'],
-            node=chosen['nodename'],
-            build_args=build_args.make(hosts[1:], request_spec,
-                                       compute.first_retry()),
-            **fates.instance_values(build_request, request_spec))
-        action_obj.InstanceAction.start(
-            cctxt, uuid, fates.CREATE_ACTION, cctxt.request_id,
-            user_id=user_id, project_id=project_id)
-        return fates.OK
+        existing = instance_obj.Instance.existing_uuids(cctxt, uuids)
+        if existing:
+            LOG.debug('Instances %s already exist (a replayed step)',
+                      ', '.join(sorted(existing)))
+        new = [uuid for uuid in uuids if uuid not in existing]
+        instances, actions = [], []
+        for uuid in new:
+            build_request, hosts = build_requests[uuid], selections[uuid]
+            project_id, user_id = fates.owner(build_request)
+            chosen = hosts[0]
+            instances.append(dict(
+                fates.instance_values(build_request, request_spec),
+                uuid=uuid, project_id=project_id, user_id=user_id,
+                vm_state=instance_obj.vm_states.BUILDING,
+                task_state=instance_obj.task_states.SCHEDULING,
+                host=chosen['service_host'], node=chosen['nodename'],
+                build_args=build_args.make(hosts[1:], request_spec,
+                                           compute.first_retry())))
+            actions.append({'instance_uuid': uuid,
+                            'action': fates.CREATE_ACTION,
+                            'request_id': cctxt.request_id,
+                            'user_id': user_id, 'project_id': project_id})
+        if new:
+            instance_obj.Instance.create_many(cctxt, instances)
+            action_obj.InstanceAction.start_many(cctxt, actions)
+        return dict.fromkeys(uuids, fates.OK)
 
     def revert(self, context, scheduler, cells, cell_mappings, result,
                flow_failures, **kwargs):

@@ -35,11 +35,20 @@ class MapInstance(task.Task):
     def execute(self, context, scheduler, cells, created, cell_mappings,
                 fence=None):
         mappings = cell_mappings
-        found = batches.in_batches(
+
+        def map_chunk(uuids):
+            by_cell = {}
+            for uuid in uuids:
+                by_cell.setdefault(cells[uuid], []).append(uuid)
+            found = {}
+            for cell_uuid, in_cell in by_cell.items():
+                found.update(fates.map_many_to_cell(
+                    context, in_cell, mappings.get(cell_uuid)))
+            return found
+
+        found = batches.in_chunks(
             context, api_connection.get_context_manager(),
-            tasks.going_on(created),
-            lambda uuid: fates.map_to_cell(context, uuid,
-                                           mappings.get(cells[uuid])),
+            tasks.going_on(created), map_chunk,
             before_chunk=lambda: tasks.check_fence(fence))
         mapped = dict(created)
         for uuid, still_there in found.items():
@@ -70,10 +79,10 @@ class DeleteBuildRequest(task.Task):
     def execute(self, context, scheduler, cells, mapped, cell_mappings,
                 fence=None):
         mappings = cell_mappings
-        found = batches.in_batches(
+        found = batches.in_chunks(
             context, api_connection.get_context_manager(),
             tasks.going_on(mapped),
-            lambda uuid: fates.delete_build_request(context, uuid),
+            lambda uuids: fates.delete_build_requests(context, uuids),
             before_chunk=lambda: tasks.check_fence(fence))
         settled = dict(mapped)
         for uuid, still_there in found.items():

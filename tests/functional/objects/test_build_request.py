@@ -114,6 +114,34 @@ class _BuildRequestTests(spec_base.ObjectTests):
                           BuildRequest.get_by_instance_uuid, self.ctx,
                           request.instance_uuid)
 
+    def test_create_many_stores_each_and_destroy_many_counts_them(self):
+        uuids = [uuidutils.generate_uuid() for _ in range(3)]
+        BuildRequest.create_many(self.ctx, [
+            {'instance_uuid': uuid, 'project_id': 'p1',
+             'instance': dict(INSTANCE, uuid=uuid), 'user_id': 'u1'}
+            for uuid in uuids])
+        found = BuildRequest.get_by_instance_uuids(self.ctx, uuids)
+        self.assertEqual(
+            [(uuid, 'p1', 'u1', uuid) for uuid in uuids],
+            [(found[uuid].instance_uuid, found[uuid].project_id,
+              found[uuid].user_id, found[uuid].instance['uuid'])
+             for uuid in uuids])
+        self.assertEqual(2, BuildRequest.destroy_by_instance_uuids(
+            self.ctx, uuids[:2] + [uuidutils.generate_uuid()]))
+        self.assertEqual([uuids[2]], list(
+            BuildRequest.get_by_instance_uuids(self.ctx, uuids)))
+
+    def test_create_many_with_a_taken_uuid_writes_none_of_them(self):
+        taken = self._create()
+        new = uuidutils.generate_uuid()
+        self.assertRaises(
+            exception.BuildRequestExists, BuildRequest.create_many,
+            self.ctx, [{'instance_uuid': uuid, 'project_id': 'p1',
+                        'instance': INSTANCE}
+                       for uuid in (new, taken.instance_uuid)])
+        self.assertEqual({}, BuildRequest.get_by_instance_uuids(self.ctx,
+                                                                [new]))
+
     def test_to_dict_copies_the_instance(self):
         request = self._create()
         values = request.to_dict()

@@ -1,4 +1,5 @@
-"""``in_batches``: many instances per transaction, failures kept apart."""
+"""``in_batches`` and ``in_chunks``: many instances per transaction,
+failures kept apart."""
 
 from cellboot import context
 from cellboot.db import batches
@@ -56,6 +57,36 @@ class _BatchTests:
             lambda name: service.Service.get_by_host_and_binary(
                 self.ctx, name, 'cellboot-compute').host, mode='reader')
         self.assertEqual({'a': 'a'}, found)
+
+    def _chunk_step(self, failing=(), seen=None):
+        step = self._step(failing)
+
+        def chunk_step(names):
+            if seen is not None:
+                seen.append(list(names))
+            return {name: step(name) for name in names}
+        return chunk_step
+
+    def test_a_chunk_step_gets_whole_chunks(self):
+        names = [f'h{i:03}' for i in range(batches.CHUNK_SIZE + 3)]
+        seen = []
+        results = batches.in_chunks(self.ctx, self.manager, names,
+                                    self._chunk_step(seen=seen))
+        self.assertEqual(
+            ([names[:batches.CHUNK_SIZE], names[batches.CHUNK_SIZE:]],
+             dict.fromkeys(names, 'ok'), names),
+            (seen, results, self._hosts()))
+
+    def test_a_failed_chunk_is_stepped_again_one_instance_at_a_time(self):
+        seen = []
+        results = batches.in_chunks(
+            self.ctx, self.manager, ['a', 'b', 'c'],
+            self._chunk_step({'b'}, seen),
+            on_error=lambda name, exc: str(exc))
+        self.assertEqual(
+            ([['a', 'b', 'c'], ['a'], ['b'], ['c']],
+             {'a': 'ok', 'b': 'b is broken', 'c': 'ok'}, ['a', 'c']),
+            (seen, results, self._hosts()))
 
 
 class SQLiteBatchTest(_BatchTests, base.SQLiteMixin, base.DatabaseTestCase):

@@ -6,6 +6,7 @@ from taskflow.types import failure
 from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.objects import instance_action
 from cellboot.workflows.tasks import cells
 from cellboot.workflows.tasks import schedule
 from tests import base
@@ -83,6 +84,35 @@ class _CellTaskTests:
         self._map(store)
         self._create(store)
         self.assertEqual({uuid: fates.OK}, self._create(store))
+
+    def test_a_multi_create_creates_every_instance_and_action(self):
+        store, uuids = self._schedule(3)
+        self._map(store)
+        self.assertEqual(dict.fromkeys(uuids, fates.OK), self._create(store))
+        for uuid in uuids:
+            instance = self.instance_in(self.cells[0], uuid)
+            hosts = store['selections'][uuid]
+            self.assertEqual(
+                ('building', 'scheduling', hosts[0]['service_host'],
+                 hosts[1:]),
+                (instance.vm_state, instance.task_state, instance.host,
+                 instance.build_args['host_list']))
+            with self.target(self.cells[0]) as cctxt:
+                self.assertEqual('create', self.action_of(cctxt, uuid).action)
+
+    def test_a_replay_creates_only_what_is_missing(self):
+        # The step died after one of the instances was created (its
+        # chunk committed alone): the replay creates the others.
+        store, uuids = self._schedule(3)
+        self._map(store)
+        first = dict(store, cells={uuids[0]: store['cells'][uuids[0]]})
+        self._create(first)
+        self.assertEqual(dict.fromkeys(uuids, fates.OK), self._create(store))
+        with self.target(self.cells[0]) as cctxt:
+            self.assertEqual(
+                [1, 1, 1],
+                [len(instance_action.InstanceAction.get_by_instance_uuid(
+                    cctxt, uuid)) for uuid in uuids])
 
     def test_create_in_cell_skips_instances_buried_earlier(self):
         store, (uuid,) = self._schedule()

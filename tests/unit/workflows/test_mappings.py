@@ -72,6 +72,15 @@ class _HandOverTests:
         self.assertEqual(['cell1', 'cell1'],
                          [self.mapped_cell(uuid) for uuid in self.uuids])
 
+    def test_map_instance_replayed_counts_them_mapped(self):
+        # A resumed flow runs the step again: mappings that point at the
+        # cell already are there, not deleted servers.
+        self._map_instances()
+        self.assertEqual(dict.fromkeys(self.uuids, fates.OK),
+                         self._map_instances())
+        self.assertEqual(['cell1', 'cell1'],
+                         [self.mapped_cell(uuid) for uuid in self.uuids])
+
     def test_map_instance_cleans_up_when_the_mapping_is_gone(self):
         self._owner_deletes(self.uuids[0])
         mapped = self._map_instances()
