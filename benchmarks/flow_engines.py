@@ -24,6 +24,7 @@ import uuid
 from taskflow.persistence import models
 from taskflow.utils import persistence_utils
 
+from cellboot.cli import arguments
 from cellboot.flowrun import engine as flow_engine
 from cellboot.flowrun import kinds
 
@@ -47,23 +48,12 @@ def engine_ms(kind, count):
     return (time.process_time() - start) * 1000.0 / count
 
 
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a whole number '
-                                         f'of at least 1')
-    return value
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--count', type=_positive, default=1000,
+    parser.add_argument('--count', type=arguments.positive_int, default=1000,
                         help='engines built and compiled per round, per '
                              'kind (default 1000)')
-    parser.add_argument('--repeat', type=_positive, default=5,
+    parser.add_argument('--repeat', type=arguments.positive_int, default=5,
                         help='rounds; the best is reported (default 5)')
     args = parser.parse_args()
     figures = {}

@@ -24,6 +24,7 @@ import time
 
 import sqlalchemy as sa
 
+from cellboot.cli import arguments
 from cellboot.db import facade
 
 TABLE = 'pool_round_trips'
@@ -60,24 +61,13 @@ def pairs(manager, count):
             (time.monotonic() - wall) * 1e6 / count)
 
 
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a whole number '
-                                         f'of at least 1')
-    return value
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--url', required=True,
                         help='SQLAlchemy URL of an existing database')
-    parser.add_argument('--count', type=_positive, default=2000,
+    parser.add_argument('--count', type=arguments.positive_int, default=2000,
                         help='write+read pairs per round (default 2000)')
-    parser.add_argument('--repeat', type=_positive, default=3,
+    parser.add_argument('--repeat', type=arguments.positive_int, default=3,
                         help='rounds; the best is reported (default 3)')
     args = parser.parse_args()
     try:

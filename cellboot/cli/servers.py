@@ -5,10 +5,10 @@ polls the new servers until each is ACTIVE or ERROR, showing a progress
 line, and fails (exit code 7) when one is not ACTIVE.
 """
 
-import argparse
 import sys
 import time
 
+from cellboot.cli import arguments
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flows
@@ -148,7 +148,8 @@ def register(subparsers):
     sub.add_argument('name', metavar='NAME')
     sub.add_argument('--flavor', required=True, metavar='F',
                      help='flavor id (`small` in the all-in-one)')
-    sub.add_argument('--count', type=_positive, default=1, metavar='N',
+    sub.add_argument('--count', type=arguments.positive_int, default=1,
+                     metavar='N',
                      help='how many servers (a multi-create; default 1)')
     sub.add_argument('--image', default=DEFAULT_IMAGE,
                      help=f'image reference (default {DEFAULT_IMAGE})')
@@ -165,14 +166,3 @@ def register(subparsers):
     sub = commands.add_parser('delete', help='delete a server at any stage')
     sub.add_argument('id', metavar='ID')
     sub.set_defaults(func=delete)
-
-
-def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'must be a whole number of at '
-                                         f'least 1, not {text!r}')
-    return value

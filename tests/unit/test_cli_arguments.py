@@ -1,0 +1,20 @@
+"""The argparse types the command lines share."""
+
+import argparse
+
+from cellboot.cli import arguments
+from tests import base
+
+
+class PositiveIntTest(base.TestCase):
+
+    def test_whole_numbers_from_one_are_taken(self):
+        self.assertEqual([1, 42], [arguments.positive_int(text)
+                                   for text in ('1', '42')])
+
+    def test_anything_else_is_refused_saying_what_is_wanted(self):
+        for text in ('0', '-3', '2.5', 'many', '', '1e3'):
+            exc = self.assertRaises(argparse.ArgumentTypeError,
+                                    arguments.positive_int, text)
+            self.assertEqual(f'must be a whole number of at least 1, not '
+                             f'{text!r}', str(exc))
