@@ -27,24 +27,36 @@ class ClaimReleaser:
         self.what = what
         self.pending = set()
 
-    def release(self, context, scheduler, instance_uuid):
-        """Release every claim of the instance; whether it went."""
+    def release(self, context, scheduler, instance_uuid, provider_uuid=None):
+        """Release the instance's claims; whether they went.
+
+        ``provider_uuid``: only the claim on that provider (a compute
+        host gives back its own, never the alternate's that a reschedule
+        may hold by the time a retry runs); None: every claim.
+        """
+        key = (instance_uuid, provider_uuid)
         try:
-            scheduler.release_resources(context, instance_uuid)
+            if provider_uuid is None:
+                scheduler.release_resources(context, instance_uuid)
+            else:
+                scheduler.release_resources(context, instance_uuid,
+                                            provider_uuid=provider_uuid)
         except exception.CellNotAuthorized as exc:
             LOG.error('The scheduler refused to release the claims of %s '
                       '%s: %s', self.what, instance_uuid, exc)
-            self.pending.discard(instance_uuid)
+            self.pending.discard(key)
             return False
         except Exception as exc:
             LOG.warning('Could not release the claims of %s %s yet (%s); '
                         'trying again later', self.what, instance_uuid, exc)
-            self.pending.add(instance_uuid)
+            self.pending.add(key)
             return False
-        self.pending.discard(instance_uuid)
+        self.pending.discard(key)
         return True
 
     def retry(self, context, scheduler):
         """Try the releases that failed again."""
-        for instance_uuid in sorted(self.pending):
-            self.release(context, scheduler, instance_uuid)
+        for instance_uuid, provider_uuid in sorted(
+                self.pending, key=lambda key: (key[0], key[1] or '')):
+            self.release(context, scheduler, instance_uuid,
+                         provider_uuid=provider_uuid)

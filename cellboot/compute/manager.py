@@ -126,9 +126,11 @@ class ComputeManager:
         # clears; after that only failures make a success worth a call.
         self._failures_to_clear = True
         self._lock = threading.Lock()
-        # Claims of interrupted builds the scheduler did not take back
-        # at start: tried again at every heartbeat.
-        self._claims = claims.ClaimReleaser('interrupted build')
+        # Claims of builds that ended here (interrupted at start, failed,
+        # or not for this host) that the scheduler did not take back
+        # when asked (its database away): tried again at every heartbeat,
+        # so that a build never waits on one.
+        self._claims = claims.ClaimReleaser('build')
         # The instances whose build message this process handles now:
         # a second message for one of them is dropped at once, so that a
         # retried take (``_take_build``) that finds the build taken here
@@ -406,9 +408,14 @@ class ComputeManager:
                                                succeeded)
 
     def _release_claim(self, context, instance_uuid):
-        """Give back what the instance holds on this host (idempotent)."""
-        self.scheduler.release_resources(
-            context, instance_uuid, provider_uuid=self.node.uuid)
+        """Give back what the instance holds on this host (idempotent).
+
+        Never raises: a release the scheduler cannot do now is tried
+        again at the next heartbeat, while the build goes on (handed
+        back, ended, or dropped); one it refuses is logged.
+        """
+        self._claims.release(context, self.scheduler, instance_uuid,
+                             provider_uuid=self.node.uuid)
 
 
 class ComputeEndpoint:

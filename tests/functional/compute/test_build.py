@@ -12,6 +12,7 @@ from cellboot.objects import instance_action
 from cellboot.objects import instance_fault
 from tests import base
 from tests.functional.compute import base as compute_base
+from tests.functional.compute import test_restart
 
 vm_states = instance_obj.vm_states
 
@@ -197,6 +198,24 @@ class _BuildTests:
         manager = self._host()
         instance = self.create_building_instance(self.ctxt, manager)
         self._build(manager, instance, host_list=ALTERNATES)
+        self.assertEqual({}, self.held(instance.uuid))
+
+    def test_a_release_the_scheduler_cannot_do_does_not_hold_the_build(
+            self):
+        # Its database restarting: the build is handed back all the same,
+        # and the host's claim goes at its next heartbeat.
+        self._fail('reschedule')
+        manager = self._host()
+        manager.scheduler = test_restart.UnreachableOnce(self.scheduler)
+        instance = self.create_building_instance(self.ctxt, manager)
+        held = self.held(instance.uuid)
+        self._build(manager, instance, host_list=ALTERNATES)
+        self.assertEqual(
+            (True, 1, 'rescheduling', True),
+            (manager.scheduler.failed, len(self.conductor.casts),
+             self.reload(instance).task_state, held ==
+             self.held(instance.uuid)))
+        manager.report_state(self.ctx)
         self.assertEqual({}, self.held(instance.uuid))
 
     def test_reschedule_casts_build_instances_with_the_alternates(self):
