@@ -403,9 +403,21 @@ class ComputeManager:
         with self._lock:
             report = not succeeded or self._failures_to_clear
             self._failures_to_clear = not succeeded
-        if report:
+        if not report:
+            return
+        try:
             self.scheduler.record_build_result(context, self.node.uuid,
                                                succeeded)
+        except Exception as exc:
+            # Advice to the weigher, not part of the build: a scheduler
+            # that cannot take it now (its database away) must not hold
+            # the build up. A success not told is told with the next one.
+            LOG.warning('Could not tell the scheduler that a build %s on '
+                        'host %s (%s)', 'succeeded' if succeeded else
+                        'failed', self.host, exc)
+            if succeeded:
+                with self._lock:
+                    self._failures_to_clear = True
 
     def _release_claim(self, context, instance_uuid):
         """Give back what the instance holds on this host (idempotent).

@@ -24,6 +24,21 @@ ALTERNATES = [
 ]
 
 
+class _NoBuildResults:
+    """The scheduler, whose database is away for build results."""
+
+    def __init__(self, scheduler):
+        self._scheduler = scheduler
+        self.refused = 0
+
+    def __getattr__(self, name):
+        return getattr(self._scheduler, name)
+
+    def record_build_result(self, context, provider_uuid, succeeded):
+        self.refused += 1
+        raise RuntimeError('DBConnectionError: the database is away')
+
+
 class _BuildTests:
 
     def setUp(self):
@@ -217,6 +232,18 @@ class _BuildTests:
              self.held(instance.uuid)))
         manager.report_state(self.ctx)
         self.assertEqual({}, self.held(instance.uuid))
+
+    def test_a_build_result_the_scheduler_cannot_take_does_not_hold_it(
+            self):
+        self._fail('reschedule')
+        manager = self._host()
+        manager.scheduler = _NoBuildResults(self.scheduler)
+        instance = self.create_building_instance(self.ctxt, manager)
+        self._build(manager, instance, host_list=ALTERNATES)
+        self.assertEqual(
+            (1, 1, 'rescheduling', {}),
+            (manager.scheduler.refused, len(self.conductor.casts),
+             self.reload(instance).task_state, self.held(instance.uuid)))
 
     def test_reschedule_casts_build_instances_with_the_alternates(self):
         self._fail('reschedule')
