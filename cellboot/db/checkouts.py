@@ -53,6 +53,10 @@ def install(engine):
     if engine.dialect.name not in SERVER_BACKENDS:
         return
     pool = engine.pool
+    # oslo.db builds the engine (with pre_ping and rollback resets) and
+    # offers no option for either: the pool's own settings are turned
+    # off here, before its first check-out. tests/unit/db/
+    # test_checkouts.py fails if a SQLAlchemy upgrade moves them.
     pool._pre_ping = False
     pool._reset_on_return = sqlalchemy.pool.base.reset_none
     dialect = engine.dialect

@@ -37,6 +37,35 @@ class _InstanceMappingTests(spec_base.ObjectTests):
         self.assertRaises(exception.CellMappingNotFound, self._create,
                           cell_uuid=uuidutils.generate_uuid())
 
+    def test_create_many_maps_each_in_no_cell_and_set_cell_of_many(self):
+        uuids = [uuidutils.generate_uuid() for _ in range(3)]
+        InstanceMapping.create_many(self.ctx, uuids, 'p1', user_id='u1',
+                                    vcpus=2, memory_mb=512)
+        found = [InstanceMapping.get_by_instance_uuid(self.ctx, uuid)
+                 for uuid in uuids]
+        self.assertEqual([('p1', 'u1', None, False, 2, 512)] * 3, [
+            (m.project_id, m.user_id, m.cell_mapping, m.queued_for_delete,
+             m.vcpus, m.memory_mb) for m in found])
+        # Mapped ones count, pointed at the cell already or not; an
+        # instance without a mapping does not.
+        self.assertEqual(2, InstanceMapping.set_cell_of_many(
+            self.ctx, uuids[:2] + [uuidutils.generate_uuid()], self.cell1))
+        self.assertEqual(2, InstanceMapping.set_cell_of_many(
+            self.ctx, uuids[:2], self.cell1))
+        self.assertEqual(
+            [self.cell1.uuid, self.cell1.uuid, None],
+            [getattr(InstanceMapping.get_by_instance_uuid(
+                self.ctx, uuid).cell_mapping, 'uuid', None)
+             for uuid in uuids])
+
+    def test_create_many_with_a_taken_uuid_writes_none_of_them(self):
+        taken, new = self._create(), uuidutils.generate_uuid()
+        self.assertRaises(exception.InstanceMappingExists,
+                          InstanceMapping.create_many, self.ctx,
+                          [new, taken.instance_uuid], 'p1')
+        self.assertRaises(exception.InstanceMappingNotFound,
+                          InstanceMapping.get_by_instance_uuid, self.ctx, new)
+
     def test_create_of_a_mapped_instance_raises_exists(self):
         mapping = self._create()
         exc = self.assertRaises(exception.InstanceMappingExists,

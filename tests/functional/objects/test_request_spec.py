@@ -36,6 +36,21 @@ class _RequestSpecTests(spec_base.ObjectTests):
                                 spec.instance_uuid, SPEC)
         self.assertIn(spec.instance_uuid, str(exc))
 
+    def test_create_many_stores_the_spec_for_each(self):
+        uuids = [uuidutils.generate_uuid() for _ in range(3)]
+        RequestSpec.create_many(self.ctx, uuids, SPEC)
+        self.assertEqual([SPEC] * 3, [
+            RequestSpec.get_by_instance_uuid(self.ctx, uuid).spec
+            for uuid in uuids])
+
+    def test_create_many_with_a_taken_uuid_writes_none_of_them(self):
+        taken, new = self._create(), uuidutils.generate_uuid()
+        self.assertRaises(exception.RequestSpecExists,
+                          RequestSpec.create_many, self.ctx,
+                          [new, taken.instance_uuid], SPEC)
+        self.assertRaises(exception.RequestSpecNotFound,
+                          RequestSpec.get_by_instance_uuid, self.ctx, new)
+
     def test_get_by_instance_uuid_of_unknown_raises_not_found(self):
         self.assertRaises(exception.RequestSpecNotFound,
                           RequestSpec.get_by_instance_uuid, self.ctx,
