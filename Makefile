@@ -13,8 +13,10 @@
 #                   etc/cellboot/policy.yaml.sample
 #   make services   prepare MariaDB/PostgreSQL for the opportunistic tests
 #   make venv       create .venv and install cellboot[test] into it
+#   make nova-venv  create .nova-venv with nova 34 (nova-api for the
+#                   Nova door's tests; cellboot never imports it)
 #   make clean      remove build and test leftovers (keeps .venv)
-#   make distclean  clean, and remove .venv as well
+#   make distclean  clean, and remove .venv and .nova-venv as well
 #
 # Everything a fresh clone needs is installed from here: CI runs
 # `.ci/run` (that is, `make test`) on a machine with only Python and the
@@ -49,8 +51,8 @@ PIP_QUIET := -q --disable-pip-version-check
 # databases and subprocesses, so one worker per core halves it.
 TEST_WORKERS ?= 2
 
-.PHONY: venv services test suite faults chaos devstack-test pep8 \
-	genconfig clean distclean demo
+.PHONY: venv nova-venv services test suite faults chaos devstack-test \
+	pep8 genconfig clean distclean demo
 
 venv: $(VENV_STAMP)
 
@@ -71,6 +73,24 @@ $(VENV_STAMP): $(VENV_PY) $(PACKAGING)
 	 } >$(PIP_LOG) 2>&1 || { cat $(PIP_LOG) >&2; \
 	   echo 'make: installing cellboot[test] failed (see above)' >&2; \
 	   exit 1; }
+	@touch $@
+
+# nova-api 34 in a virtualenv of its own: nova pins its own oslo.*
+# releases. The stamp is written last, so a build cut short is redone.
+NOVA_VENV := .nova-venv
+NOVA_STAMP := $(NOVA_VENV)/.nova-installed
+NOVA_PIP_LOG := $(NOVA_VENV)/pip-install.log
+NOVA_REQUIREMENTS := nova==34.0.0 PyMySQL waitress
+
+nova-venv: $(NOVA_STAMP)
+
+$(NOVA_STAMP):
+	@rm -rf $(NOVA_VENV) && $(PYTHON) -m venv $(NOVA_VENV)
+	@echo "pip install $(NOVA_REQUIREMENTS) into $(NOVA_VENV) (log: $(NOVA_PIP_LOG))"
+	@$(NOVA_VENV)/bin/python -m pip install $(PIP_QUIET) \
+	   $(NOVA_REQUIREMENTS) >$(NOVA_PIP_LOG) 2>&1 || { \
+	   cat $(NOVA_PIP_LOG) >&2; \
+	   echo 'make: installing nova into $(NOVA_VENV) failed' >&2; exit 1; }
 	@touch $@
 
 services: venv
@@ -149,4 +169,4 @@ clean:
 	  -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(NOVA_VENV)
