@@ -24,7 +24,7 @@ LAYERS = (
     ('conf', 'exception', 'masking', 'policies'),
     ('db', 'policy', 'console'),
     ('objects', 'context'),
-    ('builds', 'rpc', 'quota'),
+    ('builds', 'rpc', 'quota', 'nova'),
     ('scheduler', 'workflows', 'cells', 'service', 'service_runner'),
     ('flowrun', 'compute'),
     ('conductor',),
