@@ -23,11 +23,9 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from cellboot.api import errors
+from cellboot.builds import accepted
 from cellboot.conf import CONF
 from cellboot.db.api import connection as api_db
-from cellboot.objects import build_request
-from cellboot.objects import instance_mapping
-from cellboot.objects import request_spec
 from cellboot import quota
 
 
@@ -62,11 +60,8 @@ def describe(context, name, flavor, count=1, image_ref=None,
 
 
 def _payload(context, uuid, instance):
-    """One instance's entry of ``schedule_and_build_instances``."""
-    values = dict(instance, uuid=uuid, project_id=context.project_id,
-                  user_id=context.user_id)
-    return {'instance_uuid': uuid, 'project_id': context.project_id,
-            'user_id': context.user_id, 'instance': values}
+    return accepted.payload(uuid, context.project_id, context.user_id,
+                            instance)
 
 
 def check_size(context, count, instance, spec):
@@ -125,17 +120,8 @@ def _persist(context, min_count, max_count, instance, spec, group):
     count = quota.claim(context, context.project_id, min_count, max_count,
                         vcpus, memory_mb)
     spec = dict(spec, num_instances=count)
-    uuids = [uuidutils.generate_uuid() for _index in range(count)]
-    build_requests = [_payload(context, uuid, instance) for uuid in uuids]
-    # One statement per table for the whole request.
-    build_request.BuildRequest.create_many(context, [
-        {'instance_uuid': uuid, 'project_id': context.project_id,
-         'instance': payload['instance'], 'user_id': context.user_id}
-        for uuid, payload in zip(uuids, build_requests)])
-    request_spec.RequestSpec.create_many(context, uuids, spec)
-    instance_mapping.InstanceMapping.create_many(
-        context, uuids, context.project_id, user_id=context.user_id,
-        vcpus=vcpus, memory_mb=memory_mb)
-    if group is not None:
-        group.add_members(context, uuids)
+    build_requests = accepted.write(
+        context, context.project_id, context.user_id,
+        [(uuidutils.generate_uuid(), instance) for _index in range(count)],
+        spec, group=group)
     return build_requests, [spec] * count
