@@ -239,6 +239,20 @@ class NoValidHost(CellbootException):
     code = 400
 
 
+class BuildRefused(CellbootException):
+    """A request asks for what cellboot cannot build (the Nova door)."""
+
+    msg_fmt = 'The request asks for what this cloud cannot build: %(reason)s.'
+    code = 400
+
+
+class NotSupportedByCellboot(CellbootException):
+    msg_fmt = ('%(method)s is not supported by cellboot: its conductor '
+               'builds new servers (schedule_and_build_instances) and '
+               'nothing else.')
+    code = 400
+
+
 class ServerGroupNotFound(NotFound):
     msg_fmt = 'Server group %(group)s could not be found.'
 

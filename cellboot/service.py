@@ -30,18 +30,22 @@ class RPCService:
     procedures by being public.
     """
 
-    def __init__(self, host, topic, endpoints, transport):
+    def __init__(self, host, topic, endpoints, transport, exchange=None):
         self.host = host
         self.topic = topic
         self.endpoints = list(endpoints)
         self.transport = transport
+        # None: the transport's ([DEFAULT] control_exchange); the Nova
+        # door serves nova-api's exchange instead.
+        self.exchange = exchange
         self._server = None
 
     def __repr__(self):
         return f'<RPCService topic={self.topic} host={self.host}>'
 
     def start(self):
-        target = oslo_messaging.Target(topic=self.topic, server=self.host)
+        target = oslo_messaging.Target(topic=self.topic, server=self.host,
+                                       exchange=self.exchange)
         self._server = oslo_messaging.get_rpc_server(
             self.transport, target, self.endpoints,
             serializer=rpc_serializer.RequestContextSerializer(),

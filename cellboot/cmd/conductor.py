@@ -36,9 +36,11 @@ import sys
 from oslo_log import log as logging
 
 from cellboot.conductor import manager
+from cellboot.conductor import nova_door
 from cellboot.conf import CONF
 from cellboot.db import pools
 from cellboot import exception
+from cellboot.nova import casts
 from cellboot import rpc
 from cellboot.rpc import topics
 from cellboot import service
@@ -81,16 +83,20 @@ class Conductor:
     resumed flows), so the first request finds it ready.
     """
 
-    def __init__(self, conductor, rpc_service, context):
+    def __init__(self, conductor, rpc_service, context, more_services=()):
         self.conductor = conductor
         self.rpc_service = rpc_service
         self.context = context
+        # Other buses served for this conductor (the Nova door).
+        self.more_services = list(more_services)
 
     def start(self):
         resumed = self.conductor.start(self.context)
         if resumed:
             LOG.info('Resumed %d unfinished flow(s)', resumed)
         self.rpc_service.start()
+        for more in self.more_services:
+            more.start()
         board = self.conductor.runner.board
         LOG.info('Conductor %s started: %s flows, topic %s, %s',
                  self.conductor.runner.owner, self.conductor.KIND,
@@ -100,9 +106,13 @@ class Conductor:
 
     def stop(self):
         self.rpc_service.stop()
+        for more in self.more_services:
+            more.stop()
 
     def wait(self):
         self.rpc_service.wait()
+        for more in self.more_services:
+            more.wait()
         self.conductor.stop()
 
 
@@ -114,7 +124,12 @@ def build_super_conductor(context):
     conductor = manager.SuperConductorManager()
     server = service.RPCService(CONF.host, topics.CONDUCTOR, [conductor],
                                 rpc.get_api_transport())
-    return Conductor(conductor, server, context)
+    more = []
+    if CONF.nova.enabled:
+        more.append(service.RPCService(
+            CONF.host, casts.TOPIC, [nova_door.NovaDoor(conductor)],
+            rpc.get_nova_transport(), exchange=CONF.nova.exchange))
+    return Conductor(conductor, server, context, more_services=more)
 
 
 def build_cell_conductor(context, cell_name):

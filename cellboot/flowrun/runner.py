@@ -46,7 +46,7 @@ from cellboot.flowrun import records
 LOG = logging.getLogger(__name__)
 
 # Failures that end a flow the expected way (logged as one line).
-_EXPECTED_FAILURES = (exception.NoValidHost,)
+_EXPECTED_FAILURES = (exception.NoValidHost, exception.BuildRefused)
 
 # What ``Runner.run_saved`` did with a flow.
 RAN = flow_conductor.RAN

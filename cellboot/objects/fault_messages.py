@@ -30,6 +30,10 @@ BUILD_NOT_FINISHED = 'The build could not be finished.'
 INTERNAL_ERROR = ('The server could not be built because of an internal '
                   'error.')
 
+# A request refused for what it asks (``exception.BuildRefused``): its
+# sentence names what, from the door's fixed list, and is shown as it is.
+REFUSED = 'The request asks for what this cloud cannot build: '
+
 MESSAGES = frozenset({NO_VALID_HOST, RETRIES_EXCEEDED, BUILD_ABORTED,
                       BUILD_INTERRUPTED, BUILD_TIMED_OUT, BUILD_NOT_FINISHED,
                       INTERNAL_ERROR})
@@ -62,7 +66,7 @@ _BY_CONTENT = (
 
 def _by_text(text):
     text = str(text or '')
-    if text in MESSAGES:
+    if text in MESSAGES or text.startswith(REFUSED):
         return text
     for start, message in _BY_START:
         if text.startswith(start):

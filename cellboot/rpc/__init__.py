@@ -42,6 +42,7 @@ from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import masking
 from cellboot.rpc import inprocess
+from cellboot.rpc import nova_bus
 
 # The embedded mode needs no broker; a deployment sets its rabbit:// URL.
 DEFAULT_TRANSPORT_URL = 'fake://'
@@ -78,8 +79,11 @@ def set_defaults():
 set_defaults()
 
 
-def get_transport(url):
+def get_transport(url, conf=None):
     """The shared RPC transport for ``url``; raises InvalidTransportURL.
+
+    ``conf``: the configuration its driver reads (default: cellboot's;
+    nova-api's bus has one of its own, ``nova_bus``).
 
     A URL that cannot be parsed, or names a driver that is not
     installed, is refused here with an operator's message; a broker that
@@ -88,20 +92,22 @@ def get_transport(url):
     if not url:
         raise exception.InvalidTransportURL(
             url=url, reason='no transport URL is configured')
-    transport = _transports.get(url)
+    conf = CONF if conf is None else conf
+    key = (url, id(conf))
+    transport = _transports.get(key)
     if transport is not None:
         return transport
     with _LOCK:
-        transport = _transports.get(url)
+        transport = _transports.get(key)
         if transport is None:
-            transport = _new_transport(url)
-            _transports[url] = transport
+            transport = _new_transport(url, conf)
+            _transports[key] = transport
     return transport
 
 
-def _new_transport(url):
+def _new_transport(url, conf):
     try:
-        parsed = oslo_messaging.TransportURL.parse(CONF, url)
+        parsed = oslo_messaging.TransportURL.parse(conf, url)
     except (oslo_messaging.InvalidTransportURL, ValueError) as exc:
         # ValueError: a port that is not a number.
         raise exception.InvalidTransportURL(
@@ -120,14 +126,21 @@ def _new_transport(url):
     if parsed.transport.split('+')[0] == inprocess.DRIVER:
         # The embedded bus: oslo.messaging's fake driver, but woken on
         # delivery instead of polling every 50 ms (see ``inprocess``).
-        return inprocess.new_transport(CONF, parsed, ALLOWED_REMOTE_EXMODS)
+        return inprocess.new_transport(conf, parsed, ALLOWED_REMOTE_EXMODS)
     return oslo_messaging.get_rpc_transport(
-        CONF, url=parsed, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
+        conf, url=parsed, allowed_remote_exmods=ALLOWED_REMOTE_EXMODS)
 
 
 def get_api_transport():
     """The API-level bus: ``[DEFAULT] transport_url``."""
     return get_transport(CONF.transport_url)
+
+
+def get_nova_transport():
+    """nova-api's bus: ``[nova] transport_url``, else the API-level one,
+    declared with Nova's settings (``nova_bus``)."""
+    return get_transport(CONF.nova.transport_url or CONF.transport_url,
+                         conf=nova_bus.nova_conf())
 
 
 def get_local_cell_transport():
@@ -158,7 +171,7 @@ def get_cell_transport(cell_mapping):
 
 def describe(transport):
     """The (masked) URL of a cached transport, for error messages."""
-    for url, cached in list(_transports.items()):
+    for (url, _conf), cached in list(_transports.items()):
         if cached is transport:
             return masking.mask_url(url)
     return '<unknown transport>'

@@ -28,8 +28,12 @@ class Schedule(task.Task):
     chosen host's cell. Run again after a conductor died (``resumed``),
     it first gives back whatever the dead run had claimed.
 
-    Reversion strategy: when scheduling failed (NoValidHost), every
-    instance is buried in cell0 with the scheduler's reason. When a later
+    A request spec that says ``refused`` (the Nova door's, for what
+    cellboot cannot build) is not scheduled: BuildRefused, with its
+    reason, buries every instance as NoValidHost would.
+
+    Reversion strategy: when scheduling failed (NoValidHost,
+    BuildRefused), every instance is buried in cell0 with the reason. When a later
     atom failed the whole flow, each instance that no later atom settled
     in a cell (its mapping still has no cell) is buried in cell0 with
     that failure, which also releases its claim.
@@ -40,6 +44,8 @@ class Schedule(task.Task):
     def execute(self, context, scheduler, request_spec, instance_uuids,
                 resumed=False, fence=None):
         tasks.check_fence(fence)
+        if request_spec.get('refused'):
+            raise exception.BuildRefused(reason=request_spec['refused'])
         if resumed:
             # A conductor died while this step ran: what it claimed
             # then may sit on other hosts than what is claimed now.

@@ -17,10 +17,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURED = ('single', 'multi_create_3', 'password_hints_tags')
 
 
+def record_of(name):
+    """The file of capture ``name``: request, exchange, routing key, body."""
+    with open(os.path.join(HERE, 'casts', f'{name}.json')) as dump:
+        return json.load(dump)
+
+
 def captured(name):
     """(the REST request nova-api got, the decoded RPC message)."""
-    with open(os.path.join(HERE, 'casts', f'{name}.json')) as dump:
-        record = json.load(dump)
+    record = record_of(name)
     return record, json.loads(record['body']['oslo.message'])
 
 

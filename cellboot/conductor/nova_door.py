@@ -1,0 +1,182 @@
+"""The Nova door: the builds an unmodified nova-api casts, run by cellboot.
+
+nova-api 34 ends every ``POST /servers`` with one cast of
+``schedule_and_build_instances`` (exchange ``nova``, topic ``conductor``,
+namespace ``compute_task``, 1.17) to whatever serves its conductor
+topic. With ``[nova] enabled`` each super conductor serves it with
+``NovaDoor``, which
+
+1. reads the cast's arguments with ``cellboot.nova.casts`` (Nova's
+   primitives, without nova); a cast that is not what nova-api sends is
+   refused with one ERROR line that says where, and builds nothing;
+2. accepts the request as cellboot's REST API would
+   (``cellboot.builds.accepted``): a build request, a request spec and a
+   cell-less instance mapping per instance, under nova-api's uuids, in
+   one transaction. A redelivered cast finds them written and writes
+   nothing;
+3. starts the boot flow under the key ``nova:<reservation id>``, so a
+   redelivered cast starts nothing twice either.
+
+What cellboot cannot build (volumes, ports, forced hosts, PCI/NUMA, soft
+affinity, Nova's server groups) is accepted all the same and ends in
+ERROR, every instance in cell0 with a fault that names it: the request
+spec says ``refused`` and the flow's ``schedule`` step does the rest.
+The admin password and injected files are never read.
+
+Nova's other ``compute_task`` methods (resize, rebuild, unshelve, live
+migration...) answer ``NotSupportedByCellboot`` at once: a call gets it
+back instead of timing out, a cast logs it.
+"""
+
+import oslo_messaging
+from oslo_log import log as logging
+
+from cellboot.builds import accepted
+from cellboot.db.api import connection as api_db
+from cellboot.db import outage
+from cellboot import exception
+from cellboot.nova import casts
+from cellboot.nova import primitives
+from cellboot.objects import instance_mapping
+from cellboot.rpc import endpoint
+
+LOG = logging.getLogger(__name__)
+
+# Every 1.x: a later minor version only adds arguments, which arrive as
+# ``later`` and are not read.
+TARGET_VERSION = '1.99'
+
+FLOW_KEY_PREFIX = 'nova:'
+
+
+def _instance(boot, instance):
+    return {'display_name': instance.name,
+            'reservation_id': boot.reservation_id, 'flavor': boot.flavor,
+            'image_ref': boot.image_ref,
+            'availability_zone': boot.availability_zone,
+            'metadata': instance.metadata}
+
+
+def refusal(boot):
+    """Why the request cannot be built here (None when it can)."""
+    reasons = list(boot.unsupported)
+    if boot.group is not None and not any('affinity' in reason
+                                          for reason in reasons):
+        reasons.append("Nova's server groups")
+    return '; '.join(reasons) or None
+
+
+def spec_of(boot):
+    """The request spec cellboot's flow reads, for a NovaBoot."""
+    spec = {'flavor': boot.flavor, 'num_instances': len(boot.instances),
+            'availability_zone': boot.availability_zone,
+            'scheduler_hints': dict(boot.hints),
+            'project_id': boot.project_id, 'user_id': boot.user_id}
+    refused = refusal(boot)
+    if refused:
+        spec['refused'] = refused
+    return spec
+
+
+@api_db.writer
+def accept(context, boot):
+    """Write the request's rows, unless a delivery before did; payloads.
+
+    Returns ``(build_requests, spec)`` as the flow's store wants them.
+    """
+    spec = spec_of(boot)
+    instances = [(instance.uuid, _instance(boot, instance))
+                 for instance in boot.instances]
+    known = instance_mapping.InstanceMapping.get_by_instance_uuids(
+        context, boot.uuids)
+    if known:
+        # One transaction wrote them all: a redelivery finds every one,
+        # of the same project. Anything else names instances it does
+        # not own.
+        if len(known) != len(boot.uuids) or any(
+                mapping.project_id != boot.project_id
+                for mapping in known.values()):
+            raise primitives.Malformed(
+                'it names instances that exist already and are not all '
+                'this request\'s')
+        return [accepted.payload(uuid, boot.project_id, boot.user_id,
+                                 values) for uuid, values in instances], spec
+    return accepted.write(context, boot.project_id, boot.user_id,
+                          instances, spec), spec
+
+
+class NovaDoor:
+    """Endpoint of nova-api's conductor topic (see the module)."""
+
+    target = oslo_messaging.Target(namespace=casts.NAMESPACE,
+                                   version=TARGET_VERSION)
+
+    def __init__(self, manager):
+        # The super conductor's manager: its runner starts the flows.
+        self.manager = manager
+
+    @oslo_messaging.expose
+    def schedule_and_build_instances(self, context, build_requests,
+                                     request_specs, image=None,
+                                     admin_password=None,
+                                     injected_files=None,
+                                     requested_networks=None,
+                                     block_device_mapping=None, tags=None,
+                                     **later):
+        """Build what nova-api accepted (cast); see the module."""
+        try:
+            boot = casts.parse({
+                'build_requests': build_requests,
+                'request_specs': request_specs, 'image': image,
+                'requested_networks': requested_networks,
+                'block_device_mapping': block_device_mapping,
+                'tags': tags})
+            if boot.project_id != context.project_id:
+                raise primitives.Malformed(
+                    f'its instances are of project {boot.project_id}, '
+                    f'its context of {context.project_id}')
+            if boot.ignored_hints:
+                LOG.info('Request %s: scheduler hints cellboot does not '
+                         'read are ignored: %s', context.request_id,
+                         ', '.join(boot.ignored_hints))
+            # The cast is not redelivered once taken: a database outage
+            # is waited out here (``accept`` finds what an attempt
+            # whose answer was lost wrote).
+            payloads, spec = outage.ride_out(
+                lambda: accept(context, boot),
+                what=f'accepting reservation {boot.reservation_id}')
+        except primitives.Malformed as exc:
+            LOG.error('Request %s: refused a schedule_and_build_instances '
+                      'cast that is not what nova-api sends; nothing is '
+                      'built: %s', context.request_id, exc)
+            return
+        self.manager.runner.start(
+            context,
+            {'instance_uuids': boot.uuids,
+             'build_requests': {entry['instance_uuid']: entry
+                                for entry in payloads},
+             'request_spec': spec},
+            boot.uuids, FLOW_KEY_PREFIX + boot.reservation_id,
+            f'Boot of {len(boot.uuids)} instance(s) from nova-api, '
+            f'reservation {boot.reservation_id}, request '
+            f'{context.request_id}')
+
+
+def _refusing(method):
+    @endpoint.expected_errors(exception.NotSupportedByCellboot)
+    def refuse(self, context, **kwargs):
+        raise exception.NotSupportedByCellboot(method=method)
+    refuse.__name__ = method
+    refuse.__doc__ = f'``{method}``: not supported by cellboot.'
+    return oslo_messaging.expose(refuse)
+
+
+# nova-api's other compute_task methods (Nova 34's ComputeTaskAPI).
+NOT_SUPPORTED = ('build_instances', 'migrate_server',
+                 'live_migrate_instance', 'unshelve_instance',
+                 'rebuild_instance', 'cache_images',
+                 'confirm_snapshot_based_resize',
+                 'revert_snapshot_based_resize')
+
+for _method in NOT_SUPPORTED:
+    setattr(NovaDoor, _method, _refusing(_method))

@@ -1,0 +1,53 @@
+"""The ``[nova]`` group: nova-api as a client of the super conductor.
+
+A real nova-api casts ``schedule_and_build_instances`` to its
+conductor's topic on its own bus. With ``enabled``, every super
+conductor also serves that topic (the Nova door, docs/nova.md) and
+builds what nova-api asked as cellboot builds its own API's requests.
+Off by default: a super conductor that consumes Nova's conductor queue
+takes builds away from any nova-conductor on the same bus.
+"""
+
+from oslo_config import cfg
+
+nova_group = cfg.OptGroup(
+    'nova',
+    title='Nova door',
+    help='Accepting builds cast by an unmodified nova-api (Nova 34).')
+
+nova_opts = [
+    cfg.BoolOpt('enabled',
+                default=False,
+                help='Serve nova-api\'s conductor topic (exchange '
+                     '[nova] exchange, topic conductor, namespace '
+                     'compute_task) in every super conductor. Only one '
+                     'kind of conductor may consume that queue: stop '
+                     'nova-conductor\'s super conductor role first '
+                     '(docs/nova.md).'),
+    cfg.StrOpt('transport_url',
+               secret=True,
+               help='nova-api\'s [DEFAULT] transport_url, the bus it casts '
+                    'builds on. Default: cellboot\'s own [DEFAULT] '
+                    'transport_url (nova-api and cellboot on one vhost).'),
+    cfg.StrOpt('exchange',
+               default='nova',
+               help='nova-api\'s [DEFAULT] control_exchange.'),
+    cfg.BoolOpt('amqp_durable_queues',
+                default=False,
+                help='nova-api\'s [oslo_messaging_rabbit] '
+                     'amqp_durable_queues (Nova\'s default: false). The '
+                     'door declares Nova\'s exchange and queue as Nova '
+                     'does: RabbitMQ refuses a second declaration that '
+                     'differs, and then either the door or nova-api\'s '
+                     'casts fail. cellboot\'s own buses keep their own '
+                     'setting.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(nova_group)
+    conf.register_opts(nova_opts, group=nova_group)
+
+
+def list_opts():
+    return {nova_group: nova_opts}

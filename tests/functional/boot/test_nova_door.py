@@ -1,0 +1,184 @@
+"""The Nova door: nova-api 34's captured casts, served over RPC, built.
+
+The casts are the ones captured from a real nova-api
+(``tests/unit/nova/casts``), sent as nova-api sends them: a cast to
+exchange ``nova``, topic ``conductor``, namespace ``compute_task``,
+version 1.17, with nova-api's context, on the deployment's bus, which a
+super conductor's door serves.
+"""
+
+import copy
+import time
+
+import oslo_messaging
+
+from cellboot import context as cb_context
+from cellboot.conductor import nova_door
+from cellboot import exception
+from cellboot.nova import casts
+from cellboot.objects import build_request as build_request_obj
+from cellboot.objects import fault_messages
+from cellboot.objects import instance_mapping
+from cellboot.rpc import serializer as rpc_serializer
+from cellboot import service
+from tests import base
+from tests.functional import cluster
+from tests.functional import invariants
+from tests.unit.nova import test_casts
+
+
+def _data(value):
+    return value['nova_object.data']
+
+
+class NovaDoorTest(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.cluster = self.useFixture(cluster.Cluster(cells=2,
+                                                       hosts_per_cell=2))
+        door = service.RPCService(
+            'door-host', casts.TOPIC,
+            [nova_door.NovaDoor(self.cluster.super_conductor)],
+            self.cluster.transport, exchange=casts.EXCHANGE)
+        door.start()
+        self.addCleanup(door.wait)
+        self.addCleanup(door.stop)
+        self.client = oslo_messaging.get_rpc_client(
+            self.cluster.transport,
+            oslo_messaging.Target(exchange=casts.EXCHANGE, topic=casts.TOPIC,
+                                  namespace=casts.NAMESPACE,
+                                  version=casts.VERSION),
+            serializer=rpc_serializer.RequestContextSerializer())
+
+    def _cast(self, name, change=None):
+        """Send the captured cast ``name`` (changed by ``change``)."""
+        _record, message = test_casts.captured(name)
+        args = copy.deepcopy(message['args'])
+        if change is not None:
+            change(args)
+        context = cb_context.RequestContext.from_dict(
+            {key[len('_context_'):]: value for key, value in message.items()
+             if key.startswith('_context_')})
+        self.client.cast(context, casts.METHOD, **args)
+        return context, [_data(br)['instance_uuid']
+                         for br in args['build_requests']]
+
+    def _wait_placed(self, uuids, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                found = [self.cluster.find(uuid) for uuid in uuids]
+                self.cluster.wait_for_quiet()
+                return found
+            except exception.InstanceNotFound:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def test_a_single_and_a_multi_create_go_active(self):
+        _context, single = self._cast('single')
+        _context, multi = self._cast('multi_create_3')
+        found = self._wait_placed(single + multi)
+        self.assertEqual(['active'] * 4,
+                         [instance.vm_state for _cell, instance in found])
+        cell, instance = found[0]
+        self.assertEqual('web-1', instance.display_name)
+        self.assertEqual({'role': 'web', 'tier': 'front'}, instance.metadata)
+        self.assertEqual(['batch-1', 'batch-2', 'batch-3'],
+                         [instance.display_name for _cell, instance
+                          in found[1:]])
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_a_redelivered_cast_builds_once(self):
+        _context, uuids = self._cast('multi_create_3')
+        self._wait_placed(uuids)
+        self._cast('multi_create_3')
+        self.cluster.wait_for_quiet()
+        for uuid in uuids:
+            self.assertEqual(1, len(self.cluster.flows(uuid)))
+            self.assertEqual('active', self.cluster.find(uuid)[1].vm_state)
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_what_cellboot_cannot_build_ends_in_error_saying_so(self):
+        def volume(args):
+            device = _data(args['block_device_mapping'])['objects'][0]
+            _data(device).update(source_type='volume',
+                                 destination_type='volume', volume_id='v')
+        _context, (uuid,) = self._cast('single', volume)
+        ((cell, instance),) = self._wait_placed([uuid])
+        self.assertEqual(('cell0', 'error'), (cell.name, instance.vm_state))
+        fault = self.cluster.fault(uuid)
+        self.assertEqual(
+            'The request asks for what this cloud cannot build: volumes '
+            '(block device mappings beyond the image).', fault.message)
+        self.assertEqual(fault.message,
+                         fault_messages.for_user(fault.code, fault.message))
+        self.assertEqual({}, self.cluster.allocations(uuid))
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def _assert_nothing_written(self, uuids):
+        # A good cast after the bad one: once it is built, the bad one
+        # (sent first, on the same queue) has been handled too.
+        _context, good = self._cast('single', self._new_uuids)
+        self._wait_placed(good)
+        ctx = self.cluster.ctx
+        self.assertEqual({}, instance_mapping.InstanceMapping.
+                         get_by_instance_uuids(ctx, uuids))
+        for uuid in uuids:
+            self.assertRaises(exception.BuildRequestNotFound,
+                              build_request_obj.BuildRequest.
+                              get_by_instance_uuid, ctx, uuid)
+            self.assertEqual([], self.cluster.flows(uuid))
+
+    @staticmethod
+    def _new_uuids(args):
+        from oslo_utils import uuidutils
+        for request, spec in zip(args['build_requests'],
+                                 args['request_specs']):
+            uuid = uuidutils.generate_uuid()
+            _data(request)['instance_uuid'] = uuid
+            _data(_data(request)['instance'])['uuid'] = uuid
+            _data(spec)['instance_uuid'] = uuid
+            _data(_data(request)['instance'])['reservation_id'] = 'r-again'
+
+    def test_a_malformed_cast_writes_nothing(self):
+        def nul_in_name(args):
+            _data(_data(args['build_requests'][0])['instance'])[
+                'display_name'] = 'a\x00b'
+        _context, uuids = self._cast('single', nul_in_name)
+        self._assert_nothing_written(uuids)
+
+    def test_instances_of_another_project_are_refused(self):
+        def other_project(args):
+            request = _data(args['build_requests'][0])
+            request['project_id'] = 'project-b'
+            _data(request['instance'])['project_id'] = 'project-b'
+        _context, uuids = self._cast('single', other_project)
+        self._assert_nothing_written(uuids)
+
+    def test_a_cellboot_instance_cannot_be_named_again(self):
+        (theirs,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+
+        def steal(args):
+            request = _data(args['build_requests'][0])
+            request['instance_uuid'] = theirs
+            _data(request['instance'])['uuid'] = theirs
+            _data(args['request_specs'][0])['instance_uuid'] = theirs
+        self._cast('single', steal)
+        _context, good = self._cast('single', self._new_uuids)
+        self._wait_placed(good)
+        self.assertEqual(1, len(self.cluster.flows(theirs)))
+        mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
+            self.cluster.ctx, theirs)
+        self.assertEqual('project-a', mapping.project_id)
+
+    def test_other_compute_task_methods_answer_not_supported(self):
+        context = cb_context.RequestContext(user_id='u', project_id='p')
+        for method in nova_door.NOT_SUPPORTED:
+            error = self.assertRaises(
+                Exception, self.client.prepare(timeout=10).call, context,
+                method, instance={'uuid': 'x'})
+            self.assertIn(f'{method} is not supported by cellboot',
+                          str(error))
