@@ -49,13 +49,13 @@ class ConductorCommandTest(base.TestCase):
                 return lines
         self.fail(f'{text!r} never logged: {"".join(lines)}')
 
-    def test_the_super_conductor_serves_its_topic(self):
+    def _super_config(self, more=''):
         api_url = 'sqlite:///' + os.path.join(self.state_path, 'api.sqlite')
         flow_url = 'sqlite:///' + os.path.join(self.state_path,
                                                'flows.sqlite')
         migration.db_sync('api', api_url)
         flow_schema.sync_flow_database(flow_url)
-        process = self._start('--config-file', self._config(f'''
+        return self._config(f'''
             [DEFAULT]
             state_path = {self.state_path}
             transport_url = fake://
@@ -63,9 +63,23 @@ class ConductorCommandTest(base.TestCase):
             connection = {api_url}
             [flow_persistence]
             connection = {flow_url}
-            '''))
+            ''' + more)
+
+    def test_the_super_conductor_serves_its_topic(self):
+        process = self._start('--config-file', self._super_config())
         lines = self._wait_for(process, 'Serving')
         self.assertIn('Serving cellboot-conductor as', lines[-1])
+        self.assertNotIn('NovaDoor', ''.join(self._wait_for(
+            process, 'Conductor ')))
+
+    def test_with_the_nova_door_it_serves_nova_api_s_topic_too(self):
+        process = self._start('--config-file', self._super_config('''
+            [nova]
+            enabled = true
+            transport_url = fake:///nova
+            '''))
+        lines = self._wait_for(process, '(NovaDoor)')
+        self.assertIn('Serving conductor as', lines[-1])
 
     def test_a_cell_conductor_serves_its_cells_topic(self):
         process = self._start('--cell', 'cell1', '--config-file',
