@@ -33,10 +33,10 @@ class Schedule(task.Task):
     reason, buries every instance as NoValidHost would.
 
     Reversion strategy: when scheduling failed (NoValidHost,
-    BuildRefused), every instance is buried in cell0 with the reason. When a later
-    atom failed the whole flow, each instance that no later atom settled
-    in a cell (its mapping still has no cell) is buried in cell0 with
-    that failure, which also releases its claim.
+    BuildRefused), every instance is buried in cell0 with the reason.
+    When a later atom failed the whole flow, each instance that no later
+    atom settled in a cell (its mapping still has no cell) is buried in
+    cell0 with that failure, which also releases its claim.
     """
 
     default_provides = 'selections'
