@@ -36,7 +36,7 @@ import sqlalchemy as sa
 
 from cellboot.allinone import deployment
 from cellboot.allinone import hooks
-from cellboot.compute import manager as compute_manager
+from cellboot.compute import rpc_endpoint as compute_endpoint
 from cellboot.conductor import manager as conductor_manager
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
@@ -155,7 +155,7 @@ def _settled(context, uuid):
 class WatchedCompute:
     """A compute host's endpoint that reports the builds it settled."""
 
-    target = compute_manager.ComputeEndpoint.target
+    target = compute_endpoint.ComputeEndpoint.target
 
     def __init__(self, endpoint, completions):
         self._endpoint = endpoint
@@ -236,7 +236,7 @@ class BenchmarkHooks(hooks.Hooks):
         return self.dbs.urls[name]
 
     def endpoint(self, server, endpoint):
-        if isinstance(endpoint, compute_manager.ComputeEndpoint):
+        if isinstance(endpoint, compute_endpoint.ComputeEndpoint):
             return WatchedCompute(endpoint, self.completions)
         if isinstance(endpoint, conductor_manager.CellConductorManager):
             return WatchedCellConductor(endpoint, self.completions)

@@ -39,6 +39,7 @@ from cellboot.cells import discovery
 from cellboot.cells import mappings as cells
 from cellboot.compute import host as compute_host
 from cellboot.compute import manager as compute_manager
+from cellboot.compute import rpc_endpoint as compute_endpoint
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import manager as conductor_manager
 from cellboot.conductor import rpcapi as conductor_rpcapi
@@ -294,7 +295,7 @@ class Deployment:
             driver=self.hooks.driver(host))
         rpc_service = self._rpc_service(
             host, topics.compute(cell.name),
-            compute_manager.ComputeEndpoint(manager), transport)
+            compute_endpoint.ComputeEndpoint(manager), transport)
         compute = compute_host.ComputeHost(
             manager, rpc_service, cb_context.targeted_copy(self.ctx, cell))
         compute.start()

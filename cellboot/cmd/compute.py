@@ -16,6 +16,7 @@ import sys
 
 from cellboot.compute import host as compute_host
 from cellboot.compute import manager as compute_manager
+from cellboot.compute import rpc_endpoint as compute_endpoint
 from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
 from cellboot.db import pools
@@ -65,7 +66,7 @@ def _compute_host(context, host, cell_name, transport):
         cell_name=cell_name)
     rpc_service = service.RPCService(
         host, topics.compute(cell_name),
-        [compute_manager.ComputeEndpoint(manager)], transport)
+        [compute_endpoint.ComputeEndpoint(manager)], transport)
     return compute_host.ComputeHost(manager, rpc_service, context)
 
 

@@ -7,7 +7,7 @@ provider report with the inventory of its driver; the builds it was
 spawning when it stopped are ended in ERROR (``end_interrupted_builds``).
 It then heartbeats.
 
-Its one RPC method (served by ``ComputeEndpoint``),
+Its one RPC method (served by ``rpc_endpoint.ComputeEndpoint``),
 ``build_and_run_instance``, takes a build the boot or reschedule flow
 handed to this host, whose resources the scheduler has already claimed
 for the instance:
@@ -54,7 +54,6 @@ import threading
 import traceback
 
 from oslo_log import log as logging
-import oslo_messaging
 
 from cellboot.builds import claims
 from cellboot.builds import fates
@@ -67,7 +66,6 @@ from cellboot.objects import build_args
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
-from cellboot.rpc import client as rpc_client
 
 LOG = logging.getLogger(__name__)
 
@@ -83,27 +81,6 @@ EVENT_RESTART = 'compute_init_host'
 FAULT_CODE = 500
 
 vm_states = instance_obj.vm_states
-
-
-def next_retry(retry, host, node, failure):
-    """The retry state after a failed attempt on ``host``/``node``.
-
-    ``retry`` is what this attempt came with ({'num_attempts',
-    'hosts', 'last_failure'}; None on the first attempt): the number of
-    attempts made and the [host, node] pairs tried so far, this one not
-    yet among them.
-    """
-    retry = retry or {}
-    if retry.get('hosts') and list(retry['hosts'][-1]) == [host, node]:
-        # Counted already: a reschedule handed back by this host and
-        # started from what it stored (``hand_back``); the hosts of a
-        # build's attempts are never the same twice in a row (its
-        # alternates exclude the hosts tried).
-        return dict(retry)
-    return {'num_attempts': retry.get('num_attempts', 0) + 1,
-            'hosts': [list(pair) for pair in retry.get('hosts', [])] +
-            [[host, node]],
-            'last_failure': failure}
 
 
 class ComputeManager:
@@ -355,8 +332,9 @@ class ComputeManager:
                                 details=str(failure), traceback=trace)
         args = build_args.make(
             host_list, request_spec,
-            next_retry(retry, self.host, self.node.hypervisor_hostname,
-                       str(failure)))
+            build_args.next_retry(retry, self.host,
+                                  self.node.hypervisor_hostname,
+                                  str(failure)))
         try:
             build_records.hand_back(context, current, args)
         except (exception.InstanceNotFound,
@@ -428,22 +406,3 @@ class ComputeManager:
         """
         self._claims.release(context, self.scheduler, instance_uuid,
                              provider_uuid=self.node.uuid)
-
-
-class ComputeEndpoint:
-    """Version 1.0 of a compute host's RPC interface.
-
-    Only the builds are served: the manager's start-up and heartbeat
-    methods are its owner's to call, not the bus's.
-    """
-
-    target = oslo_messaging.Target(version=rpc_client.VERSION)
-
-    def __init__(self, manager):
-        self.manager = manager
-
-    @oslo_messaging.expose
-    def build_and_run_instance(self, context, instance, host_list,
-                               request_spec, retry=None):
-        self.manager.build_and_run_instance(context, instance, host_list,
-                                            request_spec, retry)

@@ -42,7 +42,6 @@ tried again at the next sweep and never makes a second flow.
 from oslo_log import log as logging
 
 from cellboot.builds import fates
-from cellboot.compute import manager as compute_manager
 from cellboot.compute import registration
 from cellboot.conf import CONF
 from cellboot import context as cb_context
@@ -188,8 +187,8 @@ class UntakenBuilds:
             self.manager.build_instances(
                 rctxt, instance.to_dict(), args['request_spec'],
                 args['host_list'],
-                compute_manager.next_retry(args['retry'], host, node,
-                                           reason))
+                build_args_obj.next_retry(args['retry'], host, node,
+                                          reason))
         except Exception:
             LOG.exception('Instance %s: could not reschedule it yet; '
                           'trying again in %s s', instance.uuid,

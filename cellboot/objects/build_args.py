@@ -74,3 +74,24 @@ def read(raw):
             not isinstance(request_spec, dict) or not _retry(retry)):
         return None
     return make(host_list, request_spec, retry)
+
+
+def next_retry(retry, host, node, failure):
+    """The retry state after a failed attempt on ``host``/``node``.
+
+    ``retry`` is what this attempt came with ({'num_attempts',
+    'hosts', 'last_failure'}; None on the first attempt): the number of
+    attempts made and the [host, node] pairs tried so far, this one not
+    yet among them.
+    """
+    retry = retry or {}
+    if retry.get('hosts') and list(retry['hosts'][-1]) == [host, node]:
+        # Counted already: a reschedule handed back by this host and
+        # started from what it stored (``hand_back``); the hosts of a
+        # build's attempts are never the same twice in a row (its
+        # alternates exclude the hosts tried).
+        return dict(retry)
+    return {'num_attempts': retry.get('num_attempts', 0) + 1,
+            'hosts': [list(pair) for pair in retry.get('hosts', [])] +
+            [[host, node]],
+            'last_failure': failure}

@@ -11,7 +11,7 @@ import datetime
 
 from oslo_utils import uuidutils
 
-from cellboot.compute import manager as compute_manager
+from cellboot.compute import rpc_endpoint as compute_endpoint
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot import rpc
@@ -106,7 +106,7 @@ class _RoundTripTests:
     def test_build_and_run_instance_reaches_the_compute_endpoint_class(self):
         manager = rpc_base.ComputeEndpoint()
         self.buses.serve('host1', topics.compute(self.cell),
-                         [compute_manager.ComputeEndpoint(manager)],
+                         [compute_endpoint.ComputeEndpoint(manager)],
                          self.transport)
         retry = {'num_attempts': 1, 'hosts': [], 'last_failure': None}
 

@@ -16,7 +16,6 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from cellboot.compute import build_records
-from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import manager as conductor_manager
@@ -215,8 +214,8 @@ class UntakenBuildsTest(base.TestCase):
         with cb_context.target_cell(self.ctx, self.cell) as cctxt:
             build_records.hand_back(cctxt, instance, build_args.make(
                 args['host_list'], args['request_spec'],
-                compute_manager.next_retry(args['retry'], HOST,
-                                           node, 'spawn failed')))
+                build_args.next_retry(args['retry'], HOST,
+                                      node, 'spawn failed')))
         self._age(uuid)
         self.assertEqual(1, self.check.sweep_once(self.ctx)['reschedule'])
         instance = self._settled(uuid)

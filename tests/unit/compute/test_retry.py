@@ -1,6 +1,6 @@
 """next_retry: the retry state a failed host passes to its conductor."""
 
-from cellboot.compute import manager
+from cellboot.objects import build_args
 from tests import base
 
 
@@ -10,7 +10,7 @@ class NextRetryTest(base.TestCase):
         self.assertEqual(
             {'num_attempts': 1, 'hosts': [['h1', 'n1']],
              'last_failure': 'boom'},
-            manager.next_retry(None, 'h1', 'n1', 'boom'))
+            build_args.next_retry(None, 'h1', 'n1', 'boom'))
 
     def test_later_failure_adds_to_the_earlier_attempts(self):
         retry = {'num_attempts': 2, 'hosts': [['h1', 'n1'], ['h2', 'n2']],
@@ -19,29 +19,29 @@ class NextRetryTest(base.TestCase):
             {'num_attempts': 3,
              'hosts': [['h1', 'n1'], ['h2', 'n2'], ['h3', 'n3']],
              'last_failure': 'new'},
-            manager.next_retry(retry, 'h3', 'n3', 'new'))
+            build_args.next_retry(retry, 'h3', 'n3', 'new'))
 
     def test_the_given_retry_state_is_not_changed(self):
         retry = {'num_attempts': 1, 'hosts': [['h1', 'n1']],
                  'last_failure': 'old'}
-        manager.next_retry(retry, 'h2', 'n2', 'new')
+        build_args.next_retry(retry, 'h2', 'n2', 'new')
         self.assertEqual({'num_attempts': 1, 'hosts': [['h1', 'n1']],
                           'last_failure': 'old'}, retry)
 
     def test_hosts_sent_as_tuples_come_back_as_lists(self):
         retry = {'num_attempts': 1, 'hosts': [('h1', 'n1')]}
-        self.assertEqual([['h1', 'n1'], ['h2', 'n2']],
-                         manager.next_retry(retry, 'h2', 'n2', 'x')['hosts'])
+        after = build_args.next_retry(retry, 'h2', 'n2', 'x')
+        self.assertEqual([['h1', 'n1'], ['h2', 'n2']], after['hosts'])
 
     def test_a_host_counted_last_already_is_not_counted_again(self):
         # A build its host handed back, rescheduled by a sweep from the
         # retry state the host stored (which counts it).
         retry = {'num_attempts': 2, 'hosts': [['h1', 'n1'], ['h2', 'n2']],
                  'last_failure': 'spawn failed on h2'}
-        self.assertEqual(retry, manager.next_retry(retry, 'h2', 'n2',
-                                                   'not started'))
+        self.assertEqual(retry, build_args.next_retry(retry, 'h2', 'n2',
+                                                      'not started'))
 
     def test_a_host_tried_earlier_but_not_last_is_counted(self):
         retry = {'num_attempts': 1, 'hosts': [['h1', 'n1']]}
-        self.assertEqual(2, manager.next_retry(retry, 'h1', 'n2',
-                                               'x')['num_attempts'])
+        self.assertEqual(2, build_args.next_retry(retry, 'h1', 'n2',
+                                                  'x')['num_attempts'])
