@@ -103,12 +103,12 @@ services: venv
 # The fault runs restart the machine's own servers, so they run after the
 # rest, alone; they run even when the rest failed (their figures tell the
 # next session as much), and either failing fails `make test`.
-test: venv services
+test: venv nova-venv services
 	@rc=0; $(MAKE) --no-print-directory suite || rc=$$?; \
 	$(MAKE) --no-print-directory faults || rc=$$?; \
 	exit $$rc
 
-suite: venv services
+suite: venv nova-venv services
 	@$(VENV_PY) -m pytest -q -n $(TEST_WORKERS) --durations=10 \
 	  --ignore=tests/functional/faults tests; \
 	rc=$$?; \
