@@ -35,6 +35,7 @@ import requests
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
+from cellboot.cli import arguments  # noqa: E402
 from cellboot.conductor import nova_door  # noqa: E402
 from cellboot.conf import CONF  # noqa: E402
 from cellboot import context as cb_context  # noqa: E402
@@ -61,26 +62,23 @@ def _parse(argv):
         description=__doc__.split('\n\n', 1)[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split('\n\n', 1)[1])
-    parser.add_argument('--count', type=int, default=100,
+    parser.add_argument('--count', type=arguments.positive_int,
+                        default=100,
                         help='single boots per way in (default: '
                              '%(default)s)')
-    parser.add_argument('--clients', type=int, default=4,
+    parser.add_argument('--clients', type=arguments.positive_int,
+                        default=4,
                         help='client threads per way in (default: '
                              '%(default)s)')
-    parser.add_argument('--warmup', type=int, default=5,
+    parser.add_argument('--warmup', type=arguments.non_negative_int,
+                        default=5,
                         help='boots per way in before it is measured '
                              '(first-use costs; default: %(default)s)')
-    parser.add_argument('--cells', type=int, default=2)
-    parser.add_argument('--hosts', type=int, default=4,
+    parser.add_argument('--cells', type=arguments.positive_int, default=2)
+    parser.add_argument('--hosts', type=arguments.positive_int, default=4,
                         help='compute hosts per cell (default: '
                              '%(default)s)')
-    args = parser.parse_args(argv)
-    for name in ('count', 'clients', 'cells', 'hosts'):
-        if getattr(args, name) < 1:
-            parser.error(f'--{name} must be at least 1')
-    if args.warmup < 0:
-        parser.error('--warmup must be at least 0')
-    return args
+    return parser.parse_args(argv)
 
 
 def _settled(cluster, uuids):

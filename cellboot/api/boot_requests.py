@@ -19,7 +19,6 @@ one project count and write one after the other, so together they never
 exceed it, and a boot over quota writes nothing.
 """
 
-from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from cellboot.api import errors
@@ -59,11 +58,6 @@ def describe(context, name, flavor, count=1, image_ref=None,
     return instance, spec
 
 
-def _payload(context, uuid, instance):
-    return accepted.payload(uuid, context.project_id, context.user_id,
-                            instance)
-
-
 def check_size(context, count, instance, spec):
     """413 when ``count`` instances would carry too much to be stored.
 
@@ -74,9 +68,9 @@ def check_size(context, count, instance, spec):
     or a message may be (``[api] max_boot_payload_size``). Refused
     whole, before anything is written, rather than accepted and stuck.
     """
-    example = uuidutils.generate_uuid()
-    each = (len(jsonutils.dumps(_payload(context, example, instance)))
-            + len(jsonutils.dumps(spec)))
+    each = accepted.stored_size(uuidutils.generate_uuid(),
+                                context.project_id, context.user_id,
+                                instance, spec)
     limit = CONF.api.max_boot_payload_size
     if each * count > limit:
         fewer = (f'ask for at most {limit // each} server(s) with this '

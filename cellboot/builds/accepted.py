@@ -10,6 +10,8 @@ conductor's flow finds the same rows whichever door the request came
 through.
 """
 
+from oslo_serialization import jsonutils
+
 from cellboot.objects import build_request
 from cellboot.objects import instance_mapping
 from cellboot.objects import request_spec
@@ -21,6 +23,19 @@ def payload(instance_uuid, project_id, user_id, instance):
                   user_id=user_id)
     return {'instance_uuid': instance_uuid, 'project_id': project_id,
             'user_id': user_id, 'instance': values}
+
+
+def stored_size(instance_uuid, project_id, user_id, instance, spec):
+    """Bytes one instance takes in the boot's cast and flow store.
+
+    Its build request and request spec travel in one RPC message and go,
+    as JSON with non-ASCII escaped, into one row of the boot flow's
+    store: every door bounds a request by the sum (``[api]
+    max_boot_payload_size``) before it writes anything.
+    """
+    return (len(jsonutils.dumps(payload(instance_uuid, project_id, user_id,
+                                        instance)))
+            + len(jsonutils.dumps(spec)))
 
 
 def write(context, project_id, user_id, instances, spec, group=None):

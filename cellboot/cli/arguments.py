@@ -7,13 +7,22 @@ error whichever command refused it.
 import argparse
 
 
-def positive_int(text):
-    """A whole number of at least 1, for ``add_argument(type=...)``."""
+def _at_least(text, minimum):
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
+        value = minimum - 1
+    if value < minimum:
         raise argparse.ArgumentTypeError(f'must be a whole number of at '
-                                         f'least 1, not {text!r}')
+                                         f'least {minimum}, not {text!r}')
     return value
+
+
+def positive_int(text):
+    """A whole number of at least 1, for ``add_argument(type=...)``."""
+    return _at_least(text, 1)
+
+
+def non_negative_int(text):
+    """A whole number of at least 0, for ``add_argument(type=...)``."""
+    return _at_least(text, 0)

@@ -32,6 +32,7 @@ import oslo_messaging
 from oslo_log import log as logging
 
 from cellboot.builds import accepted
+from cellboot.conf import CONF
 from cellboot.db.api import connection as api_db
 from cellboot.db import outage
 from cellboot import exception
@@ -60,8 +61,7 @@ def _instance(boot, instance):
 def refusal(boot):
     """Why the request cannot be built here (None when it can)."""
     reasons = list(boot.unsupported)
-    if boot.group is not None and not any('affinity' in reason
-                                          for reason in reasons):
+    if boot.group is not None and casts.SOFT_AFFINITY not in reasons:
         reasons.append("Nova's server groups")
     return '; '.join(reasons) or None
 
@@ -87,6 +87,16 @@ def accept(context, boot):
     spec = spec_of(boot)
     instances = [(instance.uuid, _instance(boot, instance))
                  for instance in boot.instances]
+    size = sum(accepted.stored_size(uuid, boot.project_id, boot.user_id,
+                                    values, spec)
+               for uuid, values in instances)
+    if size > CONF.api.max_boot_payload_size:
+        # As cellboot's API refuses it (413): no row of the flow's
+        # store could hold it.
+        raise primitives.Malformed(
+            f'its {len(instances)} instance(s) take {size} bytes as '
+            f'stored, over [api] max_boot_payload_size '
+            f'({CONF.api.max_boot_payload_size})')
     known = instance_mapping.InstanceMapping.get_by_instance_uuids(
         context, boot.uuids)
     if known:

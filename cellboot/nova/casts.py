@@ -35,6 +35,8 @@ VERSION = '1.17'
 # quota stops far below it in any real cloud.
 MAX_INSTANCES = 1000
 
+SOFT_AFFINITY = 'soft-affinity and soft-anti-affinity policies'
+
 # Hints cellboot's scheduler reads, from a Nova request: ``target_cell``
 # is left out (Nova has no such hint, and cellboot's policy on it is
 # enforced by cellboot's API, which a Nova request never went through).
@@ -217,7 +219,7 @@ def _unsupported(args, pairs):
         policies = [group.get('policy')] + list(group.get('policies') or [])
         if any(policy and policy.startswith('soft-')
                for policy in policies):
-            reasons.append('soft-affinity and soft-anti-affinity policies')
+            reasons.append(SOFT_AFFINITY)
     return tuple(dict.fromkeys(reasons))
 
 

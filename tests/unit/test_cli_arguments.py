@@ -18,3 +18,15 @@ class PositiveIntTest(base.TestCase):
                                     arguments.positive_int, text)
             self.assertEqual(f'must be a whole number of at least 1, not '
                              f'{text!r}', str(exc))
+
+
+class NonNegativeIntTest(base.TestCase):
+
+    def test_zero_and_up_are_taken_below_is_refused(self):
+        self.assertEqual([0, 5], [arguments.non_negative_int(text)
+                                  for text in ('0', '5')])
+        for text in ('-1', 'none', '0.5'):
+            exc = self.assertRaises(argparse.ArgumentTypeError,
+                                    arguments.non_negative_int, text)
+            self.assertEqual(f'must be a whole number of at least 0, not '
+                             f'{text!r}', str(exc))

@@ -10,10 +10,13 @@ super conductor's door serves.
 import copy
 import time
 
+import fixtures
+
 import oslo_messaging
 
 from cellboot import context as cb_context
 from cellboot.conductor import nova_door
+from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.nova import casts
 from cellboot.objects import build_request as build_request_obj
@@ -148,6 +151,22 @@ class NovaDoorTest(base.TestCase):
                 'display_name'] = 'a\x00b'
         _context, uuids = self._cast('single', nul_in_name)
         self._assert_nothing_written(uuids)
+
+    def test_a_request_too_large_to_store_writes_nothing(self):
+        # Within every per-field bound, too much together: cellboot's
+        # API would answer 413 ([api] max_boot_payload_size).
+        CONF.set_override('max_boot_payload_size', 65536, group='api')
+        log = self.useFixture(fixtures.FakeLogger(
+            name='cellboot.conductor.nova_door'))
+
+        def big_metadata(args):
+            for request in args['build_requests']:
+                _data(_data(request)['instance'])['metadata'] = {
+                    f'k{i}': 'v' * 255 for i in range(128)}
+        _context, uuids = self._cast('multi_create_3', big_metadata)
+        self._assert_nothing_written(uuids)
+        self.assertIn('over [api] max_boot_payload_size (65536)',
+                      log.output)
 
     def test_instances_of_another_project_are_refused(self):
         def other_project(args):

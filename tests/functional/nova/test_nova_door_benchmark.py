@@ -30,4 +30,5 @@ class NovaDoorBenchmarkTest(base.TestCase):
         done = subprocess.run([sys.executable, SCRIPT, '--count', '0'],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(2, done.returncode)
-        self.assertIn('--count must be at least 1', done.stderr)
+        self.assertIn("--count: must be a whole number of at least 1, not '0'",
+                      done.stderr)
