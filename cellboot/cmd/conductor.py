@@ -55,7 +55,9 @@ Run the super conductor (boot flows, topic cellboot-conductor, needs
 [api_database] and [flow_persistence]) or, with --cell NAME, a conductor of
 cell NAME (reschedule flows, topic cellboot-conductor.NAME on the cell's
 transport, needs only [database] connection and [DEFAULT] transport_url).
-With --cell NAME --super, one process serves both.
+With --cell NAME --super, one process serves both. With [nova] enabled, the
+super conductor also takes the builds an unmodified nova-api casts to its
+conductor topic (docs/nova.md).
 Runs until SIGTERM or SIGINT, then finishes the flows in flight and exits 0.
 
   cellboot-conductor --config-file /etc/cellboot/cellboot.conf
