@@ -34,8 +34,6 @@ from cellboot.api import auth
 from cellboot.builds import deletes
 from cellboot.conf import CONF
 from cellboot import context as cb_context
-from cellboot.db.api import connection as api_db
-from cellboot.db.api import models as api_models
 from cellboot import exception
 from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
@@ -45,8 +43,6 @@ from cellboot.policies import servers as server_policies
 
 LOG = logging.getLogger(__name__)
 
-_REQUESTS = api_models.BuildRequest.__table__
-_MAPPINGS = api_models.InstanceMapping.__table__
 
 # What a cell that did not answer yields per server.
 UNREACHABLE = 'unreachable'
@@ -84,17 +80,6 @@ def _unreachable(uuid, cell, exc):
     LOG.warning('Cell %s (%s) did not answer for server %s: %s', cell.name,
                 cell.uuid, uuid, exc)
     return CellUnreachable(uuid=uuid)
-
-
-@api_db.writer
-def _delete_pending(context, instance_uuid):
-    """Delete the build request and the mapping, both or neither."""
-    deleted = context.session.execute(sa.delete(_REQUESTS).where(
-        _REQUESTS.c.instance_uuid == instance_uuid)).rowcount
-    if deleted:
-        context.session.execute(sa.delete(_MAPPINGS).where(
-            _MAPPINGS.c.instance_uuid == instance_uuid))
-    return bool(deleted)
 
 
 def get_mapping(context, uuid):
@@ -177,7 +162,7 @@ def delete(context, uuid, scheduler):
                    {'project_id': mapping.project_id,
                     'user_id': mapping.user_id})
     if mapping.cell_mapping is None and not mapping.queued_for_delete:
-        if _delete_pending(context, uuid):
+        if deletes.delete_pending(context, uuid):
             return
         # The boot flow created it in a cell just now.
         mapping = get_mapping(context, uuid)

@@ -16,10 +16,35 @@ API on a retried DELETE, the super conductors' sweep
 (``cellboot.conductor.unfinished_deletes``) otherwise.
 """
 
+import sqlalchemy as sa
+
 from cellboot import context as cb_context
+from cellboot.db.api import connection as api_db
+from cellboot.db.api import models as api_models
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import instance as instance_obj
+
+
+_REQUESTS = api_models.BuildRequest.__table__
+_MAPPINGS = api_models.InstanceMapping.__table__
+
+
+@api_db.writer
+def delete_pending(context, instance_uuid):
+    """Delete a server that is only a build request: the build request
+    and its mapping, both or neither; False when there was no build
+    request (the boot flow moved the server to a cell meanwhile).
+
+    The boot flow notices either row missing and cleans up what it made
+    (``fates.clean_up_deleted``).
+    """
+    deleted = context.session.execute(sa.delete(_REQUESTS).where(
+        _REQUESTS.c.instance_uuid == instance_uuid)).rowcount
+    if deleted:
+        context.session.execute(sa.delete(_MAPPINGS).where(
+            _MAPPINGS.c.instance_uuid == instance_uuid))
+    return bool(deleted)
 
 
 def soft_delete_in_cell(context, uuid, cell):

@@ -37,6 +37,7 @@ from oslo_log import log as logging
 
 from cellboot.conductor import manager
 from cellboot.conductor import nova_door
+from cellboot.conductor import nova_mirror
 from cellboot.conf import CONF
 from cellboot.db import pools
 from cellboot import exception
@@ -131,6 +132,12 @@ def build_super_conductor(context):
         more.append(service.RPCService(
             CONF.host, casts.TOPIC, [nova_door.NovaDoor(conductor)],
             rpc.get_nova_transport(), exchange=CONF.nova.exchange))
+        if CONF.nova.api_database_connection:
+            more.append(nova_mirror.MirrorService(conductor))
+        else:
+            LOG.warning('[nova] enabled without [nova] '
+                        'api_database_connection: nova-api will show the '
+                        'servers it casts here in BUILD for ever')
     return Conductor(conductor, server, context, more_services=more)
 
 

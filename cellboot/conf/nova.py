@@ -41,6 +41,26 @@ nova_opts = [
                      'differs, and then either the door or nova-api\'s '
                      'casts fail. cellboot\'s own buses keep their own '
                      'setting.'),
+    cfg.StrOpt('api_database_connection',
+               secret=True,
+               help='nova-api\'s [api_database] connection. With it, the '
+                    'super conductors keep nova-api\'s view of the '
+                    'builds of the door true (the Nova mirror, '
+                    'docs/nova.md): instance mappings, build requests, '
+                    'and the instances in Nova\'s cell databases, found '
+                    'through Nova\'s cell mappings. Without it nova-api '
+                    'shows those servers in BUILD for ever.'),
+    cfg.DictOpt('cells',
+                default={},
+                help='Which Nova cell mirrors which cellboot cell, as '
+                     'cellboot_cell_name:nova_cell_name pairs. A cellboot '
+                     'cell not listed is mirrored by the Nova cell of '
+                     'the same name (cell0 by Nova\'s cell0).'),
+    cfg.FloatOpt('mirror_interval',
+                 default=1.0,
+                 min=0.1,
+                 help='Seconds between two passes of the Nova mirror: '
+                      'about how long nova-api lags behind cellboot.'),
 ]
 
 

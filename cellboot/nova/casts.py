@@ -42,7 +42,7 @@ SOFT_AFFINITY = 'soft-affinity and soft-anti-affinity policies'
 # enforced by cellboot's API, which a Nova request never went through).
 HINTS = ('same_host', 'different_host')
 
-_FLAVOR = p.envelope('Flavor', 1, {
+FLAVOR = p.envelope('Flavor', 1, {
     'flavorid': p.text(255), 'name': p.text(255),
     'vcpus': p.integer(), 'memory_mb': p.integer(), 'root_gb': p.integer(),
     'ephemeral_gb': p.integer(null=True), 'swap': p.integer(null=True),
@@ -52,7 +52,7 @@ _FLAVOR = p.envelope('Flavor', 1, {
 _PCI_REQUESTS = p.envelope('InstancePCIRequests', 1, {
     'requests': p.array({'type': 'object'}, 64)}, null=True)
 
-_TAGS = p.object_list('TagList', p.envelope('Tag', 1, {
+TAGS = p.object_list('TagList', p.envelope('Tag', 1, {
     'tag': p.text(60)}, required=['tag']), max_items=50, null=True)
 
 _BLOCK_DEVICES = p.object_list('BlockDeviceMappingList', p.envelope(
@@ -78,7 +78,7 @@ _INSTANCE = p.envelope('Instance', 2, {
     'image_ref': p.text(255, null=True),
     'availability_zone': p.text(255, null=True),
     'metadata': p.mapping(p.text(255), max_items=128, null=True),
-    'flavor': _FLAVOR,
+    'flavor': FLAVOR,
     'pci_requests': _PCI_REQUESTS,
     'numa_topology': {'type': ['object', 'null']},
 }, required=['uuid', 'reservation_id', 'project_id', 'user_id', 'flavor'])
@@ -88,7 +88,7 @@ _BUILD_REQUEST = p.envelope('BuildRequest', 1, {
     'project_id': p.text(255),
     'instance': _INSTANCE,
     'block_device_mappings': _BLOCK_DEVICES,
-    'tags': _TAGS,
+    'tags': TAGS,
 }, required=['instance_uuid', 'project_id', 'instance'])
 
 _GROUP = p.envelope('InstanceGroup', 1, {
@@ -120,7 +120,7 @@ ARGUMENTS = {
         'image': {'type': ['object', 'null']},
         'requested_networks': _NETWORKS,
         'block_device_mapping': _BLOCK_DEVICES,
-        'tags': _TAGS,
+        'tags': TAGS,
     },
     'required': ['build_requests', 'request_specs'],
 }

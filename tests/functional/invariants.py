@@ -49,7 +49,7 @@ _CELL = cell_models.Base.metadata.tables
 _FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
 
 Instance = collections.namedtuple(
-    'Instance', 'uuid cell vm_state deleted host node flavor')
+    'Instance', 'uuid cell vm_state task_state deleted host node flavor')
 
 
 def _rows(engine, query):
@@ -57,7 +57,7 @@ def _rows(engine, query):
         return conn.execute(query).all()
 
 
-class _Snapshot:
+class Snapshot:
     """Everything the invariants are about, read once."""
 
     def __init__(self):
@@ -97,7 +97,8 @@ class _Snapshot:
         for row in _rows(engine, sa.select(_CELL['instances'])):
             flavor = row.flavor
             self.instances.append(Instance(
-                row.uuid, cell.uuid, row.vm_state, bool(row.deleted),
+                row.uuid, cell.uuid, row.vm_state, row.task_state,
+                bool(row.deleted),
                 row.host, row.node,
                 jsonutils.loads(flavor) if flavor else {}))
         faults = _CELL['instance_faults']
@@ -201,7 +202,7 @@ def _allocation_violations(snap):
 
 def flow_databases(snap=None):
     """(location, URL) of every database that holds persisted flows."""
-    snap = snap or _Snapshot()
+    snap = snap or Snapshot()
     found = [('flow database', CONF.flow_persistence.connection)]
     for cell in snap.cells.values():
         found.append((f'cell {cell.name}', cell.database_connection))
@@ -228,6 +229,6 @@ def check_invariants(ctx=None):
     ``ctx`` is accepted for symmetry with the code under test; the
     checker reads the configured API database and the cells it maps.
     """
-    snap = _Snapshot()
+    snap = Snapshot()
     return (_instance_violations(snap) + _allocation_violations(snap) +
             _flow_violations(snap))

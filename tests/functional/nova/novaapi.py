@@ -102,9 +102,13 @@ endpoint_override = {standins}
 
 [neutron]
 endpoint_override = {standins}
+# nova-api's local delete talks to Neutron as itself (admin), not with
+# the user's token: keystoneauth's plugin without authentication.
+auth_type = none
 
 [placement]
 endpoint_override = {standins}/placement
+auth_type = none
 
 [oslo_concurrency]
 lock_path = {state}

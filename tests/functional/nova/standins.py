@@ -2,7 +2,8 @@
 
 nova-api, asked to boot a server, reads the image from Glance (the image
 and Glance's image schema), lists the ports Neutron holds for the
-instance, and on delete asks Placement to drop the consumer's
+instance, and on delete (as itself: after discovering Neutron's
+version) lists them again and asks Placement to drop the consumer's
 allocations. A real nova-api under test needs those endpoints and
 nothing more from them: this server answers them from memory, for one
 image (``IMAGE_ID``), and records every request it got (``seen``), so
@@ -52,6 +53,7 @@ _ROUTES = [
     ('GET', re.compile(r'^/v2/schemas/image$'), 'image_schema'),
     ('GET', re.compile(r'^/v2\.0/ports(\.json)?$'), 'ports'),
     ('GET', re.compile(r'^/v2\.0/extensions(\.json)?$'), 'extensions'),
+    ('GET', re.compile(r'^/?$'), 'network_root'),
     ('GET', re.compile(r'^/placement/?$'), 'placement_root'),
     ('DELETE', re.compile(r'^/placement/allocations/[^/]+$'), 'no_content'),
 ]
@@ -100,10 +102,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _extensions(self):
         return self._answer(200, {'extensions': []})
 
+    def _network_root(self):
+        # Neutron's version document: nova-api's own (admin) client,
+        # used by a local delete, discovers the API version first.
+        here = f'http://{self.headers.get("Host")}'
+        return self._answer(200, {'versions': [{
+            'id': 'v2.0', 'status': 'CURRENT',
+            'links': [{'href': f'{here}/v2.0/', 'rel': 'self'}]}]})
+
     def _placement_root(self):
+        here = f'http://{self.headers.get("Host")}'
         return self._answer(200, {'versions': [{
             'id': 'v1.0', 'max_version': '1.39', 'min_version': '1.0',
-            'status': 'CURRENT', 'links': []}]})
+            'status': 'CURRENT',
+            'links': [{'href': f'{here}/placement/', 'rel': 'self'}]}]})
 
     def _no_content(self):
         return self._answer(204)
