@@ -43,6 +43,11 @@ OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))), 'tests', 'unit', 'nova', 'casts')
 WAIT = 20
 
+# Stands for the uuid of the server group made first (GROUP_BODY).
+GROUP = '<group>'
+GROUP_BODY = {'server_group': {'name': 'spread',
+                               'policy': 'anti-affinity'}}
+
 # What the door must understand, one boot each: (file name, the server
 # of the POST body, scheduler hints).
 CASES = [
@@ -63,6 +68,11 @@ CASES = [
         'tags': ['blue', 'green'],
         'user_data': 'IyEvYmluL3NoCmVjaG8gaGk=',
     }, {'different_host': [], 'custom_hint': 'x'}),
+    ('server_group', {
+        'name': 'spread', 'imageRef': standins.IMAGE_ID,
+        'flavorRef': novaapi.FLAVOR, 'networks': 'none',
+        'min_count': 2, 'max_count': 2,
+    }, {'group': GROUP}),
 ]
 
 
@@ -121,7 +131,10 @@ def capture(out):
         nova = scope.useFixture(novaapi.NovaApi(
             *databases, api_bus, cell_bus, stand_ins.url))
         os.makedirs(out, exist_ok=True)
+        group = nova.create_server_group(GROUP_BODY)
         for name, server, hints in CASES:
+            hints = hints and {key: group if value == GROUP else value
+                               for key, value in hints.items()}
             answer = nova.boot(server, hints)
             if answer.status_code != 202:
                 raise AssertionError(f'{name}: nova-api answered '

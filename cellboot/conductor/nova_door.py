@@ -18,9 +18,12 @@ topic. With ``[nova] enabled`` each super conductor serves it with
    redelivered cast starts nothing twice either.
 
 What cellboot cannot build (volumes, ports, forced hosts, PCI/NUMA, soft
-affinity, Nova's server groups) is accepted all the same and ends in
-ERROR, every instance in cell0 with a fault that names it: the request
-spec says ``refused`` and the flow's ``schedule`` step does the rest.
+affinity) is accepted all the same and ends in ERROR, every instance in
+cell0 with a fault that names it: the request spec says ``refused`` and
+the flow's ``schedule`` step does the rest. A Nova server group with an
+affinity or anti-affinity policy is honoured: cellboot's own group of
+that uuid (made on its first use, in the same transaction) gets the
+instances as members, and cellboot's scheduler keeps the policy.
 The admin password and injected files are never read.
 
 Nova's other ``compute_task`` methods (resize, rebuild, unshelve, live
@@ -39,6 +42,7 @@ from cellboot import exception
 from cellboot.nova import casts
 from cellboot.nova import primitives
 from cellboot.objects import instance_mapping
+from cellboot.objects import server_group
 from cellboot.rpc import endpoint
 
 LOG = logging.getLogger(__name__)
@@ -61,8 +65,10 @@ def _instance(boot, instance):
 def refusal(boot):
     """Why the request cannot be built here (None when it can)."""
     reasons = list(boot.unsupported)
-    if boot.group is not None and casts.SOFT_AFFINITY not in reasons:
-        reasons.append("Nova's server groups")
+    if (boot.group is not None and casts.SOFT_AFFINITY not in reasons
+            and boot.group['policy'] not in server_group.POLICIES):
+        reasons.append('a server group policy other than '
+                       + ' and '.join(server_group.POLICIES))
     return '; '.join(reasons) or None
 
 
@@ -75,7 +81,38 @@ def spec_of(boot):
     refused = refusal(boot)
     if refused:
         spec['refused'] = refused
+    elif boot.group is not None:
+        spec['scheduler_hints']['group'] = [boot.group['uuid']]
     return spec
+
+
+def _server_group(context, boot, spec):
+    """cellboot's group for the request's Nova group (None if none).
+
+    Made under Nova's uuid on its first use. A group cellboot has under
+    that uuid with another project or policy is not the request's: the
+    cast is refused rather than the servers put in it.
+    """
+    wanted = boot.group
+    if wanted is None or 'refused' in spec:
+        return None
+    if wanted['project_id'] not in (None, boot.project_id):
+        raise primitives.Malformed(
+            f'its server group {wanted["uuid"]} is of another project')
+    try:
+        group = server_group.ServerGroup.get_by_uuid(context,
+                                                     wanted['uuid'])
+    except exception.ServerGroupNotFound:
+        name = (wanted['name'] or '').strip() or wanted['uuid']
+        return server_group.ServerGroup.create(
+            context, name, boot.project_id, wanted['policy'],
+            user_id=boot.user_id, uuid=wanted['uuid'])
+    if (group.project_id, group.policy) != (boot.project_id,
+                                            wanted['policy']):
+        raise primitives.Malformed(
+            f'server group {wanted["uuid"]} is of another project or '
+            f'policy in cellboot')
+    return group
 
 
 @api_db.writer
@@ -112,7 +149,8 @@ def accept(context, boot):
         return [accepted.payload(uuid, boot.project_id, boot.user_id,
                                  values) for uuid, values in instances], spec
     return accepted.write(context, boot.project_id, boot.user_id,
-                          instances, spec), spec
+                          instances, spec,
+                          group=_server_group(context, boot, spec)), spec
 
 
 class NovaDoor:
@@ -124,6 +162,16 @@ class NovaDoor:
     def __init__(self, manager):
         # The super conductor's manager: its runner starts the flows.
         self.manager = manager
+
+    @staticmethod
+    def _accept(context, boot):
+        what = f'accepting reservation {boot.reservation_id}'
+        try:
+            return outage.ride_out(lambda: accept(context, boot), what=what)
+        except exception.ServerGroupExists:
+            # Another cast made the server group between our read and
+            # our write: it is there now.
+            return outage.ride_out(lambda: accept(context, boot), what=what)
 
     @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
@@ -152,9 +200,7 @@ class NovaDoor:
             # The cast is not redelivered once taken: a database outage
             # is waited out here (``accept`` finds what an attempt
             # whose answer was lost wrote).
-            payloads, spec = outage.ride_out(
-                lambda: accept(context, boot),
-                what=f'accepting reservation {boot.reservation_id}')
+            payloads, spec = self._accept(context, boot)
         except primitives.Malformed as exc:
             LOG.error('Request %s: refused a schedule_and_build_instances '
                       'cast that is not what nova-api sends; nothing is '

@@ -93,6 +93,8 @@ _BUILD_REQUEST = p.envelope('BuildRequest', 1, {
 
 _GROUP = p.envelope('InstanceGroup', 1, {
     'uuid': p.UUID,
+    'name': p.text(255, null=True),
+    'project_id': p.text(255, null=True),
     'policy': p.text(255, null=True),
     'policies': p.array(p.text(255), 16, null=True),
 }, required=['uuid'], null=True)
@@ -238,7 +240,8 @@ def _group(spec):
         return None
     policy = group.get('policy') or next(iter(group.get('policies') or []),
                                          None)
-    return {'uuid': group['uuid'], 'policy': policy}
+    return {'uuid': group['uuid'], 'policy': policy,
+            'name': group.get('name'), 'project_id': group.get('project_id')}
 
 
 def parse(args):

@@ -22,6 +22,7 @@ from cellboot.nova import casts
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import fault_messages
 from cellboot.objects import instance_mapping
+from cellboot.objects import server_group
 from cellboot.rpc import serializer as rpc_serializer
 from cellboot import service
 from tests import base
@@ -68,12 +69,15 @@ class NovaDoorTest(base.TestCase):
                          for br in args['build_requests']]
 
     def _wait_placed(self, uuids, timeout=30):
+        """``[(cell, instance)]`` once every one is in a cell and the
+        deployment is quiet (their builds ended)."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                found = [self.cluster.find(uuid) for uuid in uuids]
+                for uuid in uuids:
+                    self.cluster.find(uuid)
                 self.cluster.wait_for_quiet()
-                return found
+                return [self.cluster.find(uuid) for uuid in uuids]
             except exception.InstanceNotFound:
                 if time.monotonic() > deadline:
                     raise
@@ -192,6 +196,57 @@ class NovaDoorTest(base.TestCase):
         mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
             self.cluster.ctx, theirs)
         self.assertEqual('project-a', mapping.project_id)
+
+    def _nova_group(self):
+        record, _message = test_casts.captured('server_group')
+        return record['request']['os:scheduler_hints']['group']
+
+    def test_a_server_group_is_honoured_under_nova_s_uuid(self):
+        _context, uuids = self._cast('server_group')
+        found = self._wait_placed(uuids)
+        self.assertEqual(['active'] * 2,
+                         [instance.vm_state for _cell, instance in found])
+        self.assertEqual(2, len({(cell.uuid, instance.host)
+                                 for cell, instance in found}))
+        group = server_group.ServerGroup.get_by_uuid(self.cluster.ctx,
+                                                     self._nova_group())
+        self.assertEqual(('spread', 'nova-project', 'anti-affinity',
+                          uuids),
+                         (group.name, group.project_id, group.policy,
+                          group.members))
+        # Delivered again: built once, no member added twice.
+        self._cast('server_group')
+        self.cluster.wait_for_quiet()
+        self.assertEqual(uuids, server_group.ServerGroup.get_by_uuid(
+            self.cluster.ctx, self._nova_group()).members)
+        self.assertEqual([1, 1], [len(self.cluster.flows(uuid))
+                                  for uuid in uuids])
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_a_group_of_another_project_or_policy_is_not_joined(self):
+        ctx = self.cluster.ctx
+        server_group.ServerGroup.create(
+            ctx, 'theirs', 'project-b', server_group.AFFINITY,
+            uuid=self._nova_group())
+        _context, uuids = self._cast('server_group')
+        self._assert_nothing_written(uuids)
+        self.assertEqual([], server_group.ServerGroup.get_by_uuid(
+            ctx, self._nova_group()).members)
+
+    def test_a_group_policy_cellboot_does_not_know_ends_in_error(self):
+        def strange_policy(args):
+            for spec in args['request_specs']:
+                _data(_data(spec)['instance_group'])['policy'] = 'lottery'
+        _context, uuids = self._cast('server_group', strange_policy)
+        found = self._wait_placed(uuids)
+        self.assertEqual([('cell0', 'error')] * 2,
+                         [(cell.name, instance.vm_state)
+                          for cell, instance in found])
+        self.assertIn('a server group policy other than affinity and '
+                      'anti-affinity', self.cluster.fault(uuids[0]).message)
+        self.assertRaises(exception.ServerGroupNotFound,
+                          server_group.ServerGroup.get_by_uuid,
+                          self.cluster.ctx, self._nova_group())
 
     def test_other_compute_task_methods_answer_not_supported(self):
         context = cb_context.RequestContext(user_id='u', project_id='p')

@@ -248,6 +248,15 @@ class NovaApi(fixtures.Fixture):
             raise AssertionError(f'flavor {name}: {answer.status_code} '
                                  f'{answer.text}')
 
+    def create_server_group(self, body, project=PROJECT):
+        """POST /os-server-groups; the new group's uuid."""
+        answer = requests.post(f'{self.url}/os-server-groups', json=body,
+                               headers=headers(project=project), timeout=30)
+        if answer.status_code != 200:
+            raise AssertionError(f'server group: {answer.status_code} '
+                                 f'{answer.text}')
+        return answer.json()['server_group']['id']
+
     def boot(self, server, hints=None, project=PROJECT):
         """POST /servers; the answer (any status)."""
         body = {'server': server}

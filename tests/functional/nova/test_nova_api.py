@@ -222,6 +222,23 @@ class NovaApiThroughTheDoorTest(base.TestCase):
         self.assertEqual('SUCCESS', kinds.get('reschedule'), kinds)
         self._quiet_and_true()
 
+    def test_an_anti_affinity_group_spreads_its_servers(self):
+        group = self.nova.create_server_group(
+            {'server_group': {'name': 'spread', 'policy': 'anti-affinity'}})
+        answer = self.nova.boot(
+            {'name': 'spread', 'imageRef': standins.IMAGE_ID,
+             'flavorRef': novaapi.FLAVOR, 'networks': 'none',
+             'min_count': 2, 'max_count': 2, 'return_reservation_id': True},
+            hints={'group': group})
+        self.assertEqual(202, answer.status_code, answer.text)
+        uuids = self._ids_of(answer.json()['reservation_id'])
+        shown = self._settled_in_nova(uuids)
+        self.assertEqual(['ACTIVE', 'ACTIVE'],
+                         [server['status'] for server in shown.values()])
+        self.assertEqual({'cell1-host1', 'cell1-host2'}, {
+            server['OS-EXT-SRV-ATTR:host'] for server in shown.values()})
+        self._quiet_and_true()
+
     def test_delete_after_active_releases_the_claims(self):
         uuid = self._boot(name='short-lived')['server']['id']
         self._settled_in_nova([uuid])

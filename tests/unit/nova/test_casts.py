@@ -14,7 +14,8 @@ from cellboot.nova import primitives
 from tests import base
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CAPTURED = ('single', 'multi_create_3', 'password_hints_tags')
+CAPTURED = ('single', 'multi_create_3', 'password_hints_tags',
+            'server_group')
 
 
 def record_of(name):
@@ -78,6 +79,17 @@ class CapturedCastsTest(base.TestCase):
         boot = casts.parse(message['args'])
         self.assertEqual({}, boot.hints)    # different_host was empty
         self.assertEqual(('custom_hint',), boot.ignored_hints)
+
+    def test_a_server_group_is_read_from_the_request_spec(self):
+        record, message = captured('server_group')
+        boot = casts.parse(message['args'])
+        uuid = record['request']['os:scheduler_hints']['group']
+        self.assertEqual({'uuid': uuid, 'policy': 'anti-affinity',
+                          'name': 'spread', 'project_id': 'nova-project'},
+                         boot.group)
+        self.assertEqual(2, len(boot.instances))
+        self.assertEqual((), boot.unsupported)
+        self.assertEqual((), boot.ignored_hints)
 
     def test_secrets_are_not_kept(self):
         record, message = captured('password_hints_tags')
