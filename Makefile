@@ -6,7 +6,8 @@
 #   make faults     only the infrastructure fault runs: restarts this
 #                   machine's RabbitMQ, MariaDB and Redis and cuts a cell's
 #                   database off, each under load; one JSON line per run
-#   make devstack-test  only the devstack plugin's test (both modes)
+#   make devstack-test  only the devstack plugin's test (both modes, and the
+#                       door mode beside a real nova-api)
 #   make pep8       flake8 over the code, the tests, the tools and the
 #                   benchmarks
 #   make genconfig  regenerate etc/cellboot/cellboot.conf.sample and
@@ -141,7 +142,7 @@ chaos: venv services
 	else echo '{"error": "the chaos test wrote no summary"}'; fi; \
 	exit $$rc
 
-devstack-test: venv services
+devstack-test: venv nova-venv services
 	$(VENV_PY) -m pytest -q tests/functional/devstack
 
 # A whole deployment in one process (SQLite in a temporary directory,
