@@ -163,16 +163,6 @@ class NovaDoor:
         # The super conductor's manager: its runner starts the flows.
         self.manager = manager
 
-    @staticmethod
-    def _accept(context, boot):
-        what = f'accepting reservation {boot.reservation_id}'
-        try:
-            return outage.ride_out(lambda: accept(context, boot), what=what)
-        except exception.ServerGroupExists:
-            # Another cast made the server group between our read and
-            # our write: it is there now.
-            return outage.ride_out(lambda: accept(context, boot), what=what)
-
     @oslo_messaging.expose
     def schedule_and_build_instances(self, context, build_requests,
                                      request_specs, image=None,
@@ -182,40 +172,61 @@ class NovaDoor:
                                      block_device_mapping=None, tags=None,
                                      **later):
         """Build what nova-api accepted (cast); see the module."""
-        try:
-            boot = casts.parse({
-                'build_requests': build_requests,
-                'request_specs': request_specs, 'image': image,
-                'requested_networks': requested_networks,
-                'block_device_mapping': block_device_mapping,
-                'tags': tags})
-            if boot.project_id != context.project_id:
-                raise primitives.Malformed(
-                    f'its instances are of project {boot.project_id}, '
-                    f'its context of {context.project_id}')
-            if boot.ignored_hints:
-                LOG.info('Request %s: scheduler hints cellboot does not '
-                         'read are ignored: %s', context.request_id,
-                         ', '.join(boot.ignored_hints))
-            # The cast is not redelivered once taken: a database outage
-            # is waited out here (``accept`` finds what an attempt
-            # whose answer was lost wrote).
-            payloads, spec = self._accept(context, boot)
-        except primitives.Malformed as exc:
-            LOG.error('Request %s: refused a schedule_and_build_instances '
-                      'cast that is not what nova-api sends; nothing is '
-                      'built: %s', context.request_id, exc)
-            return
-        self.manager.runner.start(
-            context,
-            {'instance_uuids': boot.uuids,
-             'build_requests': {entry['instance_uuid']: entry
-                                for entry in payloads},
-             'request_spec': spec},
-            boot.uuids, FLOW_KEY_PREFIX + boot.reservation_id,
-            f'Boot of {len(boot.uuids)} instance(s) from nova-api, '
-            f'reservation {boot.reservation_id}, request '
-            f'{context.request_id}')
+        build(self.manager, context, {
+            'build_requests': build_requests,
+            'request_specs': request_specs, 'image': image,
+            'requested_networks': requested_networks,
+            'block_device_mapping': block_device_mapping, 'tags': tags},
+            'from nova-api')
+
+
+def _accept(context, boot):
+    what = f'accepting reservation {boot.reservation_id}'
+    try:
+        return outage.ride_out(lambda: accept(context, boot), what=what)
+    except exception.ServerGroupExists:
+        # Another cast made the server group between our read and our
+        # write: it is there now.
+        return outage.ride_out(lambda: accept(context, boot), what=what)
+
+
+def build(manager, context, args, origin):
+    """Read, accept and start one request of nova-api; whether it was
+    taken (False: refused as not what nova-api sends, nothing written).
+
+    ``args``: the cast's arguments (the admin password and injected
+    files are never among them); ``origin`` says where they came from,
+    in the log and the flow's description.
+    """
+    try:
+        boot = casts.parse(args)
+        if boot.project_id != context.project_id:
+            raise primitives.Malformed(
+                f'its instances are of project {boot.project_id}, '
+                f'its context of {context.project_id}')
+        if boot.ignored_hints:
+            LOG.info('Request %s: scheduler hints cellboot does not read '
+                     'are ignored: %s', context.request_id,
+                     ', '.join(boot.ignored_hints))
+        # The cast is not redelivered once taken: a database outage is
+        # waited out here (``accept`` finds what an attempt whose answer
+        # was lost wrote).
+        payloads, spec = _accept(context, boot)
+    except primitives.Malformed as exc:
+        LOG.error('Request %s: refused a schedule_and_build_instances '
+                  '%s that is not what nova-api sends; nothing is built: '
+                  '%s', context.request_id, origin, exc)
+        return False
+    manager.runner.start(
+        context,
+        {'instance_uuids': boot.uuids,
+         'build_requests': {entry['instance_uuid']: entry
+                            for entry in payloads},
+         'request_spec': spec},
+        boot.uuids, FLOW_KEY_PREFIX + boot.reservation_id,
+        f'Boot of {len(boot.uuids)} instance(s) {origin}, reservation '
+        f'{boot.reservation_id}, request {context.request_id}')
+    return True
 
 
 def _refusing(method):

@@ -16,7 +16,9 @@ set, each super conductor makes one pass (``sweep_once``):
 2. **follow** — the Nova instances still in BUILD take the state of
    cellboot's (vm_state, task_state, power state, host, node, launched
    at; the fault of an ERROR);
-3. **deletes** — a server nova-api deleted is deleted in cellboot, its
+3. **recover** — a request nova-api wrote whose cast never reached
+   cellboot is built from nova-api's rows (``nova_recovery``);
+4. **deletes** — a server nova-api deleted is deleted in cellboot, its
    claims released: one deleted while it was a build request (nova-api
    removed the build request), and one deleted in its cell (nova-api's
    "local delete" marks the Nova instance deleted).
@@ -34,6 +36,7 @@ import datetime
 from oslo_log import log as logging
 
 from cellboot.builds import deletes
+from cellboot.conductor import nova_recovery
 from cellboot.conductor import sweepers
 from cellboot.conf import CONF
 from cellboot import context as cb_context
@@ -42,6 +45,7 @@ from cellboot.nova import instance_rows
 from cellboot.nova import primitives
 from cellboot.nova import store
 from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_fault
 from cellboot.objects import instance_mapping as mapping_obj
@@ -88,17 +92,21 @@ class NovaMirror:
         self._since = {}
         # Build requests found malformed, reported once each.
         self._reported = set()
+        self.lost = nova_recovery.LostCasts(manager, self.api,
+                                            self._reported)
 
     def sweep_once(self, context):
-        """One pass; ``{'placed', 'followed', 'deleted'}`` counts."""
+        """One pass; counts of ``placed``, ``followed``, ``recovered``
+        and ``deleted`` servers."""
         now = store.utcnow()
         cells = self._cells(context)
-        placed, deleted = self._place(context, cells, now)
+        placed, recovered, deleted = self._place(context, cells, now)
         followed = 0
         for mirrored in cells.values():
             followed += self._follow(context, mirrored, now)
             deleted += self._deletes(context, mirrored, now)
-        return {'placed': placed, 'followed': followed, 'deleted': deleted}
+        return {'placed': placed, 'followed': followed,
+                'recovered': recovered, 'deleted': deleted}
 
     def _cells(self, context):
         """``{cellboot cell uuid: Mirrored}`` of the cells Nova mirrors."""
@@ -131,13 +139,19 @@ class NovaMirror:
     def _place(self, context, cells, now):
         unplaced = store.unplaced(self.api, BATCH)
         if not unplaced:
-            return 0, 0
+            return 0, 0, 0
         mappings = mapping_obj.InstanceMapping.get_by_instance_uuids(
-            context, [uuid for uuid, _stored in unplaced])
+            context, [uuid for uuid, _stored, _created in unplaced])
         deleted = 0
         by_cell = collections.defaultdict(list)
-        for uuid, stored in unplaced:
+        lost_before = now - datetime.timedelta(
+            seconds=CONF.nova.lost_cast_after)
+        lost = []
+        for uuid, stored, created_at in unplaced:
             mapping = mappings.get(uuid)
+            if mapping is None and stored is not None and (
+                    created_at is not None and created_at < lost_before):
+                lost.append(uuid)
             if mapping is None or mapping.queued_for_delete:
                 continue
             if stored is None:
@@ -157,7 +171,16 @@ class NovaMirror:
                                            stored, found, now)
                     placed += done == 'placed'
                     deleted += done == 'deleted'
-        return placed, deleted
+        recovered = 0
+        if lost:
+            waiting = [uuid for uuid, stored, _c in unplaced
+                       if stored is not None]
+            recovered = self.lost.recover(
+                context, lost,
+                lambda uuid, stored, why: self._bury(cells, uuid, stored,
+                                                     why, now),
+                cut=waiting[-1] if len(waiting) >= BATCH else None)
+        return placed, recovered, deleted
 
     def _place_one(self, context, mirrored, mapping, stored, found, now):
         uuid = mapping.instance_uuid
@@ -182,6 +205,20 @@ class NovaMirror:
         store.soft_delete(mirrored.engine, uuid, now)
         self._delete(context, mapping)
         return 'deleted'
+
+    def _bury(self, cells, uuid, stored, why, now):
+        """Show a server cellboot will not build in ERROR in nova-api's
+        cell0, with a fault: as Nova buries what it cannot schedule."""
+        cell0 = cells.get(cell_mapping_obj.CELL0_UUID)
+        if cell0 is None:
+            return
+        rows = instance_rows.rows(stored, now, instance_rows.state(
+            'error', None, None, None, None, None))
+        store.create_instance(cell0.engine, rows, instance_rows.fault(
+            uuid, 500, fault_messages.INTERNAL_ERROR, f'Server {uuid}: {why}',
+            None, now))
+        store.place(self.api, uuid, cell0.nova_id, now)
+        LOG.error('Server %s is shown in ERROR in nova-api: %s', uuid, why)
 
     def _follow(self, context, mirrored, now):
         building = store.building(mirrored.engine)

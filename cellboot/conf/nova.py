@@ -56,6 +56,16 @@ nova_opts = [
                      'cellboot_cell_name:nova_cell_name pairs. A cellboot '
                      'cell not listed is mirrored by the Nova cell of '
                      'the same name (cell0 by Nova\'s cell0).'),
+    cfg.IntOpt('lost_cast_after',
+               default=120,
+               min=10,
+               help='Seconds after nova-api wrote a build request that '
+                    'cellboot never got (its cast was lost: nova-api died '
+                    'after its commit, the broker lost Nova\'s '
+                    'non-durable queue, no door listened yet) before the '
+                    'Nova mirror builds the request from nova-api\'s own '
+                    'database. Longer than casts ever wait in the queue: '
+                    'a late cast then finds the request accepted.'),
     cfg.FloatOpt('mirror_interval',
                  default=1.0,
                  min=0.1,

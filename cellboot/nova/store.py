@@ -48,8 +48,9 @@ def nova_cells(api):
 def unplaced(api, limit):
     """nova-api's servers whose mapping names no cell.
 
-    ``[(uuid, stored instance or None)]``: those with a build request,
-    oldest first, then those without, newest first. No build request
+    ``[(uuid, stored instance or None, build request's created_at)]``:
+    those with a build request, oldest first, then those without, newest
+    first. No build request
     means nova-api deleted it (its owner deleted the server while it was
     one); Nova keeps such mappings for ever, so only the newest
     ``limit`` are looked at: a pass sees every one that is new since
@@ -57,7 +58,8 @@ def unplaced(api, limit):
     """
     mappings, requests = t.INSTANCE_MAPPINGS, t.BUILD_REQUESTS
     query = sa.select(
-        mappings.c.instance_uuid, requests.c.instance).select_from(
+        mappings.c.instance_uuid, requests.c.instance,
+        requests.c.created_at).select_from(
         mappings.outerjoin(requests, requests.c.instance_uuid ==
                            mappings.c.instance_uuid)).where(
         mappings.c.cell_id.is_(None))
@@ -67,7 +69,23 @@ def unplaced(api, limit):
             limit)).all()
         gone = conn.execute(query.where(requests.c.id.is_(None)).order_by(
             mappings.c.id.desc()).limit(limit)).all()
-    return [(row.instance_uuid, row.instance) for row in pending + gone]
+    return [(row.instance_uuid, row.instance, row.created_at)
+            for row in pending + gone]
+
+
+def requests_of(api, uuids):
+    """``{uuid: row}`` of nova-api's build requests and request specs:
+    what nova-api cast, as it keeps it (``instance``,
+    ``block_device_mappings``, ``tags``, ``spec``, ``project_id``)."""
+    requests, specs = t.BUILD_REQUESTS, t.REQUEST_SPECS
+    query = sa.select(
+        requests.c.instance_uuid, requests.c.project_id, requests.c.instance,
+        requests.c.block_device_mappings, requests.c.tags,
+        specs.c.spec).select_from(requests.join(
+            specs, specs.c.instance_uuid == requests.c.instance_uuid)).where(
+        requests.c.instance_uuid.in_(list(uuids)))
+    with api.connect() as conn:
+        return {row.instance_uuid: row for row in conn.execute(query)}
 
 
 def create_instance(cell, rows, fault=None):

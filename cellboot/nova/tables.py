@@ -54,6 +54,16 @@ BUILD_REQUESTS = sa.Table(
     sa.Column('instance_uuid', sa.String(36)),
     sa.Column('project_id', sa.String(255)),
     sa.Column('instance', sa.Text),
+    sa.Column('block_device_mappings', sa.Text),
+    sa.Column('tags', sa.Text),
+    *_stamps(),
+)
+
+REQUEST_SPECS = sa.Table(
+    'request_specs', API,
+    sa.Column('id', sa.Integer, primary_key=True),
+    sa.Column('instance_uuid', sa.String(36)),
+    sa.Column('spec', sa.Text),
 )
 
 # -- a Nova cell database -------------------------------------------------

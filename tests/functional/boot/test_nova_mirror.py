@@ -9,6 +9,7 @@ tests take the mirror through what is hard to time there: a pass cut
 short, a build request that is not nova-api's, deletes at each stage.
 """
 
+import datetime
 import json
 import os
 from unittest import mock
@@ -16,7 +17,9 @@ from unittest import mock
 import fixtures
 import sqlalchemy as sa
 
+from cellboot.conductor import nova_door
 from cellboot.conductor import nova_mirror
+from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_db
 from cellboot.nova import store
 from cellboot.nova import tables
@@ -24,6 +27,7 @@ from cellboot.objects import fault_messages
 from tests import base
 from tests.functional import cluster
 from tests.functional import invariants
+from tests.unit.nova import test_casts
 from tests.unit.nova import test_instance_rows
 
 CELL1_ID = 2
@@ -69,6 +73,34 @@ class NovaMirrorTest(base.TestCase):
             conn.execute(sa.insert(tables.BUILD_REQUESTS).values(
                 instance_uuid=uuid, project_id='p', instance=stored))
 
+    def _nova_lost(self, name, age=600, spec_text=None):
+        """nova-api's rows of capture ``name``, written ``age`` s ago,
+        whose cast never reached cellboot; (uuids, the cast's args)."""
+        _record, message = test_casts.captured(name)
+        args = message['args']
+        written = store.utcnow() - datetime.timedelta(seconds=age)
+        uuids = []
+        with self.api.begin() as conn:
+            for request, spec in zip(args['build_requests'],
+                                     args['request_specs']):
+                fields = request['nova_object.data']
+                uuid = fields['instance_uuid']
+                uuids.append(uuid)
+                conn.execute(sa.insert(tables.INSTANCE_MAPPINGS).values(
+                    instance_uuid=uuid, cell_id=None,
+                    project_id=fields['project_id'],
+                    queued_for_delete=False))
+                conn.execute(sa.insert(tables.BUILD_REQUESTS).values(
+                    instance_uuid=uuid, project_id=fields['project_id'],
+                    instance=json.dumps(fields['instance']),
+                    block_device_mappings=json.dumps(
+                        fields['block_device_mappings']),
+                    tags=json.dumps(fields['tags']), created_at=written))
+                conn.execute(sa.insert(tables.REQUEST_SPECS).values(
+                    instance_uuid=uuid,
+                    spec=spec_text or json.dumps(spec)))
+        return uuids, message
+
     def _nova_deletes_build_request(self, uuid):
         with self.api.begin() as conn:
             conn.execute(sa.delete(tables.BUILD_REQUESTS).where(
@@ -110,7 +142,7 @@ class NovaMirrorTest(base.TestCase):
 
     def test_a_built_server_is_placed_once(self):
         uuids = self._built(2)
-        self.assertEqual({'placed': 2, 'followed': 0, 'deleted': 0},
+        self.assertEqual({'placed': 2, 'followed': 0, 'recovered': 0, 'deleted': 0},
                          self._sweep())
         for uuid in uuids:
             _cell, ours = self.cluster.find(uuid)
@@ -119,7 +151,7 @@ class NovaMirrorTest(base.TestCase):
                              (row.vm_state, row.task_state, row.power_state,
                               row.host, row.node, row.deleted))
             self.assertEqual((CELL1_ID, False), self._nova_api(uuid))
-        self.assertEqual({'placed': 0, 'followed': 0, 'deleted': 0},
+        self.assertEqual({'placed': 0, 'followed': 0, 'recovered': 0, 'deleted': 0},
                          self._sweep())
         self.assertEqual(2, len(self._rows('cell1', tables.INSTANCE_EXTRA)))
 
@@ -173,7 +205,8 @@ class NovaMirrorTest(base.TestCase):
     def test_a_server_deleted_while_a_build_request_is_deleted(self):
         (uuid,) = self._built()
         self._nova_deletes_build_request(uuid)
-        self.assertEqual({'placed': 0, 'followed': 0, 'deleted': 1},
+        self.assertEqual({'placed': 0, 'followed': 0, 'recovered': 0,
+                          'deleted': 1},
                          self._sweep())
         self.assertTrue(self.cluster.find(uuid)[1].deleted)
         self.assertEqual({}, self.cluster.allocations(uuid))
@@ -214,6 +247,63 @@ class NovaMirrorTest(base.TestCase):
             f'Server {hostile}: nova-api\'s build request cannot be '
             f'mirrored'))
         self.assertNotIn('x' * 100, logged.output)
+
+    def test_a_lost_cast_is_built_from_nova_s_rows_once(self):
+        fresh, _message = self._nova_lost('single', age=5)
+        self.assertEqual(0, self._sweep()['recovered'])
+        uuids, message = self._nova_lost('multi_create_3')
+        self.assertEqual(3, self._sweep()['recovered'])
+        self.cluster.wait_for_quiet()
+        self.assertEqual(['active'] * 3, [self.cluster.find(uuid)[1].vm_state
+                                          for uuid in uuids])
+        self.assertEqual(3, self._sweep()['placed'])
+        for uuid in uuids:
+            self.assertEqual((CELL1_ID, False), self._nova_api(uuid))
+        # The cast was only late: it finds the request accepted.
+        context = cb_context.RequestContext(
+            user_id=message['_context_user_id'],
+            project_id=message['_context_project_id'])
+        self.assertTrue(nova_door.build(self.cluster.super_conductor,
+                                        context, message['args'], 'late'))
+        self.cluster.wait_for_quiet()
+        self.assertEqual([1] * 3, [len(self.cluster.flows(uuid))
+                                   for uuid in uuids])
+        self.assertEqual((None, True), self._nova_api(fresh[0]))
+        self.assertEqual([], invariants.check_invariants())
+
+    def test_a_lost_request_the_pass_did_not_read_whole_waits(self):
+        uuids, _message = self._nova_lost('multi_create_3')
+        with mock.patch.object(nova_mirror, 'BATCH', 2):
+            self.assertEqual(0, self._sweep()['recovered'])
+        self.assertEqual(3, self._sweep()['recovered'])
+        self.cluster.wait_for_quiet()
+        self.assertEqual(['active'] * 3, [self.cluster.find(uuid)[1].vm_state
+                                          for uuid in uuids])
+
+    def test_lost_rows_that_are_not_nova_s_build_nothing(self):
+        logged = self.useFixture(fixtures.FakeLogger())
+        (uuid,), _message = self._nova_lost('single', spec_text='{"spec"')
+        self.assertEqual(0, self._sweep()['recovered'])
+        self._sweep()
+        self.assertEqual(1, logged.output.count(
+            f'Server {uuid}: its cast was lost and nova-api\'s rows of it '
+            f'cannot be read'))
+        self.assertEqual([], self.cluster.flows(uuid))
+
+    def test_a_lost_request_the_door_refuses_is_shown_in_error(self):
+        (uuid,), _message = self._nova_lost('single', spec_text=json.dumps(
+            {'nova_object.name': 'Migration', 'nova_object.data': {}}))
+        self.assertEqual(0, self._sweep()['recovered'])
+        self.assertEqual((1, False), self._nova_api(uuid))
+        (row,) = self._rows('cell0', tables.INSTANCES, uuid=uuid)
+        (fault,) = self._rows('cell0', tables.INSTANCE_FAULTS,
+                              instance_uuid=uuid)
+        self.assertEqual(('error', 500, fault_messages.INTERNAL_ERROR),
+                         (row.vm_state, fault.code, fault.message))
+        self.assertIn('refused nova-api\'s rows', fault.details)
+        self.assertEqual([], self.cluster.flows(uuid))
+        self._sweep()
+        self.assertEqual(1, len(self._rows('cell0', tables.INSTANCE_FAULTS)))
 
     def test_a_cell_no_nova_cell_mirrors_is_left_alone(self):
         self.flags(cells={'cell1': 'nowhere'}, group='nova')
