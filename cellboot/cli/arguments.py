@@ -26,3 +26,18 @@ def positive_int(text):
 def non_negative_int(text):
     """A whole number of at least 0, for ``add_argument(type=...)``."""
     return _at_least(text, 0)
+
+
+def seconds_at_least(minimum):
+    """A type for a duration in seconds of at least ``minimum``."""
+    def seconds(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not value >= minimum or value == float('inf'):
+            raise argparse.ArgumentTypeError(
+                f'must be a number of seconds of at least {minimum:g}, '
+                f'not {text!r}')
+        return value
+    return seconds

@@ -32,3 +32,12 @@ class NovaDoorBenchmarkTest(base.TestCase):
         self.assertEqual(2, done.returncode)
         self.assertIn("--count: must be a whole number of at least 1, not '0'",
                       done.stderr)
+
+    def test_a_mirror_interval_that_is_no_duration_is_refused(self):
+        for value in ('0', '-1', 'nan', 'inf', 'soon'):
+            done = subprocess.run(
+                [sys.executable, SCRIPT, '--mirror-interval', value],
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(2, done.returncode, value)
+            self.assertIn('--mirror-interval: must be a number of seconds '
+                          f"of at least 0.1, not '{value}'", done.stderr)
