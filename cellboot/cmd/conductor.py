@@ -58,7 +58,8 @@ cell NAME (reschedule flows, topic cellboot-conductor.NAME on the cell's
 transport, needs only [database] connection and [DEFAULT] transport_url).
 With --cell NAME --super, one process serves both. With [nova] enabled, the
 super conductor also takes the builds an unmodified nova-api casts to its
-conductor topic (docs/nova.md).
+conductor topic, and with [nova] api_database_connection keeps nova-api's
+view of them true (docs/nova.md).
 Runs until SIGTERM or SIGINT, then finishes the flows in flight and exits 0.
 
   cellboot-conductor --config-file /etc/cellboot/cellboot.conf

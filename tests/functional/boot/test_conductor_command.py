@@ -81,6 +81,31 @@ class ConductorCommandTest(base.TestCase):
         lines = self._wait_for(process, '(NovaDoor)')
         self.assertIn('Serving conductor as', lines[-1])
 
+    def test_a_door_without_nova_api_s_database_warns_it_mirrors_nothing(self):
+        process = self._start('--config-file', self._super_config('''
+            [nova]
+            enabled = true
+            transport_url = fake:///nova
+            '''))
+        lines = self._wait_for(process, '(NovaDoor)')
+        self.assertIn('nova-api will show the servers it casts here in '
+                      'BUILD for ever', ''.join(lines))
+
+    def test_the_mirror_says_when_nova_api_s_database_is_not_there(self):
+        empty = 'sqlite:///' + os.path.join(self.state_path, 'empty.sqlite')
+        process = self._start('--config-file', self._super_config(f'''
+            [nova]
+            enabled = true
+            transport_url = fake:///nova
+            api_database_connection = {empty}
+            mirror_interval = 0.2
+            '''))
+        lines = self._wait_for(process, 'Nova mirror: check NovaMirror '
+                                        'failed; trying again in 0.2 s')
+        # It goes on trying: a database that is down now may be back.
+        self._wait_for(process, 'Nova mirror: check NovaMirror failed')
+        self.assertIn('cell_mappings', ''.join(lines))
+
     def test_a_cell_conductor_serves_its_cells_topic(self):
         process = self._start('--cell', 'cell1', '--config-file',
                               self._cell_config())
