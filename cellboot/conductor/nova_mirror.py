@@ -188,11 +188,10 @@ class NovaMirror:
         try:
             rows = instance_rows.rows(stored, now, state_of(instance))
         except primitives.Malformed as exc:
-            if uuid not in self._reported:
-                self._reported.add(uuid)
-                LOG.error('Server %s: nova-api\'s build request cannot be '
-                          'mirrored, nova-api keeps showing it in BUILD: '
-                          '%s', uuid, exc)
+            nova_recovery.report_once(
+                self._reported, uuid, 'Server %s: nova-api\'s build request '
+                'cannot be mirrored, nova-api keeps showing it in BUILD: %s',
+                uuid, exc)
             return None
         store.create_instance(mirrored.engine, rows,
                               fault_of(instance, fault, now))

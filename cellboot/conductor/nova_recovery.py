@@ -48,6 +48,14 @@ REFUSED = ("its cast never reached cellboot, and the Nova door refused "
            "conductor's log says where)")
 
 
+def report_once(reported, uuid, message, *args):
+    """Log ``message`` at ERROR unless ``uuid`` is in ``reported``
+    already: what cannot be read at one pass cannot at the next."""
+    if uuid not in reported:
+        reported.add(uuid)
+        LOG.error(message, *args)
+
+
 def _json(text, what):
     """A stored JSON column, bounded; None stays None."""
     if text is None:
@@ -93,11 +101,10 @@ class LostCasts:
                 instance = instance_rows.read(row.instance)
                 spec = _json(row.spec, 'request spec')
             except primitives.Malformed as exc:
-                if uuid not in self.reported:
-                    self.reported.add(uuid)
-                    LOG.error('Server %s: its cast was lost and nova-api\'s '
-                              'rows of it cannot be read; nova-api keeps '
-                              'showing it in BUILD: %s', uuid, exc)
+                report_once(self.reported, uuid, 'Server %s: its cast was '
+                            'lost and nova-api\'s rows of it cannot be '
+                            'read; nova-api keeps showing it in BUILD: %s',
+                            uuid, exc)
                 continue
             reservation = primitives.data(instance)['reservation_id']
             requests[reservation].append((row, instance, spec))
