@@ -31,8 +31,9 @@ migration...) answer ``NotSupportedByCellboot`` at once: a call gets it
 back instead of timing out, a cast logs it.
 """
 
-import oslo_messaging
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
+import oslo_messaging
 
 from cellboot.builds import accepted
 from cellboot.conf import CONF
@@ -184,9 +185,10 @@ def _accept(context, boot):
     what = f'accepting reservation {boot.reservation_id}'
     try:
         return outage.ride_out(lambda: accept(context, boot), what=what)
-    except exception.ServerGroupExists:
-        # Another cast made the server group between our read and our
-        # write: it is there now.
+    except (exception.Conflict, db_exc.DBDuplicateEntry):
+        # Another delivery of the request (a redelivered cast, the
+        # mirror's recovery in another conductor) or another request of
+        # the group wrote between our read and our write: read again.
         return outage.ride_out(lambda: accept(context, boot), what=what)
 
 
@@ -212,7 +214,7 @@ def build(manager, context, args, origin):
         # waited out here (``accept`` finds what an attempt whose answer
         # was lost wrote).
         payloads, spec = _accept(context, boot)
-    except primitives.Malformed as exc:
+    except (primitives.Malformed, exception.Invalid) as exc:
         LOG.error('Request %s: refused a schedule_and_build_instances '
                   '%s that is not what nova-api sends; nothing is built: '
                   '%s', context.request_id, origin, exc)

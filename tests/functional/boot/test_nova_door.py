@@ -9,6 +9,7 @@ super conductor's door serves.
 
 import copy
 import time
+from unittest import mock
 
 import fixtures
 
@@ -247,6 +248,27 @@ class NovaDoorTest(base.TestCase):
         self.assertRaises(exception.ServerGroupNotFound,
                           server_group.ServerGroup.get_by_uuid,
                           self.cluster.ctx, self._nova_group())
+
+    def test_a_delivery_racing_another_is_accepted_once(self):
+        context, uuids = self._cast('single')
+        self._wait_placed(uuids)
+        _record, message = test_casts.captured('single')
+        real = instance_mapping.InstanceMapping.get_by_instance_uuids
+        # The first read misses what the other delivery just wrote.
+        misses = [{}]
+
+        def racing(ctx, wanted):
+            return misses.pop() if misses else real(ctx, wanted)
+        with mock.patch.object(instance_mapping.InstanceMapping,
+                               'get_by_instance_uuids',
+                               side_effect=racing):
+            self.assertTrue(nova_door.build(
+                self.cluster.super_conductor, context, message['args'],
+                'racing'))
+        self.cluster.wait_for_quiet()
+        self.assertEqual([1], [len(self.cluster.flows(uuid))
+                               for uuid in uuids])
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
 
     def test_other_compute_task_methods_answer_not_supported(self):
         context = cb_context.RequestContext(user_id='u', project_id='p')

@@ -142,8 +142,8 @@ class NovaMirrorTest(base.TestCase):
 
     def test_a_built_server_is_placed_once(self):
         uuids = self._built(2)
-        self.assertEqual({'placed': 2, 'followed': 0, 'recovered': 0, 'deleted': 0},
-                         self._sweep())
+        self.assertEqual({'placed': 2, 'followed': 0, 'recovered': 0,
+                          'deleted': 0}, self._sweep())
         for uuid in uuids:
             _cell, ours = self.cluster.find(uuid)
             (row,) = self._rows('cell1', tables.INSTANCES, uuid=uuid)
@@ -151,8 +151,8 @@ class NovaMirrorTest(base.TestCase):
                              (row.vm_state, row.task_state, row.power_state,
                               row.host, row.node, row.deleted))
             self.assertEqual((CELL1_ID, False), self._nova_api(uuid))
-        self.assertEqual({'placed': 0, 'followed': 0, 'recovered': 0, 'deleted': 0},
-                         self._sweep())
+        self.assertEqual({'placed': 0, 'followed': 0, 'recovered': 0,
+                          'deleted': 0}, self._sweep())
         self.assertEqual(2, len(self._rows('cell1', tables.INSTANCE_EXTRA)))
 
     def test_a_pass_cut_short_is_finished_without_writing_twice(self):
@@ -304,6 +304,18 @@ class NovaMirrorTest(base.TestCase):
         self.assertEqual([], self.cluster.flows(uuid))
         self._sweep()
         self.assertEqual(1, len(self._rows('cell0', tables.INSTANCE_FAULTS)))
+
+    def test_lost_rows_the_door_cannot_read_are_shown_in_error(self):
+        (uuid,), _message = self._nova_lost('single')
+        with self.api.begin() as conn:
+            conn.execute(sa.update(tables.BUILD_REQUESTS).values(
+                block_device_mappings='{"objects": '))
+        self.assertEqual(0, self._sweep()['recovered'])
+        self.assertEqual((1, False), self._nova_api(uuid))
+        (fault,) = self._rows('cell0', tables.INSTANCE_FAULTS,
+                              instance_uuid=uuid)
+        self.assertIn('block device mappings: not JSON', fault.details)
+        self.assertEqual([], self.cluster.flows(uuid))
 
     def test_a_cell_no_nova_cell_mirrors_is_left_alone(self):
         self.flags(cells={'cell1': 'nowhere'}, group='nova')
