@@ -90,6 +90,12 @@ class HostMappingNotFound(NotFound):
     msg_fmt = 'Host %(host)s is not mapped to any cell.'
 
 
+class HostInAnotherCell(Invalid):
+    msg_fmt = ('The scheduler of cell %(cell)s offered host %(host)s, which '
+               'is mapped to another cell: a cell\'s scheduler may only '
+               'offer its own hosts.')
+
+
 class HostMappingExists(Conflict):
     msg_fmt = 'Host %(host)s is already mapped to a cell.'
 
@@ -237,6 +243,16 @@ class ResourceProviderConflict(Conflict):
 class NoValidHost(CellbootException):
     msg_fmt = 'No valid host was found. %(reason)s'
     code = 400
+
+
+class CellsUnavailable(CellbootException):
+    """No cell that might take a request could be asked: their schedulers
+    or databases do not answer. An outage, not a verdict: a conductor's
+    flow step waits it out (``cellboot.flowrun.outages``) as it waits
+    out a database that does not answer."""
+
+    msg_fmt = ('No cell could be asked to place the request: %(reason)s')
+    code = 503
 
 
 class BuildRefused(CellbootException):

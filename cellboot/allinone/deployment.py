@@ -4,17 +4,18 @@ The composition of everything ``cellboot all-in-one`` runs: the API,
 flow, cell0 and cell databases (by default SQLite files under one state
 directory), created and synced when missing and reused when present
 (``cellboot.db.migration`` and ``cellboot-manage``'s cell functions, the
-same code an operator runs); the scheduler behind its RPC service; the
-super conductor; one conductor and ``hosts_per_cell`` compute hosts per
-cell; a flavor; and the REST API on a port.
+same code an operator runs); per cell, its scheduler, one conductor and
+``hosts_per_cell`` compute hosts; the API level's scheduler (which asks
+the cells' schedulers of this process directly); the super conductor; a
+flavor; and the REST API on a port.
 
 Every service talks over ``fake://`` buses the way separate processes
 talk over RabbitMQ: the API level on ``fake://``, each cell on a bus of
-its own (``fake:///<cell>``, as a vhost per cell), with the scheduler
-served on each bus with the rights of the cells there
-(``cellboot.scheduler.doors``). A state directory made before cells had
-buses of their own keeps its cells on ``fake://``, the API's bus, where
-they call the scheduler on their own topic all the same. One process
+its own (``fake:///<cell>``, as a vhost per cell), where the cell's
+scheduler serves the cell's services on the cell's scheduler topic. A
+state directory made before cells had buses of their own keeps its
+cells on ``fake://``, the API's bus, where they call their cell's
+scheduler on their own topic all the same. One process
 has one configuration, so what a real cell service reads from its own
 ``[database] connection`` and ``[DEFAULT] transport_url`` is given
 explicitly: each cell conductor gets its cell's database and bus, each
@@ -56,8 +57,7 @@ from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import flavor as flavor_obj
 from cellboot import rpc
 from cellboot.rpc import topics
-from cellboot.scheduler import api as scheduler_api
-from cellboot.scheduler import doors
+from cellboot.scheduler import in_process
 from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot import service
@@ -121,8 +121,9 @@ class Deployment:
     ``cellboot.allinone.hooks.Hooks`` (default: all-in-one's choices).
 
     Once started: ``cells`` (mappings, cell0 apart in ``cell0``),
-    ``computes`` (``{host: compute manager}``), ``scheduler`` (the
-    in-process library), ``super_conductor``, ``transport`` (the API
+    ``computes`` (``{host: compute manager}``), ``cell_schedulers``
+    (``{cell name: CellScheduler}``), ``scheduler`` (the API level's),
+    ``super_conductor``, ``transport`` (the API
     level's bus), ``conductor_api`` (the client the API casts with),
     ``api_url``/``flow_url``, and with a port ``application`` (the WSGI
     application) and ``api_server``.
@@ -151,6 +152,8 @@ class Deployment:
         self.cell0 = None
         self.cells = []
         self.computes = {}
+        self.schedulers = in_process.InProcessSchedulers()
+        self.cell_schedulers = self.schedulers.cells
         self.scheduler = None
         self.application = None
         self.api_server = None
@@ -169,7 +172,7 @@ class Deployment:
             self.transport = rpc.get_transport(self.hooks.transport_url)
             self.conductor_api = conductor_rpcapi.ConductorAPI(
                 self.transport)
-            self._start_scheduler()
+            self.scheduler = self.schedulers.top
             for cell in self.cells:
                 self._start_cell(cell)
             self._discover_hosts()
@@ -261,21 +264,20 @@ class Deployment:
         self._services.append(server)
         return server
 
-    def _start_scheduler(self):
-        """The scheduler, served through each of its doors."""
-        self.scheduler = scheduler_api.SchedulerAPI()
-        self.scheduler.start(self.ctx)
-        for door in doors.plan(self.ctx, 'scheduler'):
-            self._scheduler_servers.append(self._serve(
-                'scheduler', door.topic,
-                rpc_endpoint.SchedulerEndpoint(self.scheduler, door.access),
-                door.transport))
-        self._progress('Scheduler started')
+    def _start_cell_scheduler(self, cell, transport):
+        """The cell's scheduler, served on its bus and known to the API
+        level's scheduler as a scheduler of this process."""
+        scheduler = self.schedulers.add_cell(cell)
+        scheduler.start(self.ctx)
+        self._scheduler_servers.append(self._serve(
+            f'scheduler-{cell.name}', topics.scheduler(cell.name),
+            rpc_endpoint.CellSchedulerEndpoint(scheduler), transport))
 
     def _start_cell(self, cell):
         transport = rpc.get_cell_transport(cell)
-        scheduler = scheduler_rpcapi.SchedulerRPCAPI(transport,
-                                                     cell_name=cell.name)
+        self._start_cell_scheduler(cell, transport)
+        scheduler = scheduler_rpcapi.CellSchedulerRPCAPI(transport,
+                                                         cell.name)
         conductor = conductor_manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
             scheduler=scheduler,
@@ -285,8 +287,8 @@ class Deployment:
         for index in range(1, self.hosts_per_cell + 1):
             self._start_compute(cell, host_name(cell.name, index), scheduler,
                                 transport)
-        self._progress(f'{cell.name}: conductor and {self.hosts_per_cell} '
-                       f'compute hosts started')
+        self._progress(f'{cell.name}: scheduler, conductor and '
+                       f'{self.hosts_per_cell} compute hosts started')
 
     def _start_compute(self, cell, host, scheduler, transport):
         manager = CellComputeManager(
@@ -310,7 +312,9 @@ class Deployment:
                            f'{report.cell.name}: {report.failure}')
         # The hosts reported their providers; load them now rather than
         # at the next refresh, so the first boot sees every host.
-        self.scheduler.refresh(self.ctx)
+        for scheduler in self.cell_schedulers.values():
+            scheduler.refresh(self.ctx)
+        self.scheduler.start(self.ctx)
         self._progress(f'{len(self.computes)} hosts mapped to their cells')
 
     def _start_super_conductor(self):
@@ -348,11 +352,11 @@ class Deployment:
     def stop(self):
         """Stop the API and every service; wait for all.
 
-        In two rounds: first everything but the scheduler's doors, whose
-        builds and flows in flight finish meanwhile, then the doors. A
-        compute host ends a build by calling the scheduler
+        In two rounds: first everything but the cells' schedulers, whose
+        builds and flows in flight finish meanwhile, then the schedulers.
+        A compute host ends a build by calling its cell's scheduler
         (``record_build_result``) and a cell conductor claims through it:
-        with the doors stopped first, such a call would wait for its RPC
+        with the schedulers stopped first, such a call would wait for its RPC
         timeout (a minute) before the host could stop. Within a round,
         each RPC server takes up to a second to notice it was stopped
         (the fake driver's poll), so they are waited for in parallel.
@@ -368,9 +372,8 @@ class Deployment:
         self._scheduler_servers = []
         _stop_and_wait(first)
         _stop_and_wait(last)
-        if self.scheduler is not None:
-            self.scheduler.stop()
-            self.scheduler = None
+        self.schedulers.stop()
+        self.scheduler = None
         rpc.cleanup()
         api_connection.reset()
         cell_connection.reset()

@@ -28,7 +28,7 @@ class Hooks:
     ``transport_url`` is the API level's bus. ``cells_share_bus`` puts
     every cell on that bus too (one vhost for everything, as a small
     deployment may have; the cells are then not confined from each
-    other, ``cellboot.scheduler.doors`` warns), where by default each
+    other), where by default each
     cell gets a bus of its own.
     """
 

@@ -157,11 +157,33 @@ HYPERVISOR = _closed({
     'local_gb': _count, 'local_gb_used': _count,
     'failed_builds': _count})
 
-HYPERVISORS = _list('hypervisors', HYPERVISOR)
+HYPERVISORS = _list('hypervisors', HYPERVISOR, unreachable=dict(
+    {'type': 'array', 'items': _string},
+    description='Cells whose scheduler did not answer: their hosts are '
+                'not listed.'))
+
+_FIGURES = _closed({'capacity': _count, 'free': _count, 'max_free': _count})
+
+AGGREGATE = _closed({
+    'hosts': _count, 'up_hosts': _count,
+    'zones': {'type': 'array', 'items': _string},
+    'resources': {'type': 'object', 'additionalProperties': _FIGURES},
+    'published_at': _string,
+    'age_seconds': {'type': 'number'},
+})
 
 CELL = _closed({'uuid': _string, 'name': _string,
                 'disabled': {'type': 'boolean'},
-                'is_cell0': {'type': 'boolean'}})
+                'is_cell0': {'type': 'boolean'},
+                'aggregate': dict(
+                    {'anyOf': [{'type': 'null'}, AGGREGATE]},
+                    description='What the cell\'s schedulers last '
+                                'published; null before they did (not for '
+                                'cell0).'),
+                'state': dict(
+                    {'enum': ['up', 'no scheduler', 'unreachable']},
+                    description='Not for cell0.')},
+               required=['uuid', 'name', 'disabled', 'is_cell0'])
 
 CELLS = _list('cells', CELL)
 

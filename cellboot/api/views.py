@@ -162,6 +162,23 @@ def hypervisor(host, cell_names):
     }
 
 
-def cell(item):
-    return {'uuid': item.uuid, 'name': item.name,
-            'disabled': bool(item.disabled), 'is_cell0': item.is_cell0}
+def cell(item, figures=None):
+    """A cell; ``figures`` a ``cell_aggregates.CellView`` (None: cell0)."""
+    shown = {'uuid': item.uuid, 'name': item.name,
+             'disabled': bool(item.disabled), 'is_cell0': item.is_cell0}
+    if item.is_cell0:
+        return shown
+    aggregate = figures.aggregate if figures is not None else None
+    shown['aggregate'] = None if aggregate is None else {
+        'hosts': aggregate['hosts'], 'up_hosts': aggregate['up_hosts'],
+        'zones': aggregate['zones'],
+        'resources': {
+            rc: {key: int(value) for key, value in values.items()}
+            for rc, values in sorted(aggregate['resources'].items())},
+        'published_at': figures.published_at.isoformat(),
+        'age_seconds': round(figures.age, 1),
+    }
+    shown['state'] = ('unreachable' if figures is None or figures.silent
+                      else 'no scheduler' if figures.usable()
+                      else 'up')
+    return shown

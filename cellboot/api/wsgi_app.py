@@ -2,8 +2,7 @@
 
 uWSGI, mod_wsgi or gunicorn load ``cellboot.wsgi.api:application``,
 which is ``init_application()``: read the configuration, set up
-logging, load the scheduler's host states (refreshed in the background
-as ``cellboot-api`` does) and return the application behind
+logging, and return the application behind
 ``http_guards`` (411 for a body without a length, 503 past ``[api]
 wsgi_threads`` requests at once in this process). The server's own
 limits and timeouts are then the server's to set (docs/deployment-api.md
@@ -25,10 +24,9 @@ from oslo_log import log as logging
 from cellboot.api import http_guards
 from cellboot.api import wsgi
 from cellboot.conf import CONF
-from cellboot import context as cb_context
 from cellboot.db import pools
 from cellboot import exception
-from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import cells as cells_scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -68,9 +66,7 @@ def init_application(environ=None):
     std_logging.captureWarnings(True)
     # Per worker process, as under cellboot-api: wsgi_threads at once.
     pools.serve_as('api')
-    scheduler = scheduler_api.SchedulerAPI()
-    application = wsgi.make_app(scheduler)
-    summary = scheduler.start(cb_context.get_admin_context())
-    LOG.info('cellboot-api WSGI application ready (configuration %s); '
-             'host states loaded: %s', ', '.join(files), summary)
+    application = wsgi.make_app(cells_scheduler.CellsScheduler())
+    LOG.info('cellboot-api WSGI application ready (configuration %s)',
+             ', '.join(files))
     return http_guards.wrap(application)

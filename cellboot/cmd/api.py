@@ -2,10 +2,9 @@
 
 The API is an API-level service: it reads and writes the API database,
 reaches each cell's database through the cell mappings, casts boots to
-the super conductor over ``[DEFAULT] transport_url``, and uses the
-scheduler library in-process to release the claims of deleted servers
-and to report host states (reloaded every ``[scheduler]
-host_state_refresh_interval`` seconds).
+the super conductor over ``[DEFAULT] transport_url``, and asks each
+cell's scheduler, on the cell's bus, to release the claims of deleted
+servers and to list its hosts (``cellboot.scheduler.cells``).
 
 Usage::
 
@@ -16,11 +15,10 @@ import sys
 
 from cellboot.api import server as api_server
 from cellboot.api import wsgi
-from cellboot.cmd.scheduler import HostStates
 from cellboot.conf import CONF
 from cellboot.db import pools
 from cellboot import exception
-from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import cells as cells_scheduler
 from cellboot import service_runner
 
 PROG = 'cellboot-api'
@@ -44,10 +42,10 @@ def _add_arguments(parser):
 
 
 def build(context, args):
-    """The host states, then the HTTP server (API built first: a missing
-    keystonemiddleware is a clean error before anything listens)."""
+    """The HTTP server (API built first: a missing keystonemiddleware is
+    a clean error before anything listens)."""
     pools.serve_as('api')
-    scheduler = scheduler_api.SchedulerAPI()
+    scheduler = cells_scheduler.CellsScheduler()
     application = wsgi.make_app(scheduler)
     host = args.host or CONF.api.listen
     port = CONF.api.listen_port if args.port is None else args.port
@@ -57,7 +55,7 @@ def build(context, args):
         raise exception.ConfigurationError(
             reason=f'cannot listen on {host}:{port}: {exc.strerror or exc} '
                    f'(set [api] listen / listen_port, or --host / --port)')
-    return [HostStates(scheduler, context), http]
+    return [http]
 
 
 def main(argv=None):

@@ -61,7 +61,7 @@ def _compute_host(context, host, cell_name, transport):
     """The host's manager, calling its cell's conductor and the scheduler
     on the cell's own topic, behind its RPC server."""
     manager = compute_manager.ComputeManager(
-        host, scheduler_rpcapi.SchedulerRPCAPI(transport, cell_name=cell_name),
+        host, scheduler_rpcapi.CellSchedulerRPCAPI(transport, cell_name),
         conductor_rpcapi.CellConductorAPI(cell_name, transport),
         cell_name=cell_name)
     rpc_service = service.RPCService(

@@ -1,19 +1,25 @@
-"""``cellboot-scheduler``: the scheduler's API served over RPC.
+"""``cellboot-scheduler``: a cell's scheduler, or the API level's.
 
-The scheduler owns the host states and the resource tables of the API
-database. This service loads the host states once, keeps them current,
-and answers ``select_destinations``, ``update_provider``,
-``claim_resources``, ``release_resources`` and ``record_build_result``:
-on the API transport, topic ``cellboot-scheduler``, for the super
-conductor (``[conductor] scheduler = rpc``) and the API, with every
-right; on each mapped cell's transport, topic
-``cellboot-scheduler.<cell>``, for that cell's compute hosts and
-conductors (which have no API database credentials), with the rights of
-that cell only (``cellboot.scheduler.doors`` and ``access``). Cells
-mapped after it started are served from its next start.
+With ``--cell NAME`` it is a scheduler of cell NAME, inside the cell: it
+needs only the cell's ``[database] connection`` and ``[DEFAULT]
+transport_url`` (the cell's bus), loads the host states of the cell's
+hosts, publishes the cell's aggregate in the cell database, and answers
+on topic ``cellboot-scheduler.NAME`` the cell's compute hosts
+(``update_provider``, ``record_build_result``), its conductors
+(``claim_resources``, ``release_resources``) and the API level
+(``select_destinations``, ``aggregate``, ``host_states``). Several may
+run per cell.
+
+Without ``--cell`` it is the API level's scheduler as a service, for
+super conductors with ``[conductor] scheduler = rpc``: it holds no host,
+reads each cell's aggregate from the cell databases, and answers
+``select_destinations`` and ``release_resources`` on topic
+``cellboot-scheduler`` of ``[DEFAULT] transport_url`` by asking the
+cells' schedulers. It needs ``[api_database] connection``.
 
 Usage::
 
+    cellboot-scheduler --cell cell1 --config-file /etc/cellboot/cell1.conf
     cellboot-scheduler --config-file /etc/cellboot/cellboot.conf
 """
 
@@ -23,9 +29,12 @@ from oslo_log import log as logging
 
 from cellboot.conf import CONF
 from cellboot.db import pools
+from cellboot import exception
 from cellboot import rpc
+from cellboot.rpc import topics
 from cellboot.scheduler import api as scheduler_api
-from cellboot.scheduler import doors
+from cellboot.scheduler import cells as cells_scheduler
+from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import rpc_endpoint
 from cellboot import service
 from cellboot import service_runner
@@ -35,22 +44,34 @@ LOG = logging.getLogger(__name__)
 PROG = 'cellboot-scheduler'
 
 DESCRIPTION = """\
-Serve the scheduler's API (select_destinations, update_provider,
-claim_resources, release_resources, record_build_result) over RPC: on
-[DEFAULT] transport_url, topic cellboot-scheduler, with every right; on
-the transport of each mapped cell, topic cellboot-scheduler.CELL, with
-the rights of that cell only (its providers, its instances). Needs
-[api_database] connection. Runs until SIGTERM or SIGINT, then finishes
-the requests in flight and exits 0.
+With --cell NAME: schedule the hosts of cell NAME (needs only the cell's
+[database] connection and [DEFAULT] transport_url): answer the cell's
+compute hosts and conductors, and the API level, on topic
+cellboot-scheduler.NAME of the cell's bus, and publish the cell's
+aggregate in its database. Without --cell: the API level's scheduler
+(needs [api_database] connection), which picks a cell from the cells'
+aggregates and asks its scheduler, on topic cellboot-scheduler of
+[DEFAULT] transport_url, for super conductors with [conductor] scheduler
+= rpc. Runs until SIGTERM or SIGINT, then finishes the requests in
+flight and exits 0.
 
+  cellboot-scheduler --cell cell1 --config-file /etc/cellboot/cell1.conf
   cellboot-scheduler --config-file /etc/cellboot/cellboot.conf"""
 
 
-class HostStates:
-    """The scheduler's in-memory host states as a runnable service.
+def add_arguments(parser):
+    parser.add_argument(
+        '--cell', metavar='NAME',
+        help='schedule the hosts of cell NAME (as listed by '
+             '`cellboot-manage cell_v2 list_cells`); sets [DEFAULT] '
+             'cell_name')
 
-    Started before the RPC servers, so the first request finds them
-    loaded; stopping ends the periodic refresh.
+
+class Started:
+    """A scheduler's background work as a runnable service.
+
+    Started before the RPC server, so the first request finds the host
+    states (or the aggregates) loaded; stopping ends the refreshes.
     """
 
     def __init__(self, scheduler, context):
@@ -59,7 +80,7 @@ class HostStates:
 
     def start(self):
         summary = self.scheduler.start(self.context)
-        LOG.info('Host states loaded: %s', summary)
+        LOG.info('Scheduler started: %s', summary)
 
     def stop(self):
         self.scheduler.stop()
@@ -68,22 +89,46 @@ class HostStates:
         pass
 
 
+def build_cell_scheduler(context, cell_name):
+    if not CONF.database.connection:
+        raise exception.ConfigurationError(
+            reason=f'a scheduler of cell {cell_name} needs the cell\'s '
+                   f'[database] connection')
+    CONF.set_override('cell_name', cell_name)
+    scheduler = scheduler_api.CellScheduler(
+        host_state_cache.CellScope(cell_name), name=CONF.host)
+    topic = topics.scheduler(cell_name)
+    LOG.info('Serving %s on %s', topic,
+             rpc.describe(rpc.get_local_cell_transport()))
+    return [Started(scheduler, context),
+            service.RPCService(CONF.host, topic,
+                               [rpc_endpoint.CellSchedulerEndpoint(scheduler)],
+                               rpc.get_local_cell_transport())]
+
+
+def build_api_scheduler(context):
+    if not CONF.api_database.connection:
+        raise exception.ConfigurationError(
+            reason=f'the API level\'s scheduler needs [api_database] '
+                   f'connection (or run `{PROG} --cell NAME` for a cell\'s '
+                   f'scheduler)')
+    scheduler = cells_scheduler.CellsScheduler()
+    return [Started(scheduler, context),
+            service.RPCService(CONF.host, topics.SCHEDULER,
+                               [rpc_endpoint.SchedulerEndpoint(scheduler)],
+                               rpc.get_api_transport())]
+
+
 def build(context, args):
-    """The host states, then one RPC server per door (``doors.plan``)."""
     pools.serve_as('scheduler')
-    scheduler = scheduler_api.SchedulerAPI()
-    services = [HostStates(scheduler, context)]
-    for door in doors.plan(context, CONF.host):
-        endpoint = rpc_endpoint.SchedulerEndpoint(scheduler, door.access)
-        services.append(service.RPCService(CONF.host, door.topic,
-                                           [endpoint], door.transport))
-        LOG.info('Serving %s on %s for %s', door.topic,
-                 rpc.describe(door.transport), door.access.caller)
-    return services
+    if args.cell:
+        return build_cell_scheduler(context, args.cell)
+    return build_api_scheduler(context)
 
 
 def main(argv=None):
-    return service_runner.main(PROG, DESCRIPTION, build, argv=argv)
+    return service_runner.main(PROG, DESCRIPTION, build, argv=argv,
+                               add_arguments=add_arguments)
 
 
 if __name__ == '__main__':

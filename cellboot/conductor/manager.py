@@ -99,8 +99,9 @@ class _FlowManager:
 class SuperConductorManager(_FlowManager):
     """Endpoint of topic ``cellboot-conductor``: boots, one flow each.
 
-    ``scheduler`` is the scheduler library (``[conductor] scheduler =
-    local``) or its RPC client (``rpc``); ``compute_rpcapi_for`` returns
+    ``scheduler`` is the API level's scheduler (``[conductor] scheduler
+    = local``: in-process, reaching the cells' schedulers over their
+    buses) or its RPC client (``rpc``); ``compute_rpcapi_for`` returns
     the compute client of a cell mapping. Both default to what the
     configuration says; tests and the all-in-one pass their own.
     """
@@ -122,11 +123,11 @@ class SuperConductorManager(_FlowManager):
         if CONF.conductor.scheduler == conductor_conf.RPC:
             from cellboot.scheduler import rpcapi as scheduler_rpcapi
             return scheduler_rpcapi.SchedulerRPCAPI(rpc.get_api_transport())
-        from cellboot.scheduler import api as scheduler_api
-        return scheduler_api.SchedulerAPI()
+        from cellboot.scheduler import cells as cells_scheduler
+        return cells_scheduler.CellsScheduler()
 
     def start(self, context=None):
-        """Load the in-process scheduler's host states, then take work.
+        """Read the cells' aggregates (in-process scheduler), take work.
 
         Resumes this host's unfinished flows (no jobboard) or starts
         claiming jobs (jobboard), and starts the periodic checks.
@@ -233,8 +234,8 @@ class CellConductorManager(_FlowManager):
             transport = rpc.get_local_cell_transport()
         if scheduler is None:
             from cellboot.scheduler import rpcapi as scheduler_rpcapi
-            scheduler = scheduler_rpcapi.SchedulerRPCAPI(
-                transport, cell_name=cell_name)
+            scheduler = scheduler_rpcapi.CellSchedulerRPCAPI(
+                transport, cell_name)
         if compute_rpcapi is None:
             from cellboot.compute import rpcapi as compute_rpcapi_mod
             compute_rpcapi = compute_rpcapi_mod.ComputeAPI(cell_name,

@@ -15,17 +15,19 @@ conductor_group = cfg.OptGroup(
 conductor_opts = [
     cfg.StrOpt('scheduler',
                default=LOCAL,
-               choices=[(LOCAL, 'Run the scheduler library inside the '
-                                'super conductor (no scheduler service '
-                                'needed; one scheduler per conductor).'),
-                        (RPC, 'Call the cellboot-scheduler service over '
-                              '[DEFAULT] transport_url.')],
-               help='Where the super conductor finds the scheduler. '
-                    '"local" needs no extra service and is the embedded '
-                    'default; "rpc" shares one scheduler (and its '
-                    'in-memory host states) between several conductors. '
-                    'Cell conductors always use RPC: they hold no API '
-                    'database credentials.'),
+               choices=[(LOCAL, 'Run the API level\'s scheduler inside '
+                                'the super conductor (no API-level '
+                                'scheduler service needed).'),
+                        (RPC, 'Call the API level\'s cellboot-scheduler '
+                              'service over [DEFAULT] transport_url.')],
+               help='Where the super conductor finds the API level\'s '
+                    'scheduler, which picks a cell from the cells\' '
+                    'aggregates and asks that cell\'s scheduler '
+                    '(cellboot-scheduler --cell NAME, on the cell\'s bus) '
+                    'for hosts. It holds no host, so "local", the '
+                    'default, costs a super conductor little; "rpc" '
+                    'shares one. Cell conductors always call their own '
+                    'cell\'s scheduler over their cell\'s bus.'),
     cfg.BoolOpt('persist_flows',
                 default=True,
                 help='Persist every flow (boot flows in [flow_persistence] '

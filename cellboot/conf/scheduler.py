@@ -48,36 +48,30 @@ selection_opts = [
                     'reloads, so this only bounds how long it takes to see '
                     'new, disabled or dead hosts and the claims of other '
                     'schedulers. 0 disables the periodic reload.'),
-    cfg.IntOpt('cell_load_timeout',
-               default=30,
-               min=1,
-               help='Seconds to wait for each cell database when loading '
-                    'host states. A cell that does not answer in time is '
-                    'skipped (its hosts are not scheduled to) and is asked '
-                    'again at the next reload.'),
     cfg.FloatOpt('cell_check_interval',
-                 default=2.0,
+                 default=1.0,
                  min=0.0,
-                 help='Seconds between two checks that every enabled cell '
-                      'database answers (SELECT 1), by a background thread '
-                      'of each scheduler. A cell that fails or does not '
-                      'answer within cell_check_timeout has its hosts taken '
-                      'out of the host states at once, rather than at the '
-                      'next full reload, so that boots go to the cells that '
-                      'can take them instead of waiting for a partitioned '
-                      'one; once it answers again the host states are '
-                      'reloaded. One query per cell: 2 s keeps the boots '
-                      'sent to a cell that just went silent to a few '
-                      'seconds\' worth. 0 disables the checks, and so '
-                      'does host_state_refresh_interval = 0 (host states '
-                      'that are never reloaded are not checked either).'),
+                 help='Seconds between two reads, by the API level\'s '
+                      'scheduler, of the aggregate that each enabled '
+                      'cell\'s schedulers publish in the cell\'s database '
+                      '(one small query per cell). A cell that fails or '
+                      'does not answer within cell_check_timeout is taken '
+                      'for silent and sent no request until it answers '
+                      'again, so that boots go to the cells that can take '
+                      'them instead of waiting for a partitioned one. This '
+                      'also bounds how long the API level takes to see '
+                      'the claims of other API-level schedulers (each '
+                      'takes its own at once). 0 reads the aggregates only '
+                      'when the scheduler starts and after each answer of '
+                      'a cell.'),
     cfg.FloatOpt('cell_check_timeout',
                  default=2.0,
                  min=0.1,
-                 help='Seconds a cell check waits for a cell database '
-                      'before taking the cell for silent. A cell that is '
-                      'already silent is not waited for again: one call '
-                      'to it at a time finds out when it is back.'),
+                 help='Seconds a read of a cell\'s aggregate waits for the '
+                      'cell database before taking the cell for silent. A '
+                      'cell that is already silent is not waited for '
+                      'again: one call to it at a time finds out when it '
+                      'is back.'),
     cfg.IntOpt('service_down_time',
                default=60,
                min=1,
@@ -87,7 +81,55 @@ selection_opts = [
                     'it above the compute report interval.'),
 ]
 
-scheduler_opts = claim_opts + selection_opts
+# -- the two levels (cellboot.scheduler.cells, aggregate) -----------------
+
+level_opts = [
+    cfg.IntOpt('max_cells_per_request',
+               default=3,
+               min=1,
+               help='How many cells the API level asks, best first, before '
+                    'a request ends in NoValidHost: a cell whose aggregate '
+                    'said it might fit and whose scheduler found no host '
+                    '(or did not answer) hands the request to the next. '
+                    'Each extra cell costs one round trip to its '
+                    'scheduler; 3 rides out a stale aggregate or a cell '
+                    'scheduler that just died without turning a large '
+                    'cloud\'s full cells into a long search.'),
+    cfg.IntOpt('cell_call_timeout',
+               default=30,
+               min=1,
+               help='Seconds the API level waits for a cell\'s scheduler '
+                    'to answer a placement before it tries the next cell. '
+                    'A cell scheduler that stopped publishing its '
+                    'aggregate (aggregate_max_age) is not asked at all.'),
+    cfg.FloatOpt('aggregate_publish_interval',
+                 default=0.5,
+                 min=0.0,
+                 help='Seconds between two writes, by a cell\'s scheduler, '
+                      'of the cell\'s aggregate after claims took room '
+                      '(room given back is written at once). Bounds how '
+                      'stale the API level\'s figures of a cell can be '
+                      'for other schedulers\' claims. 0 disables the '
+                      'background writes (tests).'),
+    cfg.FloatOpt('aggregate_heartbeat_interval',
+                 default=5.0,
+                 min=0.1,
+                 help='Seconds after which a cell\'s scheduler writes its '
+                      'aggregate again even when nothing changed: the '
+                      'API level takes a cell whose aggregate is older than '
+                      'aggregate_max_age for one without a live '
+                      'scheduler.'),
+    cfg.FloatOpt('aggregate_max_age',
+                 default=30.0,
+                 min=1.0,
+                 help='Seconds after which the API level takes a cell '
+                      'whose newest aggregate is older for a cell whose '
+                      'schedulers are all down, and sends it nothing. '
+                      'Keep it several aggregate_heartbeat_interval '
+                      'above.'),
+]
+
+scheduler_opts = claim_opts + selection_opts + level_opts
 
 
 def register_opts(conf):

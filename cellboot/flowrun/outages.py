@@ -25,7 +25,10 @@ An outage is a lost connection of this process's databases
 (``cellboot.db.outage.is_connection_lost``) or of a service called over
 RPC: the scheduler's ``DBConnectionError`` reaches the conductor as
 oslo.messaging's ``RemoteError`` naming it (``cellboot.exception`` is
-the only module whose errors cross the bus as themselves).
+the only module whose errors cross the bus as themselves); and the API
+level's scheduler finding that no cell it could send a request to
+answers (``CellsUnavailable``: a broker restart, every cell database
+down).
 
 The executors are TaskFlow's serial ones, each atom handed to them
 wrapped (``_Riding``) so that TaskFlow's own code calls its hooks and
@@ -43,6 +46,7 @@ import oslo_messaging
 from taskflow.engines.action_engine import executor as tf_executor
 
 from cellboot.db import outage
+from cellboot import exception
 
 # Errors of a remote service's database that mean it could not reach it.
 REMOTE_OUTAGES = frozenset({'DBConnectionError'})
@@ -53,8 +57,10 @@ RESUMED = 'resumed'
 
 
 def is_outage(exc):
-    """A lost database connection, here or in a service called over RPC."""
-    if outage.is_connection_lost(exc):
+    """A lost database connection, here or in a service called over RPC,
+    or no cell that answers."""
+    if outage.is_connection_lost(exc) or isinstance(
+            exc, exception.CellsUnavailable):
         return True
     return (isinstance(exc, oslo_messaging.RemoteError) and
             exc.exc_type in REMOTE_OUTAGES)

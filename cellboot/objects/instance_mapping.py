@@ -18,7 +18,6 @@ from cellboot.objects import base
 from cellboot.objects import cell_mapping
 
 _MAPPINGS = models.InstanceMapping.__table__
-_ALLOCATIONS = models.Allocation.__table__
 _REQUESTS = models.BuildRequest.__table__
 
 
@@ -97,13 +96,11 @@ def _owned_by(context, project_id, instance_uuids):
 @api_db.reader
 def _deleted_with_leftovers(context, limit):
     uuid = _MAPPINGS.c.instance_uuid
-    leftovers = sa.or_(
-        sa.exists().where(_ALLOCATIONS.c.consumer_id == uuid),
-        sa.exists().where(_REQUESTS.c.instance_uuid == uuid))
     return list(context.session.execute(
-        sa.select(uuid).where(_MAPPINGS.c.queued_for_delete == sa.true(),
-                              leftovers).order_by(_MAPPINGS.c.id)
-        .limit(limit)).scalars())
+        sa.select(uuid).where(
+            _MAPPINGS.c.queued_for_delete == sa.true(),
+            sa.exists().where(_REQUESTS.c.instance_uuid == uuid),
+        ).order_by(_MAPPINGS.c.id).limit(limit)).scalars())
 
 
 @api_db.reader
@@ -217,11 +214,12 @@ class InstanceMapping(base.DomainObject):
 
     @classmethod
     def deleted_with_leftovers(cls, context, limit=1000):
-        """Servers queued for delete that still hold claims or a request.
+        """Servers queued for delete that still have a build request.
 
-        What a delete that failed after its mark left (see
-        ``cellboot.builds.deletes``); at most ``limit`` uuids, oldest
-        mapping first.
+        What a delete that failed after its mark left in the API
+        database (see ``cellboot.builds.deletes``; the claims it left are
+        in its cell's database, ``cellboot.conductor.unfinished_deletes``
+        finds those); at most ``limit`` uuids, oldest mapping first.
         """
         return _deleted_with_leftovers(context, limit)
 

@@ -12,10 +12,8 @@ from cellboot import exception
 # The super conductor, on the API transport.
 CONDUCTOR = 'cellboot-conductor'
 
-# The scheduler's RPC service for the API level, on the API transport.
-# The scheduler also serves it on each cell's own bus, with the rights of
-# that cell, for services that predate the per-cell topic (see
-# ``cellboot.scheduler.doors``).
+# The API level's scheduler as a service, on the API transport (for
+# super conductors with [conductor] scheduler = rpc).
 SCHEDULER = 'cellboot-scheduler'
 
 # Per-cell topics: '<prefix>.<cell name>'.
@@ -45,9 +43,9 @@ def compute(cell_name):
 
 
 def scheduler(cell_name):
-    """The scheduler's topic for the services of cell ``cell_name``.
+    """The topic of the schedulers of cell ``cell_name``, on its bus.
 
-    What arrives there may act only on that cell's providers and
-    instances, so a cell's services call it, never ``SCHEDULER``.
+    They hold that cell's database only, so what arrives there can act
+    on that cell's providers and allocations and nothing else.
     """
     return _in_cell(_CELL_SCHEDULER, cell_name)

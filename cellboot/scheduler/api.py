@@ -1,79 +1,106 @@
-"""SchedulerAPI: the one door to the scheduler, in-process or behind RPC.
+"""CellScheduler: one cell's scheduler, in-process or behind RPC.
 
-Only the scheduler writes the resource tables, and its host states must
-see every such write, so everything that changes capacity goes through
-this facade: compute hosts report their inventory (``update_provider``),
-conductors claim alternates and give back claims (``claim_resources``,
-``release_resources``), and the boot flow asks for hosts
-(``select_destinations``). The RPC service (boot workflow issue) exposes
-the same methods with the same arguments.
+Each cell schedules its own hosts. Only a cell's schedulers write the
+cell's resource tables (in the cell's database), and their host states
+must see every such write, so everything that changes capacity in the
+cell goes through this facade: the cell's compute hosts report their
+inventory (``update_provider``), its conductors claim alternates and
+give back claims (``claim_resources``, ``release_resources``), and the
+API level asks for hosts (``select_destinations``, then takes the
+cell's ``aggregate``). ``cellboot-scheduler --cell NAME`` serves the same
+methods on the cell's bus (``rpc_endpoint``); the API level's own
+scheduler, which holds no host, is ``cellboot.scheduler.cells``.
 
 Usage::
 
-    scheduler = SchedulerAPI()
+    scheduler = CellScheduler(host_state_cache.CellScope('cell1', mapping))
     scheduler.start(context)        # load host states, start refreshes
     hosts = scheduler.select_destinations(context, spec, [uuid])
     scheduler.stop()
 """
 
+from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.scheduler import aggregate as aggregate_mod
+from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import manager as manager_mod
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import providers
 
 
-class SchedulerAPI:
-    """select_destinations, resource reports and claims, host states."""
+class CellScheduler:
+    """select_destinations, resource reports and claims of one cell.
 
-    def __init__(self, manager=None):
-        self.manager = manager or manager_mod.SchedulerManager()
-        self.cache = self.manager.cache
+    ``name`` names this scheduler among the cell's schedulers (its row
+    of the cell's aggregates): the service's host, by default.
+    """
+
+    def __init__(self, scope, name=None):
+        self.scope = scope
+        self.cache = host_state_cache.HostStateCache(scope)
+        self.manager = manager_mod.SchedulerManager(self.cache)
+        self.publisher = aggregate_mod.Publisher(
+            name or f'scheduler-{scope.name}', self.cache)
+
+    @property
+    def cell_name(self):
+        return self.scope.name
 
     def start(self, context, refresh_interval=None):
-        """Load the host states now and reload them periodically.
+        """Load the host states now, publish, and keep both current.
 
         ``refresh_interval`` defaults to ``[scheduler]
         host_state_refresh_interval``; 0 starts no background thread.
-        Returns the load summary (hosts, cells, unanswered cells).
+        Returns the load summary.
         """
         summary = self.cache.refresh(context)
+        self.publisher.publish_now()
         self.cache.start_periodic_refresh(refresh_interval)
+        self.publisher.start()
         return summary
 
     def stop(self):
+        self.publisher.stop()
         self.cache.stop_periodic_refresh()
 
     def select_destinations(self, context, request_spec, instance_uuids,
-                            return_alternates=True, cell_uuid=None):
+                            return_alternates=True):
         """Per instance, ``[chosen, alternates...]`` as Selection dicts.
 
         The chosen hosts are claimed; raises NoValidHost with the name of
         the filter that removed the last candidates (nothing claimed).
-        ``cell_uuid`` places in that cell only, whatever the request
-        asks and the filters enabled (a request from a cell's service).
         """
         return self.manager.select_destinations(
-            context, request_spec, instance_uuids, return_alternates,
-            cell_uuid=cell_uuid)
+            context, request_spec, instance_uuids, return_alternates)
 
-    def update_provider(self, context, uuid, name, cell_uuid, inventories,
-                        availability_zone='nova', move=True):
+    def aggregate(self, context=None):
+        """The cell's aggregate as of now (``aggregate.of_states``),
+        loading the host states first if they never were."""
+        self.cache.ensure_loaded(context or cb_context.get_admin_context())
+        return self.publisher.compute()[0]
+
+    def _given_back(self):
+        """Room came back: the API level must not refuse it meanwhile."""
+        self.publisher.publish_now()
+
+    def update_provider(self, context, uuid, name, inventories,
+                        availability_zone='nova'):
         """A compute host's report of its capacity; returns the generation.
 
         Called by a compute host when it starts and whenever its
         inventory changes; the host is schedulable from the next
-        decision on. ``move`` False refuses a provider of another cell
-        (CellNotAuthorized) instead of moving it to ``cell_uuid``.
+        decision on.
         """
         generation = providers.update_provider(
-            context, uuid, name, cell_uuid, inventories,
-            availability_zone=availability_zone, move=move)
+            self.scope.context(context), uuid, name, inventories,
+            availability_zone=availability_zone)
         self.cache.refresh_host(context, uuid)
+        self._given_back()
         return generation
 
     def delete_provider(self, context, uuid):
         """Forget a compute host (refused while it holds allocations)."""
-        providers.delete_provider(context, uuid)
+        providers.delete_provider(self.scope.context(context), uuid)
         self.cache.remove_host(uuid)
 
     def claim_resources(self, context, consumer_uuid, provider_uuid,
@@ -84,8 +111,9 @@ class SchedulerAPI:
         or ClaimConflict; either way the host is re-read.
         """
         try:
-            result = claims.claim_resources(context, consumer_uuid,
-                                            provider_uuid, resources)
+            result = claims.claim_resources(
+                self.scope.context(context), consumer_uuid, provider_uuid,
+                resources)
         except (exception.ClaimFailed, exception.ClaimConflict):
             self.cache.refresh_host(context, provider_uuid)
             raise
@@ -96,16 +124,18 @@ class SchedulerAPI:
 
     def release_resources(self, context, consumer_uuid, provider_uuid=None):
         """Give back a consumer's allocations; returns what was released."""
-        released = claims.release_resources(context, consumer_uuid,
-                                            provider_uuid)
+        released = claims.release_resources(
+            self.scope.context(context), consumer_uuid, provider_uuid)
         for uuid, resources in released.items():
             self.cache.add_usage(uuid, resources, sign=-1)
+        if released:
+            self._given_back()
         return released
 
-    def host_states(self, context, cell_uuid=None):
+    def host_states(self, context):
         """Every schedulable host as plain values (capacity, usage, up)."""
         self.cache.ensure_loaded(context)
-        return self.cache.host_dicts(cell_uuid)
+        return self.cache.host_dicts()
 
     def record_build_result(self, context, provider_uuid, succeeded):
         """Count a failed build against a host (BuildFailureWeigher); a
@@ -113,5 +143,7 @@ class SchedulerAPI:
         self.cache.record_build_result(provider_uuid, succeeded)
 
     def refresh(self, context):
-        """Reload every host state now (e.g. after adding a cell)."""
-        return self.cache.refresh(context)
+        """Reload every host state now (e.g. after adding hosts)."""
+        summary = self.cache.refresh(context)
+        self.publisher.publish_now()
+        return summary

@@ -2,9 +2,9 @@
 
 Order of work, cheapest first:
 
-1. cells: every filter's ``cell_mask`` prunes whole cells (a cell whose
-   summed free capacity cannot hold the instance, cells other than the
-   ``target_cell``), so their hosts are never examined;
+1. cells: every filter's ``cell_mask`` prunes whole cells, so their
+   hosts are never examined (a cell's scheduler has one cell: the API
+   level prunes cells from their aggregates, ``cell_filters``);
 2. the request's own exclusions: ``ignore_hosts``;
 3. every enabled filter's ``host_mask``, in the configured order;
 4. hosts whose claim already failed for this instance.
@@ -21,11 +21,16 @@ FAILED_CLAIMS = 'claim retries'
 
 
 class Elimination:
-    """How the candidate hosts dwindled, step by step."""
+    """How the candidates dwindled, step by step.
 
-    def __init__(self, hosts, cells):
+    The candidates are a cell's hosts, or, at the API level, the cells
+    (``unit`` 'cell').
+    """
+
+    def __init__(self, hosts, cells, unit='host'):
         self.hosts = hosts
         self.cells = cells
+        self.unit = unit
         self.steps = []  # (name, removed, detail)
 
     def removed(self, name, count, detail=''):
@@ -33,20 +38,24 @@ class Elimination:
             self.steps.append((name, int(count), detail))
 
     def reason(self):
-        """Why no host is left, naming the step that removed the last."""
+        """Why no candidate is left, naming the step that removed the
+        last ones."""
         self.steps = [(name, count, detail() if callable(detail) else detail)
                       for name, count, detail in self.steps]
         if not self.hosts:
-            return ('The scheduler knows no compute host: no enabled cell '
-                    'has hosts with a resource provider, or no cell '
-                    'answered when host states were last loaded.')
+            if self.unit == 'cell':
+                return ('The API level knows no cell to schedule to: no '
+                        'enabled cell is mapped but cell0.')
+            return ('The scheduler knows no compute host: the cell has no '
+                    'host with a resource provider.')
         name, count, detail = self.steps[-1]
-        last = f'{name} removed the last {count} host(s)'
+        last = f'{name} removed the last {count} {self.unit}(s)'
         if detail:
             last += f' ({detail})'
         trail = ', '.join(f'{n} removed {c}' for n, c, _ in self.steps)
-        return (f'{last}. Of {self.hosts} host(s) in {self.cells} '
-                f'cell(s): {trail}.')
+        where = (f'Of {self.hosts} cell(s)' if self.unit == 'cell' else
+                 f'Of {self.hosts} host(s) in {self.cells} cell(s)')
+        return f'{last}. {where}: {trail}.'
 
 
 def find(states, request, filters):

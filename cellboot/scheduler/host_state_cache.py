@@ -1,26 +1,27 @@
-"""The scheduler's host states: loaded from every cell, kept current.
+"""A cell scheduler's host states: loaded from its cell, kept current.
 
-A full load reads, from the API database, every resource provider with
-its inventories and summed usages (``usage.load_all``, streamed in
-chunks into arrays), then, in parallel, each enabled cell's compute nodes
-with their compute services (one query per cell, through a context
-targeted at the cell). A host is
-schedulable when its compute node and its resource provider both exist:
-the node says where it is (cell, host name), the provider what it holds.
-A cell that fails or does not answer within ``[scheduler]
-cell_load_timeout`` is logged and contributes no hosts until a later
-load reaches it: scheduling to a cell we cannot read would only fail
-later.
+A cell's scheduler holds the states of its own cell's hosts only. A full
+load reads, from the cell's database, every resource provider with its
+inventories and summed usages (``usage.load_all``, streamed in chunks
+into arrays) and the compute nodes with their compute services (one
+query). A host is schedulable when its compute node and its resource
+provider both exist: the node says what it is called and whether its
+service is up, the provider what it holds.
 
 Between loads the cache follows the scheduler's own writes (claims,
-releases, provider updates pass through ``SchedulerAPI``), re-reads
+releases, provider updates pass through ``CellScheduler``), re-reads
 single providers on demand (a failed claim means our copy is stale), and
-is reloaded in full by ``refresh`` — periodically by a background thread
-every ``[scheduler] host_state_refresh_interval`` seconds — to learn of
+is reloaded in full by ``refresh`` -- periodically by a background thread
+every ``[scheduler] host_state_refresh_interval`` seconds -- to learn of
 other schedulers' claims, new or dead hosts and disabled services. A
-cell that stops answering between loads has its hosts dropped within
-seconds, and is skipped by loads until it answers again
-(``cell_checks``).
+load that fails (the cell's database is down) keeps the states as they
+were: the claims are checked in the database anyway. Every change bumps
+``version``, which is how the cell's aggregate knows that it is due
+(``cellboot.scheduler.aggregate``).
+
+The cell is a ``CellScope``: its key in the states (and in the
+selections, until the API level names the cell it asked), and how a
+context reaches its database.
 """
 
 import contextlib
@@ -36,8 +37,6 @@ from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
-from cellboot.objects import cell_mapping
-from cellboot.scheduler import cell_checks
 from cellboot.scheduler import host_batch
 from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import providers
@@ -59,11 +58,36 @@ _CELL_HOSTS = sa.select(
     _SERVICES.c.binary == COMPUTE_BINARY)))
 
 
-class _CellHosts:
-    """One cell's compute nodes and their services, as compact lists.
+class CellScope:
+    """Which cell a cell scheduler schedules, and how it reaches it.
 
-    Built in the cell's loading thread so that the database rows are
-    freed there: 100,000 rows cost about 60 MB as SQLAlchemy rows.
+    ``cell_mapping`` given (the API level, or a one-process deployment):
+    contexts are targeted at that cell, and the states are keyed by its
+    uuid. Without one (``cellboot-scheduler --cell NAME`` inside the
+    cell): the service's own ``[database] connection``, keyed by the
+    cell's ``name``, which is all a service inside a cell knows of it.
+    """
+
+    def __init__(self, name, cell_mapping=None):
+        self.name = name
+        self.cell_mapping = cell_mapping
+        self.key = cell_mapping.uuid if cell_mapping is not None else name
+
+    def context(self, context):
+        """``context``, reaching this cell's database."""
+        if self.cell_mapping is None:
+            return context
+        return cb_context.targeted_copy(context, self.cell_mapping)
+
+    def __repr__(self):
+        return f'<CellScope {self.name} ({self.key})>'
+
+
+class _CellHosts:
+    """The cell's compute nodes and their services, as compact lists.
+
+    100,000 rows cost about 60 MB as SQLAlchemy rows: they are turned
+    into lists as they are read.
     """
 
     def __init__(self, read_at, rows):
@@ -82,10 +106,10 @@ class _CellHosts:
 
 @cell_db.reader
 def _read_cell(context):
-    """The targeted cell's compute hosts (``_CellHosts``), one query."""
+    """The cell's compute hosts (``_CellHosts``), one query."""
     read_at = time.time()
-    # Streamed (see usage.load_all): the cells are read in parallel, and
-    # a driver that buffers would hold every cell's rows at once.
+    # Streamed (see usage.load_all): a driver that buffers would hold
+    # every row at once.
     rows = context.session.execute(_CELL_HOSTS.execution_options(
         yield_per=usage.LOAD_CHUNK_ROWS))
     return _CellHosts(read_at, rows)
@@ -95,31 +119,25 @@ def _epoch(when):
     return None if when is None else (when - _EPOCH).total_seconds()
 
 
-def _schedulable_cells(context):
-    return [cell for cell in cell_mapping.CellMapping.get_enabled(context)
-            if not cell.is_cell0]
-
-
-def _batch(table, cells):
-    """A HostBatch of the nodes that have a provider, cell by cell."""
+def _batch(table, cell_key, hosts):
+    """A HostBatch of the cell's nodes that have a provider."""
     batch = host_batch.HostBatch(table)
-    for cell_uuid, hosts in cells.items():
-        for uuid, host, nodename, disabled, seen in zip(
-                hosts.uuids, hosts.hosts, hosts.nodenames, hosts.disabled,
-                hosts.last_seen_up):
-            column = table.index.get(uuid)
-            if column is None:
-                continue  # not reported yet: nothing to claim against
-            batch.add_host(uuid, host, nodename, cell_uuid,
-                           table.zones[column], disabled, seen,
-                           table.generations[column], column)
+    for uuid, host, nodename, disabled, seen in zip(
+            hosts.uuids, hosts.hosts, hosts.nodenames, hosts.disabled,
+            hosts.last_seen_up):
+        column = table.index.get(uuid)
+        if column is None:
+            continue  # not reported yet: nothing to claim against
+        batch.add_host(uuid, host, nodename, cell_key, table.zones[column],
+                       disabled, seen, table.generations[column], column)
     return batch
 
 
 class HostStateCache:
-    """Thread-safe owner of the current ``HostStates``."""
+    """Thread-safe owner of the current ``HostStates`` of one cell."""
 
-    def __init__(self):
+    def __init__(self, scope):
+        self.scope = scope
         self._lock = threading.RLock()
         self._states = host_state.HostStates()
         # Provider updates not yet merged; merged in one batch (growing
@@ -128,11 +146,8 @@ class HostStateCache:
         # Providers changed while a full load was reading: re-read after.
         self._touched = None
         self.loaded_at = None
-        self.unanswered_cells = []
-        # Cells the checks found silent: {uuid: name}; their hosts are
-        # out of the states until a check finds them back.
-        self.down_cells = {}
-        self.checks = cell_checks.CellChecks(self)
+        # Moves on with every change of the states (see the docstring).
+        self.version = 0
         self._stop = threading.Event()
         self._thread = None
 
@@ -145,99 +160,51 @@ class HostStateCache:
 
     def _merge_pending(self):
         if self._pending:
-            self._states.upsert_hosts(
-                [host for host in self._pending.values()
-                 if host['cell_uuid'] not in self.down_cells])
+            self._states.upsert_hosts(list(self._pending.values()))
             self._pending = {}
 
-    def set_down_cells(self, cells):
-        """Take the cells found silent (``{uuid: name}``) now.
-
-        The hosts of a newly silent cell are no longer scheduled to.
-        Returns the names of the cells no longer silent: the caller
-        reloads (``refresh``) to bring their hosts back.
-        """
-        with self.locked() as states:
-            newly = set(cells) - set(self.down_cells)
-            back = [name for uuid, name in self.down_cells.items()
-                    if uuid not in cells]
-            self.down_cells = dict(cells)
-            for cell_uuid in newly:
-                LOG.warning('Host states: cell %s (%s) does not answer; '
-                            'its hosts are not scheduled to until it does',
-                            cells[cell_uuid], cell_uuid)
-            # Every silent cell, not only the new ones: a load that read
-            # a cell just before it went silent may have brought its
-            # hosts back.
-            for cell_uuid in cells:
-                code = states.cell_code(cell_uuid)
-                if code is None:
-                    continue
-                for pos in (states.live & (states.cell == code)).nonzero()[0]:
-                    states.remove_host(states.uuids[pos])
-        return back
-
     def _touch(self, uuids):
+        self.version += 1
         if self._touched is not None:
             self._touched.update(uuids)
 
     # -- full loads ---------------------------------------------------
 
     def refresh(self, context):
-        """Reload every host of every enabled cell; returns a summary.
+        """Reload every host of the cell; returns a summary.
 
         Reads without holding the lock (scheduling goes on meanwhile),
         then swaps the new states in and re-reads the providers that
         changed during the read.
         """
+        cctxt = self.scope.context(context)
         with self._lock:
             self._touched = set()
         try:
             # Providers first, streamed into arrays chunk by chunk: all
             # their rows at once would be the largest part of a load.
             table = host_batch.ProviderTable()
-            usage.load_all(context, table)
-            cells = _schedulable_cells(context)
-            # A cell found silent is not waited for (nor read: its hosts
-            # stay out until a check finds it back).
-            results = cb_context.scatter_gather_cells(
-                context, cells, CONF.scheduler.cell_load_timeout, _read_cell,
-                skip_down_cells=True)
-            answered = {uuid: result for uuid, result in results.items()
-                        if not cb_context.is_cell_failure(result) and
-                        uuid not in self.down_cells}
-            unanswered = [cell for cell in cells if cell.uuid not in answered]
-            for cell in unanswered:
-                if not cb_context.is_cell_failure(results[cell.uuid]):
-                    LOG.info('Host states: cell %s (%s) answered, but the '
-                             'cell checks still take it for silent; its '
-                             'hosts come back with their next check.',
-                             cell.name, cell.uuid)
-                    continue
-                LOG.warning('Host states: cell %s (%s) did not answer (%s); '
-                            'its hosts are not scheduled to until a later '
-                            'load reaches it.', cell.name, cell.uuid,
-                            results[cell.uuid])
+            usage.load_all(cctxt, table)
+            hosts = _read_cell(cctxt)
             states = host_state.HostStates.from_batch(
-                _batch(table, answered),
-                {uuid: hosts.read_at for uuid, hosts in answered.items()})
-            del table, results
+                _batch(table, self.scope.key, hosts),
+                {self.scope.key: hosts.read_at})
+            del table, hosts
             with self._lock:
                 old = self._states
                 self._states = states
                 touched, self._touched = self._touched, None
                 self._carry_build_failures(old, states)
                 self.loaded_at = time.time()
-                self.unanswered_cells = [cell.uuid for cell in unanswered]
+                self.version += 1
         finally:
             with self._lock:
                 self._touched = None
         if touched:
             self.refresh_providers(context, touched)
-        summary = {'hosts': len(states), 'cells': len(answered),
-                   'unanswered_cells': self.unanswered_cells}
-        LOG.info('Host states loaded: %(hosts)d hosts in %(cells)d cells; '
-                 'cells not answering: %(unanswered_cells)s', summary)
+        summary = {'cell': self.scope.name, 'hosts': len(states)}
+        LOG.info('Host states of cell %(cell)s loaded: %(hosts)d hosts',
+                 summary)
         return summary
 
     @staticmethod
@@ -260,8 +227,9 @@ class HostStateCache:
         uuids = list(uuids)
         if not uuids:
             return
-        inventories = usage.get_inventories(context, uuids)
-        usages = usage.get_usages(context, uuids)
+        cctxt = self.scope.context(context)
+        inventories = usage.get_inventories(cctxt, uuids)
+        usages = usage.get_usages(cctxt, uuids)
         with self._lock:
             self._touch(uuids)
             states = self._states
@@ -277,12 +245,13 @@ class HostStateCache:
 
     def refresh_host(self, context, provider_uuid):
         """Re-read one provider; learn it if it is new to the cache."""
+        cctxt = self.scope.context(context)
         try:
-            provider = providers.get_provider(context, provider_uuid)
+            provider = providers.get_provider(cctxt, provider_uuid)
         except exception.ResourceProviderNotFound:
             self.remove_host(provider_uuid)
             return
-        used = usage.get_usages(context, [provider_uuid]).get(
+        used = usage.get_usages(cctxt, [provider_uuid]).get(
             provider_uuid, {})
         self.update_host(provider, used)
 
@@ -290,7 +259,7 @@ class HostStateCache:
         """Take a provider's current record (``providers.get_provider``)."""
         host = {
             'uuid': provider['uuid'], 'service_host': provider['name'],
-            'cell_uuid': provider['cell_uuid'],
+            'cell_uuid': self.scope.key,
             'availability_zone': provider.get('availability_zone'),
             'generation': provider.get('generation'),
             'inventories': provider.get('inventories') or {},
@@ -326,33 +295,25 @@ class HostStateCache:
             else:
                 states.record_build_failure(provider_uuid)
 
-    def host_dicts(self, cell_uuid=None):
-        """Every live host as plain values, optionally of one cell."""
+    def host_dicts(self):
+        """Every live host as plain values."""
         with self.locked() as states:
             down_time = CONF.scheduler.service_down_time
             return [states.host_dict(pos, down_time)
-                    for pos in states.live.nonzero()[0]
-                    if cell_uuid is None
-                    or states.cell_uuid(pos) == cell_uuid]
+                    for pos in states.live.nonzero()[0]]
 
     # -- periodic reloads ---------------------------------------------
 
     def start_periodic_refresh(self, interval=None):
-        """Reload in a daemon thread every ``interval`` seconds.
-
-        The cell checks start with it (``[scheduler] cell_check_interval``):
-        they keep the states current between reloads, so states that are
-        never reloaded (0) are not checked either.
-        """
+        """Reload in a daemon thread every ``interval`` seconds."""
         interval = (CONF.scheduler.host_state_refresh_interval
                     if interval is None else interval)
         if not interval or self._thread is not None:
             return
-        self.checks.start()
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._run_periodic, args=(interval,),
-            name='host-state-refresh', daemon=True)
+            name=f'host-state-refresh-{self.scope.name}', daemon=True)
         self._thread.start()
 
     def _run_periodic(self, interval):
@@ -363,11 +324,11 @@ class HostStateCache:
             except Exception:
                 # A database that is down now may be back next time;
                 # meanwhile the scheduler works from what it has.
-                LOG.exception('Host states: periodic reload failed; '
-                              'keeping the previous states')
+                LOG.exception('Host states of cell %s: periodic reload '
+                              'failed; keeping the previous states',
+                              self.scope.name)
 
     def stop_periodic_refresh(self):
-        self.checks.stop()
         if self._thread is not None:
             self._stop.set()
             self._thread.join()

@@ -1,22 +1,28 @@
-"""select_destinations: a claimed host per instance, plus its alternates.
+"""A cell's select_destinations: a claimed host per instance, plus alternates.
 
-For each instance of the request, in order (see ``request`` for the
-request spec's shape):
+A cell's scheduler places in its own cell: the API level chose the cell
+(``cellboot.scheduler.cells``) and sends the request with what it
+resolved of the hints (the hinted instances and group members of this
+cell, see ``request``). For each instance of the request, in order:
 
-1. ``candidates.find`` prunes cells, then runs the enabled filters over
-   the in-memory host states;
+1. ``candidates.find`` runs the enabled filters over the in-memory host
+   states;
 2. the weighers order the survivors; the chosen host is picked at random
    among the best ``host_subset_size``;
-3. its resources are claimed in the API database (atomic, compare-and-
-   swap on the provider generation). If the claim fails, our copy of that
+3. its resources are claimed in the cell's database (atomic, compare-
+   and-swap on the provider generation). If the claim fails, our copy of that
    host was stale: it and the next best hosts are re-read, the host is
    excluded for this instance, and selection starts again;
 4. the claim is applied to the host states as soon as the host is
    chosen (and given back if the claim fails), so the next instance of
    the request, and concurrent requests, see the host with less room;
-5. up to ``max_attempts - 1`` alternates are taken from the chosen host's
-   cell, best first: hosts that passed the filters, never the chosen one,
-   not claimed (a cell conductor claims one when it reschedules).
+5. up to ``max_attempts - 1`` alternates are taken from the cell, best
+   first: hosts that passed the filters, never the chosen one, not
+   claimed (a cell conductor claims one when it reschedules).
+
+A consumer that holds allocations in the cell already is placed anew:
+what it held is given back first. The API level asks again after a
+cell did not answer in time, and that cell may have claimed meanwhile.
 
 A request of several instances outside a server group is first placed
 whole: steps 1, 2, 4 and 5 for every instance, then one transaction
@@ -44,11 +50,10 @@ from cellboot import exception
 from cellboot.objects import selection as selection_obj
 from cellboot.scheduler import candidates
 from cellboot.scheduler import filters as filters_mod
-from cellboot.scheduler.filters import cell as cell_filter
-from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import request as request_mod
 from cellboot.scheduler.resources import batch_claims
 from cellboot.scheduler.resources import claims
+from cellboot.scheduler.resources import usage
 from cellboot.scheduler import weighers as weighers_mod
 from cellboot.scheduler.weighers import base as weigher_base
 
@@ -75,10 +80,10 @@ def best_first(weights, count):
 
 
 class SchedulerManager:
-    """Chooses hosts from a ``HostStateCache`` and claims them."""
+    """Chooses hosts of one cell from a ``HostStateCache``, claims them."""
 
-    def __init__(self, cache=None):
-        self.cache = cache or host_state_cache.HostStateCache()
+    def __init__(self, cache):
+        self.cache = cache
         self.filters = filters_mod.load_filters(
             CONF.filter_scheduler.enabled_filters)
         self.weighers = weighers_mod.load_weighers(
@@ -87,19 +92,19 @@ class SchedulerManager:
         self.failed_claims = 0
 
     def select_destinations(self, context, request_spec, instance_uuids,
-                            return_alternates=True, cell_uuid=None):
+                            return_alternates=True):
         """Claim a host for each instance; see the module docstring.
 
         Returns one list per instance: ``[chosen, alternate, ...]``, each
         a ``Selection`` dict. Raises NoValidHost (nothing left claimed).
-        ``cell_uuid`` confines the choice to that cell (a request from a
-        cell's service), before any configured filter.
         """
         request = request_mod.ScheduleRequest(request_spec)
         filters = self.filters
-        if cell_uuid is not None:
-            filters = [cell_filter.ConfinedToCell(cell_uuid)] + filters
+        context = self.cache.scope.context(context)
         self.cache.ensure_loaded(context)
+        self._release(context, [
+            (uuid, None) for uuid in
+            usage.consumers_holding(context, instance_uuids)])
         request.resolve(context, instance_uuids)
         if len(instance_uuids) > 1 and not request.has_group:
             batch = self._place_batch(context, request, instance_uuids,
@@ -191,7 +196,7 @@ class SchedulerManager:
         """``(position, mask, weights)`` of the host to claim, or raise."""
         mask, elimination = candidates.find(states, request, filters)
         if not mask.any():
-            reason = elimination.reason() + self._unanswered()
+            reason = elimination.reason()
             LOG.info('NoValidHost for instance %s: %s', instance_uuid,
                      reason)
             raise exception.NoValidHost(reason=reason)
@@ -214,14 +219,6 @@ class SchedulerManager:
                     weights, REFRESH_AFTER_FAILED_CLAIM))
         self.cache.refresh_providers(context, stale)
 
-    def _unanswered(self):
-        cells = self.cache.unanswered_cells
-        if not cells:
-            return ''
-        return (f' The hosts of {len(cells)} cell(s) that did not answer at '
-                f'the last host state load were not considered: '
-                f'{", ".join(cells)}.')
-
     def _claim(self, context, request, instance_uuid, uuid):
         """Claim on ``uuid``; False (host excluded) when it failed."""
         try:
@@ -237,11 +234,11 @@ class SchedulerManager:
 
     @staticmethod
     def _alternates(states, chosen, mask, weights):
-        """Up to max_attempts - 1 other hosts of the chosen host's cell."""
+        """Up to max_attempts - 1 other hosts of the cell."""
         count = CONF.scheduler.max_attempts - 1
         if count < 1:
             return []
-        in_cell = np.flatnonzero(mask & (states.cell == states.cell[chosen]))
+        in_cell = np.flatnonzero(mask)
         in_cell = in_cell[in_cell != chosen]
         return in_cell[best_first(weights[in_cell], count)]
 
@@ -256,16 +253,18 @@ class SchedulerManager:
             claimed=claimed)
 
     def _release(self, context, made):
-        """Give back the claims of a request that cannot complete."""
-        for instance_uuid, (chosen, *_alternates) in made:
+        """Give back the claims of a request that cannot complete (on its
+        chosen host; everywhere in the cell for a host of None)."""
+        for instance_uuid, hosts in made:
+            provider = hosts[0].compute_node_uuid if hosts else None
             try:
                 released = claims.release_resources(
-                    context, instance_uuid, chosen.compute_node_uuid)
+                    context, instance_uuid, provider)
             except Exception:
                 LOG.exception('Could not release the claim of instance %s '
                               'on %s; its allocations stay until the '
                               'instance is cleaned up', instance_uuid,
-                              chosen.compute_node_uuid)
+                              provider or 'any provider of the cell')
                 continue
             for provider_uuid, resources in released.items():
                 self.cache.add_usage(provider_uuid, resources, sign=-1)

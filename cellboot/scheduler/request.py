@@ -22,11 +22,18 @@ The request spec is a plain, JSON-serializable dict (it is persisted in
     }
 
 Every key but ``flavor`` is optional; a hint may be a value or a list of
-values (the REST API passes lists). ``instance_group`` spares the
-scheduler a read of the server group; without it a ``group`` hint is
-looked up. ``resolve`` turns the hints into the resource provider uuids
-that the filters compare against (where the named instances hold their
-allocations), so filters never touch a database.
+values (the REST API passes lists).
+
+Both levels parse a spec with ``ScheduleRequest``. The API level
+(``routing``) reads what only the API database knows -- which cell holds
+each hinted instance and group member, whether they are the project's
+own, the server group named by a ``group`` hint, the cell named by
+``target_cell`` -- and sends each cell it asks a spec of its own: the
+hints and members of that cell only, the group given whole as
+``instance_group``, no ``target_cell``. A cell's scheduler then only
+turns the hinted instances into the resource providers where they hold
+allocations in its cell (``resolve``), so filters never touch a
+database.
 
 ``same_host`` and ``different_host`` see only the servers of the
 request's own project: another project's server is treated exactly as an
@@ -36,9 +43,6 @@ the API checks that by policy before the spec is written.
 """
 
 from cellboot import exception
-from cellboot.objects import cell_mapping
-from cellboot.objects import instance_mapping
-from cellboot.objects import server_group
 from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import usage
 
@@ -127,8 +131,11 @@ class ScheduleRequest:
     def resolve(self, context, instance_uuids=()):
         """Find the hosts of hinted instances and of the server group.
 
-        ``instance_uuids`` are the instances being scheduled: they are
-        group members already but hold no allocations worth counting.
+        In the cell of ``context``: the instances named are those of the
+        cell that the API level resolved (``routing``); those of other
+        cells hold nothing here. ``instance_uuids`` are the instances
+        being scheduled: they are group members already but hold no
+        allocations worth counting.
         """
         def providers_of(uuids):
             found = set()
@@ -137,40 +144,16 @@ class ScheduleRequest:
                                                                 uuid))
             return found
 
-        own = instance_mapping.InstanceMapping.owned_by(
-            context, self.project_id, self.same_host + self.different_host)
-        self.same_host_providers = providers_of(
-            uuid for uuid in self.same_host if uuid in own)
-        self.different_host_providers = providers_of(
-            uuid for uuid in self.different_host if uuid in own)
-        self._resolve_target_cell(context)
         if self.group_uuid and not self._group_given:
-            self._load_group(context)
+            raise exception.Invalid(
+                reason='a cell\'s scheduler is given the server group '
+                       '(instance_group) by the API level, which reads it')
+        self.same_host_providers = providers_of(self.same_host)
+        self.different_host_providers = providers_of(self.different_host)
         if self.has_group:
             scheduling = set(instance_uuids)
             self.group_providers = providers_of(
                 m for m in self.group_members if m not in scheduling)
-
-    def _resolve_target_cell(self, context):
-        if not self.target_cell:
-            return
-        try:
-            cell = cell_mapping.CellMapping.get_by_uuid_or_name(
-                context, self.target_cell)
-        except exception.CellMappingNotFound:
-            return  # the CellFilter reports that no host is in that cell
-        self.target_cell = cell.uuid
-
-    def _load_group(self, context):
-        try:
-            group = server_group.ServerGroup.get_by_uuid(context,
-                                                         self.group_uuid)
-        except exception.ServerGroupNotFound:
-            raise exception.NoValidHost(
-                reason=f'Server group {self.group_uuid} named by the '
-                       f'"group" scheduler hint does not exist.')
-        self.group_policy = group.policy
-        self.group_members = list(group.members or ())
 
     def placed(self, provider_uuid, service_host):
         """Note an instance of this request placed on a host.

@@ -1,14 +1,24 @@
-"""The server side of the scheduler's RPC API (``cellboot-scheduler``).
+"""The server side of the schedulers' RPC APIs (``cellboot-scheduler``).
 
-A thin layer over ``SchedulerAPI``: each method asks its server's access
-object (``access``: the API level's rights, or one cell's) whether the
-request may touch what it names, then forwards it. ``update_provider``
-also translates a cell's name, which a compute host knows, into the
-cell's uuid, which the resource tables use. The domain errors a caller
-is expected to handle are declared expected, so that they travel back to
-the caller as themselves and are logged here as one line, not as a
-server-side traceback; a refusal is logged once more, as a WARNING
-naming the caller's cell and what it attempted.
+Two endpoints, one per level:
+
+* ``CellSchedulerEndpoint`` -- a cell's scheduler (``cellboot-scheduler
+  --cell NAME``, or in-process), on the cell's bus, topic
+  ``cellboot-scheduler.<cell>``: for the cell's compute hosts and
+  conductors (``update_provider``, ``claim_resources``,
+  ``release_resources``, ``record_build_result``) and for the API level
+  (``select_destinations``, which answers with the cell's aggregate,
+  ``aggregate``, ``host_states``). Each method asks the access object
+  (``access.CellAccess``) first;
+* ``SchedulerEndpoint`` -- the API level's scheduler (``cellboot-
+  scheduler`` without ``--cell``), on the API's bus, topic
+  ``cellboot-scheduler``, for a super conductor with ``[conductor]
+  scheduler = rpc``: ``select_destinations`` and ``release_resources``.
+
+The domain errors a caller is expected to handle are declared expected,
+so that they travel back to the caller as themselves and are logged here
+as one line, not as a server-side traceback; a refusal is logged once
+more, as a WARNING naming the caller and what it attempted.
 """
 
 import functools
@@ -66,46 +76,52 @@ def _authorized(method):
     return wrapper
 
 
-class SchedulerEndpoint:
-    """Version 1.0 of the scheduler's RPC interface.
-
-    ``access`` holds the rights of whoever can reach this endpoint's
-    server (``access.FullAccess`` on the API's bus, the default).
-    """
+class CellSchedulerEndpoint:
+    """Version 1.0 of a cell scheduler's RPC interface."""
 
     target = oslo_messaging.Target(version=client.VERSION)
 
-    def __init__(self, scheduler, access=None):
+    def __init__(self, scheduler):
         self.scheduler = scheduler
-        self.access = access or access_mod.FullAccess()
+        self.access = access_mod.CellAccess(scheduler)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     @_authorized
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
-        cell_uuid = self.access.select_destinations(request_spec,
-                                                    instance_uuids)
-        return self.scheduler.select_destinations(
+        """``{'selections': [...], 'aggregate': {...}}``."""
+        self.access.select_destinations(request_spec, instance_uuids)
+        selections = self.scheduler.select_destinations(
             context, request_spec, instance_uuids,
-            return_alternates=return_alternates, cell_uuid=cell_uuid)
+            return_alternates=return_alternates)
+        return {'selections': selections,
+                'aggregate': self.scheduler.aggregate(context)}
+
+    @oslo_messaging.expose
+    def aggregate(self, context):
+        return self.scheduler.aggregate(context)
+
+    @oslo_messaging.expose
+    def host_states(self, context):
+        return self.scheduler.host_states(context)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     @_authorized
     def update_provider(self, context, uuid, name, cell_name, inventories,
                         availability_zone='nova'):
-        cell_uuid, move = self.access.update_provider(uuid, name, cell_name)
+        self.access.update_provider(uuid, name, cell_name)
         return self.scheduler.update_provider(
-            context, uuid, name, cell_uuid, inventories,
-            availability_zone=availability_zone, move=move)
+            context, uuid, name, inventories,
+            availability_zone=availability_zone)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)
     @_authorized
     def claim_resources(self, context, consumer_uuid, provider_uuid,
                         resources):
-        self.access.claim_resources(consumer_uuid, provider_uuid)
+        self.access.claim_resources(context, consumer_uuid, provider_uuid)
         return self.scheduler.claim_resources(context, consumer_uuid,
                                               provider_uuid, resources)
 
@@ -124,3 +140,30 @@ class SchedulerEndpoint:
         self.access.record_build_result(provider_uuid)
         return self.scheduler.record_build_result(context, provider_uuid,
                                                   succeeded)
+
+
+class SchedulerEndpoint:
+    """Version 1.0 of the API level's scheduler RPC interface."""
+
+    target = oslo_messaging.Target(version=client.VERSION)
+
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED)
+    def select_destinations(self, context, request_spec, instance_uuids,
+                            return_alternates=True):
+        access_mod.uuids_of(instance_uuids, 'instance_uuids')
+        return self.scheduler.select_destinations(
+            context, request_spec, instance_uuids,
+            return_alternates=return_alternates)
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED)
+    def release_resources(self, context, consumer_uuid, provider_uuid=None,
+                          cell_uuid=None):
+        access_mod.uuid_of(consumer_uuid, 'consumer_uuid')
+        return self.scheduler.release_resources(
+            context, consumer_uuid, provider_uuid=provider_uuid,
+            cell_uuid=cell_uuid)

@@ -1,14 +1,22 @@
-"""Client of ``cellboot-scheduler``: the scheduler's API over RPC.
+"""Clients of ``cellboot-scheduler``: the two levels' APIs over RPC.
 
-It has the methods of ``cellboot.scheduler.api.SchedulerAPI`` with the
-same arguments, except that ``update_provider`` names the cell by its
-name (services inside a cell know their cell's name, not the uuid that
-only the API database holds). Code that talks to "the scheduler" takes
-either object, so the super conductor can use the library in-process
-(``[conductor] scheduler = local``) and services inside a cell use this
-client on their cell's transport. Every method is a call: the answer (or
-the remote NoValidHost / ClaimFailed / ClaimConflict, re-raised as
-itself) is what the caller acts on.
+* ``CellSchedulerRPCAPI`` calls the schedulers of one cell, on the
+  cell's own bus (topic ``cellboot-scheduler.<cell>``): the cell's
+  compute hosts (``update_provider``, ``record_build_result``) and
+  conductors (``claim_resources``, ``release_resources``) use it, and so
+  does the API level (``select_destinations``, ``aggregate``,
+  ``host_states``, ``release_resources``: ``cell_clients.RemoteCell``).
+  It has the methods of ``cellboot.scheduler.api.CellScheduler``, with
+  ``update_provider`` also naming the cell (which the scheduler checks is
+  its own) and ``select_destinations`` answering with the cell's
+  aggregate too.
+* ``SchedulerRPCAPI`` calls the API level's scheduler, on the API's bus
+  (topic ``cellboot-scheduler``), for a super conductor with
+  ``[conductor] scheduler = rpc``.
+
+Every method is a call: the answer (or the remote NoValidHost /
+ClaimFailed / ClaimConflict, re-raised as itself) is what the caller
+acts on.
 """
 
 from cellboot import rpc
@@ -17,21 +25,11 @@ from cellboot.rpc import topics
 
 
 class SchedulerRPCAPI:
-    """Calls to the scheduler on ``transport``.
+    """Calls to the API level's scheduler (default: the API transport)."""
 
-    ``transport`` defaults to the API transport, where topic
-    ``cellboot-scheduler`` acts for the API level. A service inside a
-    cell passes ``rpc.get_local_cell_transport()`` and its ``cell_name``:
-    it calls ``cellboot-scheduler.<cell_name>``, where the scheduler lets
-    it act on that cell's providers and instances only.
-    """
-
-    def __init__(self, transport=None, cell_name=None):
-        self.cell_name = cell_name
-        topic = topics.scheduler(cell_name) if cell_name else \
-            topics.SCHEDULER
+    def __init__(self, transport=None):
         self.client = client.RPCClient(
-            transport or rpc.get_api_transport(), topic)
+            transport or rpc.get_api_transport(), topics.SCHEDULER)
 
     def select_destinations(self, ctxt, request_spec, instance_uuids,
                             return_alternates=True):
@@ -41,13 +39,57 @@ class SchedulerRPCAPI:
                                 instance_uuids=instance_uuids,
                                 return_alternates=return_alternates)
 
+    def release_resources(self, ctxt, consumer_uuid, provider_uuid=None,
+                          cell_uuid=None):
+        """Give back a consumer's allocations; returns what was released.
+
+        ``cell_uuid`` names the cell that holds them, when the caller
+        knows it.
+        """
+        return self.client.call(ctxt, 'release_resources',
+                                consumer_uuid=consumer_uuid,
+                                provider_uuid=provider_uuid,
+                                cell_uuid=cell_uuid)
+
+
+class CellSchedulerRPCAPI:
+    """Calls to the schedulers of cell ``cell_name`` on ``transport``.
+
+    ``timeout`` (seconds; None: ``rpc_response_timeout``) bounds every
+    call: the API level gives ``[scheduler] cell_call_timeout``, so that
+    a cell that does not answer is skipped rather than waited for.
+    """
+
+    def __init__(self, transport, cell_name, timeout=None):
+        self.cell_name = cell_name
+        self.timeout = timeout
+        self.client = client.RPCClient(transport, topics.scheduler(cell_name))
+
+    def _call(self, ctxt, method, **kwargs):
+        return self.client.call(ctxt, method, timeout=self.timeout, **kwargs)
+
+    def select_destinations(self, ctxt, request_spec, instance_uuids,
+                            return_alternates=True):
+        """``{'selections': [...], 'aggregate': {...}}``."""
+        return self._call(ctxt, 'select_destinations',
+                          request_spec=request_spec,
+                          instance_uuids=instance_uuids,
+                          return_alternates=return_alternates)
+
+    def aggregate(self, ctxt):
+        """The cell's aggregate, as its scheduler has it now."""
+        return self._call(ctxt, 'aggregate')
+
+    def host_states(self, ctxt):
+        """Every host of the cell as plain values."""
+        return self._call(ctxt, 'host_states')
+
     def update_provider(self, ctxt, uuid, name, cell_name, inventories,
                         availability_zone='nova'):
         """Report a compute node's inventory; returns its generation."""
-        return self.client.call(ctxt, 'update_provider', uuid=uuid,
-                                name=name, cell_name=cell_name,
-                                inventories=inventories,
-                                availability_zone=availability_zone)
+        return self._call(ctxt, 'update_provider', uuid=uuid, name=name,
+                          cell_name=cell_name, inventories=inventories,
+                          availability_zone=availability_zone)
 
     def claim_resources(self, ctxt, consumer_uuid, provider_uuid,
                         resources):
@@ -55,19 +97,17 @@ class SchedulerRPCAPI:
 
         Raises ClaimFailed (no room) or ClaimConflict (contention).
         """
-        return self.client.call(ctxt, 'claim_resources',
-                                consumer_uuid=consumer_uuid,
-                                provider_uuid=provider_uuid,
-                                resources=resources)
+        return self._call(ctxt, 'claim_resources',
+                          consumer_uuid=consumer_uuid,
+                          provider_uuid=provider_uuid, resources=resources)
 
     def release_resources(self, ctxt, consumer_uuid, provider_uuid=None):
         """Give back a consumer's allocations; returns what was released."""
-        return self.client.call(ctxt, 'release_resources',
-                                consumer_uuid=consumer_uuid,
-                                provider_uuid=provider_uuid)
+        return self._call(ctxt, 'release_resources',
+                          consumer_uuid=consumer_uuid,
+                          provider_uuid=provider_uuid)
 
     def record_build_result(self, ctxt, provider_uuid, succeeded):
         """Count a failed build against a host, or clear its count."""
-        return self.client.call(ctxt, 'record_build_result',
-                                provider_uuid=provider_uuid,
-                                succeeded=succeeded)
+        return self._call(ctxt, 'record_build_result',
+                          provider_uuid=provider_uuid, succeeded=succeeded)

@@ -5,17 +5,18 @@ composition of a deployment in a process, with the hooks a test needs:
 an API database, a flow database, cell0 and ``cells`` cells as SQLite
 files in a temporary directory (or throw-away MariaDB/PostgreSQL
 databases of the local server: ``backend``), each synced with
-``cellboot.db.migration``, TaskFlow's tables included; the scheduler
-behind its RPC service, the super conductor, one conductor per cell and
-``hosts_per_cell`` compute hosts per cell (the per-cell compute manager
-all-in-one ships, heartbeating) with the fake driver, their hosts
-discovered. Every service talks over the one ``fake://`` bus the way the
-real ones talk over RabbitMQ: clients, servers, topics per cell, the RPC
-serializer. The cells share the API's bus (as a single-vhost deployment
-does), so their services reach the scheduler on their own cell's topic,
-with that cell's rights (``cellboot.scheduler.doors``). Every RPC
-endpoint is observed (``_Endpoint``): what it is asked is recorded, and
-the requests in flight tell when the deployment has gone quiet.
+``cellboot.db.migration``, TaskFlow's tables included; per cell its
+scheduler (``cell_schedulers``) behind its RPC service, one conductor and
+``hosts_per_cell`` compute hosts; the API level's scheduler
+(``scheduler``) and the super conductor. The compute hosts are the
+per-cell compute manager all-in-one ships, heartbeating, with the fake
+driver, their hosts discovered. Every service talks over the one
+``fake://`` bus the way the real ones talk over RabbitMQ: clients,
+servers, topics per cell, the RPC serializer. The cells share the API's
+bus (as a single-vhost deployment does), so their services reach their
+cell's scheduler on their own cell's topic. Every RPC endpoint is
+observed (``_Endpoint``): what it is asked is recorded, and the requests
+in flight tell when the deployment has gone quiet.
 
 A test boots the way the API does (``boot``: the API's own
 ``cellboot.api.boot_requests``, then the cast), waits for the deployment
@@ -233,6 +234,7 @@ class Cluster(fixtures.Fixture):
         self.cell_urls = [cell.database_connection for cell in self.cells]
         self.transport, self.conductor_api = d.transport, d.conductor_api
         self.scheduler = d.scheduler
+        self.cell_schedulers = d.cell_schedulers
         self.super_conductor = d.super_conductor
         self.computes = d.computes
 
@@ -329,5 +331,10 @@ class Cluster(fixtures.Fixture):
         return lookup.find_flows_everywhere(self.ctx, instance_uuid=uuid)
 
     def allocations(self, uuid):
-        """``{provider uuid: {rc: amount}}`` the instance holds."""
-        return usage.get_allocations_for_consumer(self.ctx, uuid)
+        """``{provider uuid: {rc: amount}}`` the instance holds, in
+        whichever cell's database."""
+        held = {}
+        for cell in self.cells:
+            with cb_context.target_cell(self.ctx, cell) as cctxt:
+                held.update(usage.get_allocations_for_consumer(cctxt, uuid))
+        return held

@@ -17,7 +17,8 @@ bug in an object cannot hide the state it got wrong. The invariants:
    instance is ACTIVE or ERROR, and ERROR always has a fault; no build
    request is left (it outlived its instance, or was never built);
 2. allocations exist exactly for the live instances that are not in
-   ERROR, on the provider of their host and node, for their flavor; no
+   ERROR, on the provider of their host and node, for their flavor, in
+   the database of their cell (none is left in the API database); no
    provider's usage exceeds (total - reserved) x allocation_ratio;
 3. every flow (flow database, and every cell's reschedule flows) ended
    SUCCESS or REVERTED.
@@ -72,20 +73,13 @@ class Snapshot:
             for row in _rows(api, sa.select(mappings))}
         self.build_requests = [row.instance_uuid for row in _rows(
             api, sa.select(_API['build_requests'].c.instance_uuid))]
-        providers = _API['resource_providers']
-        self.providers = {row.id: row.uuid
-                          for row in _rows(api, sa.select(providers))}
+        # Host resources left in the API database (before the move to
+        # the cells' databases): none may be.
+        self.api_allocations = [row.consumer_id for row in _rows(
+            api, sa.select(_API['allocations'].c.consumer_id))]
         self.allocations = collections.defaultdict(dict)
         self.usage = collections.defaultdict(int)
-        for row in _rows(api, sa.select(_API['allocations'])):
-            provider = self.providers[row.resource_provider_id]
-            held = self.allocations[row.consumer_id].setdefault(provider, {})
-            held[row.resource_class] = (held.get(row.resource_class, 0) +
-                                        row.used)
-            self.usage[(provider, row.resource_class)] += row.used
-        self.inventories = [
-            (self.providers[row.resource_provider_id], row)
-            for row in _rows(api, sa.select(_API['inventories']))]
+        self.inventories = []
         self.instances = []
         self.faults = set()
         self.nodes = {}
@@ -108,6 +102,17 @@ class Snapshot:
         for row in _rows(engine, sa.select(nodes)):
             self.nodes[(cell.uuid, row.host, row.hypervisor_hostname)] = \
                 row.uuid
+        providers = {row.id: row.uuid for row in _rows(
+            engine, sa.select(_CELL['resource_providers']))}
+        for row in _rows(engine, sa.select(_CELL['allocations'])):
+            provider = providers[row.resource_provider_id]
+            held = self.allocations[row.consumer_id].setdefault(provider, {})
+            held[row.resource_class] = (held.get(row.resource_class, 0) +
+                                        row.used)
+            self.usage[(provider, row.resource_class)] += row.used
+        self.inventories.extend(
+            (providers[row.resource_provider_id], row)
+            for row in _rows(engine, sa.select(_CELL['inventories'])))
 
     def cell_name(self, cell_uuid):
         return self.cell_names.get(cell_uuid, cell_uuid)
@@ -179,7 +184,8 @@ def _expected_allocations(snap, found):
 
 
 def _allocation_violations(snap):
-    found = []
+    found = [f'consumer {consumer} holds allocations in the API database'
+             for consumer in sorted(set(snap.api_allocations))]
     expected = _expected_allocations(snap, found)
     for consumer in sorted(set(expected) | set(snap.allocations)):
         want = expected.get(consumer)

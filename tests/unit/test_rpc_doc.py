@@ -33,6 +33,7 @@ INTERFACES = {
     'Super conductor': topics.CONDUCTOR,
     'Cell conductor': topics.cell_conductor('<cell_name>'),
     'Scheduler': topics.SCHEDULER,
+    'Cell scheduler': topics.scheduler('<cell_name>'),
     'Compute host': topics.compute('<cell_name>'),
 }
 

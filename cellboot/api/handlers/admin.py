@@ -14,6 +14,7 @@ from cellboot.api import views
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.scheduler import cell_aggregates
 from cellboot.flowrun import flow_states
 from cellboot.flowrun import lookup
 
@@ -33,26 +34,34 @@ FLOW_STATE_QUERY = {
 
 
 def hypervisors(api, request, context):
+    """Every cell's hosts, as each cell's scheduler has them; a cell
+    whose scheduler does not answer is listed in ``unreachable``."""
     page = pagination.from_request(request)
+    found, unanswered = api.scheduler.host_states(context)
     hosts, more = pagination.of_list(
-        api.scheduler.host_states(context),
-        lambda host: (host['service_host'], host['uuid']),
+        found, lambda host: (host['service_host'], host['uuid']),
         lambda host: host['uuid'], page)
     names = {cell.uuid: cell.name
              for cell in cell_mapping.CellMapping.get_all(context)}
     last = hosts[-1]['uuid'] if hosts else None
     return errors.json_response(200, dict(
-        {'hypervisors': [views.hypervisor(host, names) for host in hosts]},
+        {'hypervisors': [views.hypervisor(host, names) for host in hosts],
+         'unreachable': sorted(cell.name for cell in unanswered)},
         **pagination.links(request, 'hypervisors', page, last, more)))
 
 
 def cells(api, request, context):
+    """The cells, each with its aggregate as the cells' schedulers last
+    published it and how old it is (read from the cells' databases)."""
     page = pagination.from_request(request)
     found, more = page.split(cell_mapping.CellMapping.get_page(
         context, page.limit + 1, marker=page.marker))
+    figures = cell_aggregates.read_all(
+        context, [cell for cell in found if not cell.is_cell0])
     last = found[-1].uuid if found else None
     return errors.json_response(200, dict(
-        {'cells': [views.cell(cell) for cell in found]},
+        {'cells': [views.cell(cell, figures.get(cell.uuid))
+                   for cell in found]},
         **pagination.links(request, 'cells', page, last, more)))
 
 

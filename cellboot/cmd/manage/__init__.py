@@ -21,6 +21,7 @@ from cellboot.cmd.manage import db
 from cellboot.cmd.manage import flavor
 from cellboot.cmd.manage import flows
 from cellboot.cmd.manage import quota
+from cellboot.cmd.manage import scheduler
 from cellboot.conf import CONF
 from cellboot.console import configuration
 from cellboot.console import output
@@ -29,7 +30,7 @@ from cellboot import context as cb_context
 
 PROG = 'cellboot-manage'
 
-GROUPS = (db, cell_v2, flavor, flows, quota)
+GROUPS = (db, cell_v2, flavor, flows, quota, scheduler)
 
 # A one-shot command should fail at once on a database that is down, not
 # retry for minutes as a long-running service does; an operator can still
@@ -37,7 +38,8 @@ GROUPS = (db, cell_v2, flavor, flows, quota)
 _COMMAND_DB_DEFAULTS = {'max_retries': 0}
 
 DESCRIPTION = """\
-Manage cellboot's databases, cells, flavors, flows and quotas.
+Manage cellboot's databases, cells, flavors, flows, quotas and the
+cell schedulers' host resources.
 
 A typical first set-up, after writing /etc/cellboot/cellboot.conf:
 

@@ -13,6 +13,7 @@ from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import exception
 from cellboot import masking
+from cellboot.scheduler import cell_aggregates
 
 EXIT_CELL_EXISTS = 2
 EXIT_HOSTS_REMAIN = 3
@@ -100,11 +101,32 @@ def create_cell(context, args):
     return parsing.EXIT_OK
 
 
+def _figures(view):
+    """A cell's aggregate in two columns: what is up, and free room."""
+    if view is None:
+        return ['', '']
+    if view.silent:
+        return ['no answer', '']
+    aggregate = view.aggregate
+    if aggregate is None:
+        return ['no scheduler', '']
+    room = aggregate['resources']
+    free = ', '.join(
+        f'{rc} {room[rc]["free"]:g} (one host {room[rc]["max_free"]:g})'
+        for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB') if rc in room)
+    state = '' if view.usable() is None else ' (scheduler down)'
+    return [f'{aggregate["up_hosts"]} of {aggregate["hosts"]}, '
+            f'{view.age:.0f} s ago{state}', free]
+
+
 def _cell_table(cell_list, verbose, context=None):
     headers = ['Name', 'UUID', 'Transport URL', 'Database Connection',
                'Disabled']
+    figures = {}
     if verbose:
-        headers += ['Hosts', 'Instances']
+        headers += ['Hosts', 'Instances', 'Up hosts (aggregate)', 'Free']
+        figures = cell_aggregates.read_all(
+            context, [cell for cell in cell_list if not cell.is_cell0])
     rows = []
     for cell in cell_list:
         row = [cell.name, cell.uuid,
@@ -114,6 +136,7 @@ def _cell_table(cell_list, verbose, context=None):
         if verbose:
             row += [cells.HostMapping.count_by_cell(context, cell.uuid),
                     cells.InstanceMapping.count_by_cell(context, cell.uuid)]
+            row += _figures(figures.get(cell.uuid))
         rows.append(row)
     output.table(headers, rows)
 
@@ -273,7 +296,11 @@ def register(groups):
         commands, 'list_cells', list_cells, 'list the cells',
         'List every cell, cell0 first, with its transport and database URLs '
         '(passwords masked). --verbose adds how many hosts and instances '
-        'are mapped to each cell.')
+        'are mapped to each cell and, from the aggregate its schedulers '
+        'last published in its database, how many of its hosts are up, '
+        'how long ago, and its free room per resource class (and the most '
+        'on one host); "no answer" for a cell whose database does not '
+        'answer, "no scheduler" for one whose schedulers never published.')
 
     command = parsing.add_command(
         commands, 'delete_cell', delete_cell, 'unmap a cell',

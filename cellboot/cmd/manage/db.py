@@ -7,9 +7,18 @@ and TaskFlow's tables. Every step is idempotent: a database already at
 the newest revision is left untouched, so running it twice changes
 nothing. A flow or cell database that fails is reported and the others
 are still synced.
+
+A deployment made before the cell schedulers keeps its host resources in
+the API database until ``cellboot-manage scheduler migrate_to_cells``
+moves them into the cell databases (``cellboot.scheduler.migrate``): sync
+says so after syncing, as long as some are left there, without changing
+its exit code.
 """
 
 import itertools
+
+from oslo_db import exception as db_exc
+import sqlalchemy as sa
 
 from cellboot.cmd.manage import purge
 from cellboot.conf import CONF
@@ -18,6 +27,7 @@ from cellboot.console import parsing
 from cellboot import exception
 from cellboot import masking
 from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.scheduler import migrate
 
 
 def _migration():
@@ -140,7 +150,33 @@ def sync(context, args):
         # Lazy: the cell mappings are read once the API database is synced.
         steps = itertools.chain(sync_api_and_flow_databases(),
                                 sync_cell_databases(context))
-    return report_sync(steps)
+    code = report_sync(steps)
+    if not args.local_cell:
+        _notice_pending_providers(context)
+    return code
+
+
+def _notice_pending_providers(context):
+    """Say that host resources are left in the API database, if any are.
+
+    A notice, not an error: sync did its work, and the move needs the
+    schedulers stopped, which is the operator's to arrange.
+    """
+    try:
+        left = migrate.pending(context)
+    except (db_exc.DBError, sa.exc.SQLAlchemyError) as exc:
+        output.warning(f'could not count the host resource providers left '
+                       f'in the API database: {output.describe(exc)}')
+        return
+    if left == 1:
+        what, where = 'provider is', "it to its cell's database"
+    else:
+        what, where = 'providers are', "them to their cells' databases"
+    if left:
+        output.say(f'{left} compute host resource {what} still in the API '
+                   f'database: run "cellboot-manage scheduler '
+                   f'migrate_to_cells" (with the schedulers stopped) to '
+                   f'move {where}.')
 
 
 def version(context, args):
@@ -168,7 +204,10 @@ def register(groups):
         'tables), printing one line per database. Databases already at the '
         'newest revision are left untouched, so running it again changes '
         'nothing. A server database must exist already; SQLite files are '
-        'created.',
+        'created. While compute host resource providers are left in the '
+        'API database (a deployment made before the cell schedulers), a '
+        'last line says so and how to move them (`cellboot-manage '
+        'scheduler migrate_to_cells`).',
         exit_codes=((1, 'a database could not be synced (the others still '
                         'were, unless it was the API database)'),))
     command.add_argument(

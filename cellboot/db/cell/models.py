@@ -1,8 +1,11 @@
 """Cell database tables; cell0 uses the same schema.
 
 A cell database knows nothing of the API database: it holds its services,
-compute nodes, instances and their faults and actions. The cell's
-reschedule flows are persisted next to these, in TaskFlow's own tables.
+compute nodes, instances and their faults and actions, and the resources
+of its hosts (one resource provider per compute node, its inventories and
+the allocations of the cell's instances), which only the cell's own
+schedulers write. The cell's reschedule flows are persisted next to
+these, in TaskFlow's own tables.
 """
 
 import sqlalchemy as sa
@@ -144,3 +147,80 @@ class InstanceActionEvent(Base):
     finish_time = sa.Column(sa.DateTime, nullable=True)
     created_at = created_at()
     updated_at = updated_at()
+
+
+class ResourceProvider(Base):
+    """One per compute node of the cell; uuid = the compute node's uuid."""
+
+    __tablename__ = 'resource_providers'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
+        sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)  # the compute host
+    availability_zone = sa.Column(sa.String(255), nullable=True)
+    # Bumped by every claim: the compare-and-swap token of atomic claims.
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class Inventory(Base):
+    __tablename__ = 'inventories'
+    __table_args__ = (
+        sa.UniqueConstraint('resource_provider_id', 'resource_class',
+                            name='uniq_inventories0provider0class'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    total = sa.Column(sa.Integer, nullable=False)
+    reserved = sa.Column(sa.Integer, nullable=False, default=0)
+    min_unit = sa.Column(sa.Integer, nullable=False, default=1)
+    max_unit = sa.Column(sa.Integer, nullable=False)
+    step_size = sa.Column(sa.Integer, nullable=False, default=1)
+    allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class Allocation(Base):
+    __tablename__ = 'allocations'
+    __table_args__ = (
+        sa.Index('allocations_consumer_id_idx', 'consumer_id'),
+        sa.Index('allocations_provider_class_idx',
+                 'resource_provider_id', 'resource_class'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    consumer_id = uuid_column(nullable=False)  # the instance uuid
+    resource_class = sa.Column(sa.String(255), nullable=False)
+    used = sa.Column(sa.Integer, nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class SchedulerAggregate(Base):
+    """What one of the cell's schedulers last published of the cell.
+
+    The API level reads these rows (it holds no host of its own): per
+    resource class the cell's capacity, free room and largest free room
+    on one host, its zones and live hosts (``cellboot.scheduler.
+    aggregate``). One row per scheduler of the cell, rewritten in place;
+    ``sequence`` grows with every rewrite.
+    """
+
+    __tablename__ = 'scheduler_aggregates'
+    __table_args__ = (
+        sa.UniqueConstraint('scheduler',
+                            name='uniq_scheduler_aggregates0scheduler'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    scheduler = sa.Column(sa.String(255), nullable=False)
+    aggregate = sa.Column(sa.Text, nullable=False)  # JSON
+    sequence = sa.Column(sa.BigInteger, nullable=False, default=0)
+    published_at = sa.Column(sa.DateTime, nullable=False)

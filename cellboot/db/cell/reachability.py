@@ -1,8 +1,9 @@
 """Which cell databases this process found not answering, until they do.
 
 A partitioned cell costs whoever waits for it: a server listing waits
-``[api] list_cell_timeout`` for a silent cell at every request, and a
-scheduler's host-state load ``[scheduler] cell_load_timeout``. Once one
+``[api] list_cell_timeout`` for a silent cell at every request, and the
+API level's read of the cells' aggregates ``[scheduler]
+cell_check_timeout``. Once one
 call found the cell down, the next ones need not find out again.
 ``scatter_gather_cells`` (``cellboot.context``) therefore tells this
 registry how each call to a cell ended:

@@ -24,30 +24,3 @@ class CellFilter(base.BaseHostFilter):
     def describe(self, request):
         return (f'target_cell {request.target_cell} (an enabled cell with '
                 f'hosts) asked for')
-
-
-class ConfinedToCell(base.BaseHostFilter):
-    """Prunes every cell but the calling cell's; not configurable.
-
-    The scheduler puts it first for a request that came from a cell's
-    service (``access.CellAccess``): such a request is placed in its own
-    cell whatever its hints say and whichever filters are enabled.
-    """
-
-    def __init__(self, cell_uuid):
-        self.cell_uuid = cell_uuid
-
-    @property
-    def name(self):
-        return 'the calling cell'
-
-    def cell_mask(self, states, request):
-        mask = np.zeros(len(states.cells.names), dtype=bool)
-        code = states.cell_code(self.cell_uuid)
-        if code is not None:
-            mask[code] = True
-        return mask
-
-    def describe(self, request):
-        return (f'a request from cell {self.cell_uuid} is placed in that '
-                f'cell only')

@@ -17,16 +17,15 @@ import collections
 
 import sqlalchemy as sa
 
-from cellboot.db.api import connection as api_db
-from cellboot.db.api import models
 from cellboot.db import retry
 from cellboot import exception
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import contention
+from cellboot.scheduler.resources import tables
 from cellboot.scheduler.resources import usage
 
-_PROVIDERS = models.ResourceProvider.__table__
-_ALLOCATIONS = models.Allocation.__table__
+_PROVIDERS = tables.PROVIDERS
+_ALLOCATIONS = tables.ALLOCATIONS
 
 
 class NotBatchable(Exception):
@@ -34,7 +33,7 @@ class NotBatchable(Exception):
 
 
 @retry.on_contention
-@api_db.writer
+@tables.writer
 def claim_all(context, placements, resources):
     """Allocate ``resources`` to each consumer on its provider, at once.
 

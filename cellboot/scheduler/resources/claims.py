@@ -16,18 +16,17 @@ is replayed after a crash does no harm; releasing is idempotent too.
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from cellboot.db.api import connection as api_db
-from cellboot.db.api import models
 from cellboot.db import retry
 from cellboot import exception
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import tables
 from cellboot.scheduler.resources import usage
 
 LOG = logging.getLogger(__name__)
 
-_PROVIDERS = models.ResourceProvider.__table__
-_ALLOCATIONS = models.Allocation.__table__
+_PROVIDERS = tables.PROVIDERS
+_ALLOCATIONS = tables.ALLOCATIONS
 
 
 def validated(resources):
@@ -116,7 +115,7 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
 
 @contention.retry_on_generation_conflict(_claim_exhausted)
 @retry.on_contention
-@api_db.writer
+@tables.writer
 def _claim(context, consumer_uuid, provider_uuid, resources):
     provider, inventories, used, held = _read_provider_state(
         context, provider_uuid, consumer_uuid)
@@ -143,7 +142,7 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources):
 
 
 @retry.on_contention
-@api_db.writer
+@tables.writer
 def _release(context, consumer_uuid, provider_uuid):
     query = sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,

@@ -43,12 +43,12 @@ from oslo_log import log as logging
 import sqlalchemy as sa
 
 from cellboot.conf import CONF
-from cellboot.db.api import models
 from cellboot.db import retry
+from cellboot.scheduler.resources import tables
 
 LOG = logging.getLogger(__name__)
 
-_PROVIDERS = models.ResourceProvider.__table__
+_PROVIDERS = tables.PROVIDERS
 
 
 class ContentionStats:

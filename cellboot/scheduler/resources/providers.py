@@ -1,10 +1,9 @@
 """Resource providers: one per compute node, with its inventories.
 
 A compute host reports its capacity when it starts and whenever it
-changes; ``update_provider`` makes the API database say exactly that,
-whether the provider is new or known. The provider's uuid is its compute
-node's uuid and it is tagged with the cell the node lives in, so the
-scheduler knows a host's cell without asking the cell.
+changes; ``update_provider`` makes its cell's database say exactly
+that, whether the provider is new or known. The provider's uuid is its
+compute node's uuid; its cell is the database it lives in.
 
 Every change moves the provider's generation on with the same
 compare-and-swap as the claims (see ``contention``), so a claim that
@@ -18,21 +17,18 @@ from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import sqlalchemy as sa
 
-from cellboot.db.api import connection as api_db
-from cellboot.db.api import models
 from cellboot.db import retry
 from cellboot import exception
-from cellboot.objects import cell_mapping
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import tables
 from cellboot.scheduler.resources import usage
 
 LOG = logging.getLogger(__name__)
 
-_PROVIDERS = models.ResourceProvider.__table__
-_INVENTORIES = models.Inventory.__table__
-_ALLOCATIONS = models.Allocation.__table__
-_CELLS = models.CellMapping.__table__
+_PROVIDERS = tables.PROVIDERS
+_INVENTORIES = tables.INVENTORIES
+_ALLOCATIONS = tables.ALLOCATIONS
 
 
 def _check_name_free(context, uuid, name):
@@ -102,19 +98,10 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 
 @contention.retry_on_generation_conflict(_update_exhausted)
 @retry.on_contention
-@api_db.writer
-def _update(context, uuid, cell_uuid, values, inventories, move):
-    values = dict(values, cell_id=None if cell_uuid is None else
-                  cell_mapping.get_cell_id(context, cell_uuid))
+@tables.writer
+def _update(context, uuid, values, inventories):
     row = context.session.execute(
         sa.select(_PROVIDERS).where(_PROVIDERS.c.uuid == uuid)).first()
-    if not move and row is not None and row.cell_id != values['cell_id']:
-        # Checked again here, in the write's transaction: a report of
-        # another cell may have created the provider since its caller
-        # looked.
-        raise exception.CellNotAuthorized(
-            method='update_provider', caller=f'cell {cell_uuid}',
-            reason=f'resource provider {uuid} belongs to another cell')
     if row is None or row.name != values['name']:
         _check_name_free(context, uuid, values['name'])
     if row is None:
@@ -132,13 +119,9 @@ def _update(context, uuid, cell_uuid, values, inventories, move):
     return generation
 
 
-def update_provider(context, uuid, name, cell_uuid, inventories,
-                    availability_zone='nova', move=True):
-    """Create or update a provider and replace its inventories.
-
-    With ``move`` False, a provider that exists in another cell than
-    ``cell_uuid`` is refused with CellNotAuthorized (a cell's report
-    may not take another cell's provider); the API level may move one.
+def update_provider(context, uuid, name, inventories,
+                    availability_zone='nova'):
+    """Create or update a provider of the cell and replace its inventories.
 
     ``inventories`` is ``{resource_class: {'total': int, 'reserved': 0,
     'allocation_ratio': 1.0, 'min_unit': 1, 'max_unit': total,
@@ -146,39 +129,25 @@ def update_provider(context, uuid, name, cell_uuid, inventories,
     is removed (refused with InventoryInUse while it is allocated).
     Returns the provider's generation, which moves on only when something
     changed, so repeating a report is harmless. Raises InvalidInventory,
-    CellMappingNotFound (unknown ``cell_uuid``), ResourceProviderExists
-    (``name`` taken by another provider) or ResourceProviderConflict.
+    ResourceProviderExists (``name`` taken by another provider) or
+    ResourceProviderConflict.
     """
     inventories = inventory.normalize(uuid, inventories)
     values = {'name': name, 'availability_zone': availability_zone}
-    return _update(context, uuid, cell_uuid, values, inventories, move)
+    return _update(context, uuid, values, inventories)
 
 
-@api_db.reader
-def get_cells(context, uuids):
-    """``{provider uuid: its cell's uuid (or None)}`` of those that exist."""
-    rows = context.session.execute(sa.select(
-        _PROVIDERS.c.uuid, _CELLS.c.uuid,
-    ).select_from(_PROVIDERS.outerjoin(
-        _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id,
-    )).where(_PROVIDERS.c.uuid.in_(list(uuids))))
-    return {provider: cell for provider, cell in rows}
-
-
-@api_db.reader
+@tables.reader
 def get_provider(context, uuid):
     """The provider as a dict, with its inventories and generation.
 
-    Keys: uuid, name, cell_uuid, availability_zone, generation,
-    inventories (``{rc: inventory}``). Raises ResourceProviderNotFound.
+    Keys: uuid, name, availability_zone, generation, inventories
+    (``{rc: inventory}``). Raises ResourceProviderNotFound.
     """
     row = context.session.execute(sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
-        _CELLS.c.uuid.label('cell_uuid'), _PROVIDERS.c.availability_zone,
-        _PROVIDERS.c.generation,
-    ).select_from(_PROVIDERS.outerjoin(
-        _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id,
-    )).where(_PROVIDERS.c.uuid == uuid)).first()
+        _PROVIDERS.c.availability_zone, _PROVIDERS.c.generation,
+    ).where(_PROVIDERS.c.uuid == uuid)).first()
     if row is None:
         raise exception.ResourceProviderNotFound(uuid=uuid)
     provider = dict(row._mapping)
@@ -194,7 +163,7 @@ def _delete_exhausted(attempts, context, uuid):
 
 @contention.retry_on_generation_conflict(_delete_exhausted)
 @retry.on_contention
-@api_db.writer
+@tables.writer
 def _delete(context, uuid):
     row = context.session.execute(sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.generation,

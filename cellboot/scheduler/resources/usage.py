@@ -1,5 +1,8 @@
 """Reading the resource tables: inventories, usages, allocations.
 
+Of one cell: the targeted cell's database, or the service's own
+(``tables``).
+
 Two kinds of readers live here. The decorated public functions
 (``get_usages``, ``get_inventories``, ``get_allocations_for_consumer``,
 ``load_all``) each run one read transaction for callers outside the
@@ -11,14 +14,13 @@ their write transaction, after they have read the provider's generation
 
 import sqlalchemy as sa
 
-from cellboot.db.api import connection as api_db
-from cellboot.db.api import models
+from cellboot.db.cell import models as cell_models
 from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import tables
 
-_PROVIDERS = models.ResourceProvider.__table__
-_INVENTORIES = models.Inventory.__table__
-_ALLOCATIONS = models.Allocation.__table__
-_CELLS = models.CellMapping.__table__
+_PROVIDERS = tables.PROVIDERS
+_INVENTORIES = tables.INVENTORIES
+_ALLOCATIONS = tables.ALLOCATIONS
 
 _INVENTORY_COLUMNS = [_INVENTORIES.c[field] for field in inventory.FIELDS]
 
@@ -80,7 +82,7 @@ def read_usages(context, provider_id, consumer_uuid=None):
     return used, held
 
 
-@api_db.reader
+@tables.reader
 def get_inventories(context, provider_uuids=None):
     """``{provider_uuid: {rc: inventory}}``; every selected provider."""
     query = sa.select(
@@ -97,7 +99,7 @@ def get_inventories(context, provider_uuids=None):
     return result
 
 
-@api_db.reader
+@tables.reader
 def get_usages(context, provider_uuids=None):
     """``{provider_uuid: {rc: used}}``; every selected provider.
 
@@ -127,7 +129,7 @@ def get_usages(context, provider_uuids=None):
     return result
 
 
-@api_db.reader
+@tables.reader
 def get_allocations_for_consumer(context, consumer_uuid):
     """``{provider_uuid: {rc: used}}`` held by one consumer."""
     query = sa.select(
@@ -143,13 +145,21 @@ def get_allocations_for_consumer(context, consumer_uuid):
     return result
 
 
+@tables.reader
+def consumers_holding(context, consumer_uuids):
+    """Those of ``consumer_uuids`` that hold allocations, one query."""
+    if not consumer_uuids:
+        return set()
+    return set(context.session.execute(sa.select(
+        _ALLOCATIONS.c.consumer_id).where(
+        _ALLOCATIONS.c.consumer_id.in_(list(consumer_uuids))).distinct(
+    )).scalars())
+
+
 # What a full load reads; see load_all for the shape of the rows.
 _ALL_PROVIDERS = sa.select(
     _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
-    _CELLS.c.uuid.label('cell_uuid'), _PROVIDERS.c.availability_zone,
-    _PROVIDERS.c.generation,
-).select_from(_PROVIDERS.outerjoin(
-    _CELLS, _CELLS.c.id == _PROVIDERS.c.cell_id))
+    _PROVIDERS.c.availability_zone, _PROVIDERS.c.generation)
 
 _ALL_INVENTORIES = sa.select(
     _INVENTORIES.c.resource_provider_id.label('provider_id'),
@@ -164,7 +174,7 @@ _ALL_USAGES = sa.select(
            _ALLOCATIONS.c.resource_class)
 
 
-@api_db.reader
+@tables.reader
 def load_all(context, sink, chunk_rows=LOAD_CHUNK_ROWS):
     """Stream everything the host states start from into ``sink``.
 
@@ -175,9 +185,9 @@ def load_all(context, sink, chunk_rows=LOAD_CHUNK_ROWS):
     cursor; sqlite3 steps through its results anyway) and handed over in
     lists of at most ``chunk_rows``, each dropped before the next is read:
 
-    * ``sink.add_providers(rows)``: ``(id, uuid, name, cell_uuid,
-      availability_zone, generation)``; ``cell_uuid`` is None for a
-      provider without a cell;
+    * ``sink.add_providers(rows)``: ``(id, uuid, name,
+      availability_zone, generation)`` (every provider of the cell's
+      database is one of the cell's hosts);
     * then ``sink.add_inventories(rows)``: ``(provider_id,
       resource_class, total, reserved, allocation_ratio, min_unit,
       max_unit, step_size)``;
@@ -202,3 +212,39 @@ def load_all(context, sink, chunk_rows=LOAD_CHUNK_ROWS):
             query.execution_options(yield_per=chunk_rows))
         for rows in result.partitions():
             add(rows)
+
+
+_INSTANCES = cell_models.Instance.__table__
+
+
+@tables.reader
+def consumers_without_live_instance(context, older_than, limit):
+    """Consumers holding claims in the cell that no instance should hold.
+
+    Their instance row is soft-deleted; or in ERROR since before
+    ``older_than`` (ERROR holds no claim: whoever set it releases them
+    next, and may have died in between); or absent, with allocations
+    older than ``older_than`` (a boot's claim comes before its instance
+    row, so a young claim without a row is a boot in flight). What a
+    delete, a failure or a move that stopped half-way left.
+
+    Returns ``{consumer uuid: 'deleted' | 'error' | 'absent'}``, at most
+    ``limit`` of them.
+    """
+    live = sa.exists().where(
+        _INSTANCES.c.uuid == _ALLOCATIONS.c.consumer_id,
+        _INSTANCES.c.deleted == sa.false(),
+        sa.or_(_INSTANCES.c.vm_state != 'error',
+               _INSTANCES.c.updated_at >= older_than))
+    present = sa.exists().where(
+        _INSTANCES.c.uuid == _ALLOCATIONS.c.consumer_id)
+    consumers = sa.select(_ALLOCATIONS.c.consumer_id).where(
+        ~live, sa.or_(present, _ALLOCATIONS.c.created_at < older_than),
+    ).distinct().limit(limit).subquery()
+    rows = context.session.execute(sa.select(
+        consumers.c.consumer_id, _INSTANCES.c.deleted,
+    ).select_from(consumers.outerjoin(
+        _INSTANCES, _INSTANCES.c.uuid == consumers.c.consumer_id)))
+    return {uuid: ('absent' if deleted is None
+                   else 'deleted' if deleted else 'error')
+            for uuid, deleted in rows}

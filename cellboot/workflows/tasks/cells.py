@@ -23,9 +23,11 @@ class MapHostToCell(task.Task):
     """Find the cell of each instance's chosen host (host mappings).
 
     Provides ``cells``: ``{instance_uuid: cell_uuid}``, None for an
-    instance whose host is not mapped to a cell: that instance alone is
-    buried in cell0 with a fault saying so (its claim released), and its
-    siblings go on.
+    instance whose host is not mapped to a cell, or is mapped to another
+    cell than the one whose scheduler offered it (a cell may only offer
+    its own hosts: a compromised one must not send builds into another):
+    that instance alone is buried in cell0 with a fault saying so (its
+    claim released), and its siblings go on.
 
     Reversion strategy: none; it only reads, and a burial is final.
 
@@ -49,6 +51,11 @@ class MapHostToCell(task.Task):
                 except exception.HostMappingNotFound as exc:
                     host_cells[host] = exc
             found = host_cells[host]
+            offered_by = hosts[0].get('cell_uuid')
+            if not isinstance(found, Exception) and offered_by and \
+                    found != offered_by:
+                found = exception.HostInAnotherCell(cell=offered_by,
+                                                    host=host)
             if isinstance(found, Exception):
                 fates.bury_in_cell0(context, scheduler, build_requests[uuid],
                                     request_spec, found)

@@ -14,7 +14,7 @@ from cellboot.api import wsgi
 from cellboot import context as cb_context
 from cellboot.objects import build_request
 from cellboot.objects import flavor as flavor_obj
-from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import cells as cells_scheduler
 from tests import base
 
 TOKEN = 'alice:project-a'
@@ -40,7 +40,7 @@ class _BackendTests:
         flavor_obj.Flavor.create(self.ctx, 'small', 1, 512, root_gb=1,
                                  flavorid='small')
         self.conductor = _Casts()
-        self.app = wsgi.make_app(scheduler_api.SchedulerAPI(),
+        self.app = wsgi.make_app(cells_scheduler.CellsScheduler(),
                                  conductor=self.conductor,
                                  strategy='noauth2')
 

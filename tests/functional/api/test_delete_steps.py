@@ -123,9 +123,12 @@ class DeleteStepsTest(base.TestCase):
     def test_a_failed_release_is_finished_by_the_sweep(self):
         self.fail_release_once()
         self.assertEqual(204, self.delete().status_code)
-        self.assertEqual({'marked': 0, 'finished': 1}, self.sweep())
+        # Claims held in the cell for a server deleted there.
+        self.assertEqual({'marked': 0, 'finished': 0, 'released': 1},
+                         self.sweep())
         self.assertDeletedEverywhere()
-        self.assertEqual({'marked': 0, 'finished': 0}, self.sweep())
+        self.assertEqual({'marked': 0, 'finished': 0, 'released': 0},
+                         self.sweep())
 
     # -- step 4: a build request left by the flow ----------------------
 
@@ -142,7 +145,8 @@ class DeleteStepsTest(base.TestCase):
         self.fail_once(build_request.BuildRequest, 'destroy_by_instance_uuid',
                        db_exc.DBConnectionError('API database down'))
         self.assertEqual(204, self.delete().status_code)
-        self.assertEqual({'marked': 0, 'finished': 1}, self.sweep())
+        self.assertEqual({'marked': 0, 'finished': 1, 'released': 0},
+                         self.sweep())
         self.assertDeletedEverywhere()
 
     # -- step 2: the mark ----------------------------------------------
@@ -164,7 +168,8 @@ class DeleteStepsTest(base.TestCase):
     def test_a_failed_mark_is_finished_by_the_sweep(self):
         self.fail_mark_once()
         self.assertEqual(503, self.delete().status_code)
-        self.assertEqual({'marked': 1, 'finished': 1}, self.sweep())
+        self.assertEqual({'marked': 1, 'finished': 0, 'released': 1},
+                         self.sweep())
         self.assertDeletedEverywhere()
 
     # -- step 1: the cell ----------------------------------------------

@@ -16,7 +16,7 @@ from cellboot.objects import cell_mapping
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping
 from cellboot.objects import request_spec
-from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import cells as cells_scheduler
 from tests import base
 
 FLAVOR = {'flavorid': 'small', 'name': 'small', 'vcpus': 1,
@@ -32,7 +32,7 @@ class _RecordsTests:
         super().setUp()
         self.ctx = cb_context.RequestContext(user_id='alice',
                                              project_id='project-a')
-        self.scheduler = scheduler_api.SchedulerAPI()
+        self.scheduler = cells_scheduler.CellsScheduler()
 
     def persist(self, count=2):
         build_requests, _specs = boot_requests.persist(self.ctx, count,

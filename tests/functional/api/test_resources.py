@@ -1,5 +1,14 @@
 """Flavors, server groups and the admin paths over HTTP."""
 
+import datetime
+
+import fixtures
+from oslo_db import exception as db_exc
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models as cell_models
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
@@ -81,6 +90,53 @@ class ResourcesTest(base.TestCase):
         cells = self.admin.get('/os-cells').json()['cells']
         self.assertEqual(['cell0', 'cell1', 'cell2'],
                          sorted(c['name'] for c in cells))
+
+    def test_each_cell_shows_the_aggregate_its_scheduler_published(self):
+        self.alice.boot()
+        self.api.cluster.wait_for_quiet()
+        for scheduler in self.api.cluster.cell_schedulers.values():
+            scheduler.publisher.publish_now()
+        cells = {c['name']: c
+                 for c in self.admin.get('/os-cells').json()['cells']}
+        self.assertNotIn('aggregate', cells['cell0'])
+        shown = {name: (cells[name]['state'],
+                        cells[name]['aggregate']['up_hosts'],
+                        cells[name]['aggregate']['resources']['VCPU'])
+                 for name in ('cell1', 'cell2')}
+        used = sum(2 * 8 * 16 - figures['free']
+                   for _state, _up, figures in shown.values())
+        self.assertEqual(({'up'}, {2}, 1),
+                         ({state for state, _up, _v in shown.values()},
+                          {up for _s, up, _v in shown.values()}, used))
+
+    def test_a_cell_publishing_nonsense_is_shown_without_figures(self):
+        cell = self.api.cluster.cell_by_name('cell2')
+        rows = cell_models.SchedulerAggregate.__table__
+        with cell_connection.get_engine(
+                cell.database_connection).begin() as conn:
+            conn.execute(sa.update(rows).values(
+                aggregate='{"hosts": -1, "resources": "lots"}',
+                published_at=timeutils.utcnow() + datetime.timedelta(
+                    hours=1)))
+        response = self.admin.get('/os-cells')
+        self.assertEqual(200, response.status_code, response.text)
+        shown = {c['name']: c for c in response.json()['cells']}
+        self.assertEqual((None, 'no scheduler'),
+                         (shown['cell2']['aggregate'],
+                          shown['cell2']['state']))
+
+    def test_hypervisors_name_a_cell_whose_scheduler_does_not_answer(self):
+        cell = self.api.cluster.cell_by_name('cell2')
+        scheduler = self.api.cluster.cell_schedulers['cell2']
+        self.useFixture(fixtures.MockPatchObject(
+            scheduler, 'host_states',
+            side_effect=db_exc.DBConnectionError('cell2 is down')))
+        body = self.admin.get('/os-hypervisors/detail').json()
+        self.assertEqual((['cell2'], {'cell1'}),
+                         (body['unreachable'],
+                          {h['cell'] for h in body['hypervisors']}))
+        self.assertNotIn(cell.uuid, {h['cell_uuid']
+                                     for h in body['hypervisors']})
 
     def test_a_servers_flow_is_found_and_shown_with_its_atoms(self):
         uuid = self.alice.boot().json()['server']['id']

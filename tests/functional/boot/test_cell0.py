@@ -8,6 +8,9 @@ from tests.functional import invariants
 
 HUGE = {'flavorid': 'huge', 'name': 'huge', 'vcpus': 1024,
         'memory_mb': 512, 'root_gb': 1}
+# More than half of a cluster host's disk (200 GB, not over-committed).
+HALF_A_HOST = {'flavorid': 'half', 'name': 'half', 'vcpus': 1,
+               'memory_mb': 512, 'root_gb': 150}
 
 
 class Cell0Test(base.TestCase):
@@ -45,7 +48,9 @@ class Cell0Test(base.TestCase):
     def test_an_unmapped_host_buries_only_its_instances_in_cell0(self):
         host_mapping.HostMapping.get_by_host(
             self.cluster.ctx, 'cell2-host1').destroy(self.cluster.ctx)
-        uuids = self.cluster.boot(count=4)
+        # One such instance per host: no one cell holds the two, the API
+        # level splits them, one to each cell.
+        uuids = self.cluster.boot(count=2, flavor=HALF_A_HOST)
         self.cluster.wait_for_quiet()
         where = {}
         for uuid in uuids:

@@ -12,6 +12,8 @@ from taskflow.persistence.backends.sqlalchemy import tables as tf_tables
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models as cell_models
 from cellboot.flowrun import backend as flow_db
 from cellboot.objects import build_request
 from cellboot.objects import instance as instance_obj
@@ -96,7 +98,7 @@ class InvariantCheckerTest(base.TestCase):
         self.assertReported('was never created in a cell')
 
     def test_reports_an_allocation_of_no_live_instance(self):
-        self.cluster.scheduler.claim_resources(
+        self.cluster.cell_schedulers['cell1'].claim_resources(
             self.ctx, uuidutils.generate_uuid(), self.node.uuid, {'VCPU': 1})
         self.assertReported('is no live, non-ERROR instance')
 
@@ -109,7 +111,7 @@ class InvariantCheckerTest(base.TestCase):
         self.assertReported(f'instance {self.uuid} holds allocations {{}}')
 
     def test_reports_allocations_that_differ_from_the_flavor(self):
-        self.cluster.scheduler.claim_resources(
+        self.cluster.cell_schedulers['cell1'].claim_resources(
             self.ctx, self.uuid, self.node.uuid,
             {'VCPU': 2, 'MEMORY_MB': 512, 'DISK_GB': 10})
         self.assertReported("'VCPU': 2")
@@ -119,15 +121,28 @@ class InvariantCheckerTest(base.TestCase):
         self.assertReported('which is no compute node of cell cell1')
 
     def test_reports_an_over_committed_provider(self):
-        allocations = api_models.Allocation.__table__
-        providers = api_models.ResourceProvider.__table__
-        with api_connection.get_engine().begin() as conn:
+        allocations = cell_models.Allocation.__table__
+        providers = cell_models.ResourceProvider.__table__
+        with cell_connection.get_engine(
+                self.cell.database_connection).begin() as conn:
             provider_id = conn.execute(sa.select(providers.c.id).where(
                 providers.c.uuid == self.node.uuid)).scalar()
             conn.execute(sa.insert(allocations).values(
                 resource_provider_id=provider_id, resource_class='VCPU',
                 consumer_id=uuidutils.generate_uuid(), used=1000))
         self.assertReported('is over-committed on VCPU')
+
+    def test_reports_allocations_left_in_the_api_database(self):
+        with api_connection.get_engine().begin() as conn:
+            provider_id = conn.execute(sa.insert(
+                api_models.ResourceProvider.__table__).values(
+                    uuid=uuidutils.generate_uuid(), name='old-host',
+                    generation=1)).inserted_primary_key[0]
+            conn.execute(sa.insert(api_models.Allocation.__table__).values(
+                resource_provider_id=provider_id, resource_class='VCPU',
+                consumer_id=self.uuid, used=1))
+        self.assertReported(f'consumer {self.uuid} holds allocations in the '
+                            f'API database')
 
     def test_reports_a_flow_left_running(self):
         flows = tf_tables.fetch(sa.MetaData()).flowdetails

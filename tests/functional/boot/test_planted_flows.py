@@ -14,7 +14,6 @@ from cellboot.conductor import sweepers
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.compute import rpcapi as compute_rpcapi
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from tests import base
 from tests.functional.boot import test_resume
 from tests.functional import cluster
@@ -62,8 +61,7 @@ class PlantedFlowsTest(base.TestCase):
         cell = self.cluster.cells[0]
         conductor = manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
-            scheduler=scheduler_rpcapi.SchedulerRPCAPI(
-                self.cluster.transport),
+            scheduler=self.cluster.cell_schedulers[cell.name],
             compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name,
                                                      self.cluster.transport))
         self.addCleanup(conductor.stop)

@@ -77,7 +77,7 @@ def request_sizes(rng, boots):
 
 
 def kill_plan(rng, super_conductors, cells, super_kills, cell_kills,
-              window):
+              window, scheduler_kills=0):
     """When to kill whom, sorted by time, within ``window`` (start, end).
 
     Targets are drawn at random (a super conductor may die twice in a
@@ -86,7 +86,9 @@ def kill_plan(rng, super_conductors, cells, super_kills, cell_kills,
     """
     targets = ([rng.choice(super_conductors) for _ in range(super_kills)] +
                [deployment_mod.Deployment.cell_conductor_name(
-                   rng.choice(cells)) for _ in range(cell_kills)])
+                   rng.choice(cells)) for _ in range(cell_kills)] +
+               [deployment_mod.Deployment.cell_scheduler_name(
+                   rng.choice(cells)) for _ in range(scheduler_kills)])
     rng.shuffle(targets)
     start, end = window
     slot = (end - start) / max(len(targets), 1)

@@ -2,15 +2,16 @@
 
 A whole deployment in processes (``tests.functional.multiprocess``) on
 MariaDB, a RabbitMQ vhost and a Redis namespace of its own: the API, 3
-super conductors sharing a Redis jobboard, the scheduler, and 2 cells of
-a cell conductor and 4 compute hosts each (fake driver, slow spawns, one
+super conductors sharing a Redis jobboard, and 2 cells of a scheduler, a
+cell conductor and 4 compute hosts each (fake driver, slow spawns, one
 host per cell failing every build so that reschedules happen).
 
 ``Chaos.run`` submits ``boots`` servers through ``POST /servers``
 (singles and multi-creates, from several client threads, spread over
 ``submit_seconds``) while a killer thread SIGKILLs a randomly chosen
-super conductor ``super_kills`` times and a cell conductor
-``cell_kills`` times, restarting each after a short random pause. The
+super conductor ``super_kills`` times, a cell conductor ``cell_kills``
+times and a cell's scheduler ``scheduler_kills`` times, restarting each
+after a short random pause. The
 random choices come from one seeded RNG, so a failing seed can be
 replayed (``CELLBOOT_CHAOS_SEED``). Then it waits, bounded, for
 quiescence (``observe.look``) and gathers the figures of the run.
@@ -68,10 +69,14 @@ FAILING_HOSTS = [hosts[0] for hosts in CELLS.values()]
 # conductor's scheduling dies with it, where an RPC call of a dead
 # conductor still queued on cellboot-scheduler could claim hosts after a
 # survivor's resumed schedule gave the dead run's claims back.
-# cellboot-scheduler still serves the cell conductors and compute hosts.
+# Each cell's scheduler serves its cell conductor and compute hosts, and
+# the super conductors; one that was killed is waited for
+# CELL_CALL_TIMEOUT s before the next cell is asked.
+CELL_CALL_TIMEOUT = 5
 OPTIONS = f"""
     [scheduler]
     host_state_refresh_interval = {HOST_STATE_REFRESH}
+    cell_call_timeout = {CELL_CALL_TIMEOUT}
 
     [filter_scheduler]
     host_subset_size = {sum(len(hosts) for hosts in CELLS.values())}
@@ -128,6 +133,7 @@ class Chaos:
 
     def __init__(self, test, redis, seed, boots=300, clients=4,
                  super_conductors=3, super_kills=5, cell_kills=2,
+                 scheduler_kills=1,
                  submit_seconds=45, quiesce_timeout=150):
         self.test = test
         self.redis = redis
@@ -138,6 +144,7 @@ class Chaos:
         self.super_conductors = super_conductors
         self.super_kills = super_kills
         self.cell_kills = cell_kills
+        self.scheduler_kills = scheduler_kills
         self.submit_seconds = submit_seconds
         self.quiesce_timeout = quiesce_timeout
         self.accepted = []          # instance uuids answered 202
@@ -261,7 +268,8 @@ class Chaos:
         plan = plan_mod.kill_plan(
             self.rng, self.deployment.super_conductor_names, list(CELLS),
             self.super_kills, self.cell_kills,
-            (2.0, self.submit_seconds + 10.0))
+            (2.0, self.submit_seconds + 10.0),
+            scheduler_kills=self.scheduler_kills)
         return self.load_while(lambda started: self._kill_all(plan, started))
 
     def load_while(self, disturb):

@@ -82,7 +82,8 @@ class ChaosTest(base.MySQLMixin, base.TestCase):
         if len(chaos.accepted) != chaos.boots:
             problems.append(f'{len(chaos.accepted)} of {chaos.boots} boots '
                             f'accepted')
-        if len(chaos.kills) != chaos.super_kills + chaos.cell_kills:
+        if len(chaos.kills) != (chaos.super_kills + chaos.cell_kills +
+                                chaos.scheduler_kills):
             problems.append(f'{len(chaos.kills)} kills done')
         if not seen.quiet:
             problems.append(f'not quiet after {chaos.phases["quiesce"]} s: '

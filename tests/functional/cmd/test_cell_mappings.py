@@ -4,9 +4,11 @@ import os
 
 import sqlalchemy as sa
 
+from cellboot import context as cb_context
 from cellboot.objects import cell_mapping
 from cellboot.objects import host_mapping
 from cellboot.objects import instance_mapping
+from cellboot.scheduler import aggregate
 from tests import base as test_base
 from tests.functional.cmd import base
 
@@ -152,8 +154,24 @@ class _ListCellsTests:
         header, row = [line for line in result.stdout.splitlines()
                        if line.startswith('|')]
         self.assertIn('Hosts', header)
-        self.assertEqual(['1', '0'], [value.strip()
-                                      for value in row.split('|')[-3:-1]])
+        # Hosts, instances; then the aggregate: no scheduler of cell1 ran.
+        self.assertEqual(['1', '0', 'no scheduler', ''],
+                         [value.strip() for value in row.split('|')[-5:-1]])
+
+    def test_list_cells_verbose_shows_the_cells_aggregate(self):
+        cell = self.map_cell1()
+        with cb_context.target_cell(self.context, cell) as cctxt:
+            aggregate.publish(cctxt, 'scheduler-1', {
+                'hosts': 2, 'up_hosts': 1, 'zones': ['nova'],
+                'computed_at': 1.0, 'resources': {'VCPU': {
+                    'capacity': 16.0, 'free': 12.0, 'max_free': 8.0}}})
+        result = self.manage('cell_v2', 'list_cells', '--verbose')
+        self.assertSucceeded(result)
+        _header, row = [line for line in result.stdout.splitlines()
+                        if line.startswith('|')]
+        up, free = [value.strip() for value in row.split('|')[-3:-1]]
+        self.assertEqual((True, 'VCPU 12 (one host 8)'),
+                         (up.startswith('1 of 2, '), free))
 
 
 class _DeleteCellTests:

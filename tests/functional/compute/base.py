@@ -2,9 +2,10 @@
 
 Not a test module. A compute host of cell ``cell1`` runs in-process
 against real databases: its cell database is the local ``[database]
-connection``; its scheduler is the real scheduler (``SchedulerAPI`` on
-the API database) behind the scheduler's RPC endpoint, which takes the
-cell's name as a compute host sends it; its cell conductor is a
+connection``; its scheduler is the cell's real scheduler
+(``CellScheduler`` on that database, as ``cellboot-scheduler --cell
+cell1`` runs it) behind its RPC endpoint, which takes the cell's name as
+a compute host sends it; its cell conductor is a
 recording client, so that a test reads what would have been cast (the
 workflow's own tests run the real cell conductor).
 """
@@ -21,6 +22,7 @@ from cellboot.objects import cell_mapping
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler.resources import usage
 from tests import base
@@ -82,8 +84,10 @@ class ComputeTestCase(base.DatabaseTestCase):
         self.ctx = cb_context.get_admin_context()
         self.cell = cell_mapping.CellMapping.create(
             self.ctx, CELL_NAME, self.dbs.cell_urls[0], 'fake://')
-        self.scheduler_api = scheduler_api.SchedulerAPI()
-        self.scheduler = rpc_endpoint.SchedulerEndpoint(self.scheduler_api)
+        self.scheduler_api = scheduler_api.CellScheduler(
+            host_state_cache.CellScope(CELL_NAME))
+        self.scheduler = rpc_endpoint.CellSchedulerEndpoint(
+            self.scheduler_api)
         self.conductor = RecordingConductor()
 
     def make_manager(self, host='host1', on_spawn=None):

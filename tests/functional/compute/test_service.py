@@ -1,10 +1,11 @@
 """``cellboot-compute`` as an operator runs it: a process in its cell.
 
-On MariaDB and RabbitMQ: a ``cellboot-scheduler`` process serves the API
-database; the compute host process gets only its cell's database, bus
-and name (no API database), registers, heartbeats, builds what is cast
-to it, casts a failed build to its cell conductor (played by the test)
-and stops cleanly on SIGTERM. Without a broker: ``--help`` and the
+On MariaDB and RabbitMQ: a ``cellboot-scheduler --cell`` process
+schedules the cell from the cell's database; the compute host process
+gets only its cell's database, bus and name (no API database),
+registers, heartbeats, builds what is cast to it, casts a failed build
+to its cell conductor (played by the test) and stops cleanly on
+SIGTERM. Without a broker: ``--help`` and the
 one-line errors of a host that cannot start.
 """
 
@@ -92,7 +93,8 @@ class _ComputeServiceTestCase(base.MySQLMixin, base.DatabaseTestCase):
             self.dbs.cell_urls[0], self.url)
         self.addCleanup(rpc.cleanup)
         self.scheduler = self._start('cellboot.cmd.scheduler', 'scheduler',
-                                     self._scheduler_config())
+                                     self._scheduler_config(), '--cell',
+                                     self.cell.name)
         self._wait_for_scheduler()
         # The compute host's own state directory: nothing of the API
         # database may appear in it.
@@ -115,8 +117,8 @@ class _ComputeServiceTestCase(base.MySQLMixin, base.DatabaseTestCase):
             host = scheduler-test
             transport_url = {self.url}
 
-            [api_database]
-            connection = {self.dbs.api_url}
+            [database]
+            connection = {self.dbs.cell_urls[0]}
             """)
 
     def _compute_config(self, cell_name=None, name='compute.conf'):
@@ -149,7 +151,7 @@ class _ComputeServiceTestCase(base.MySQLMixin, base.DatabaseTestCase):
         """Once the scheduler answers: RabbitMQ drops what is sent to a
         topic before its first server has declared the queue."""
         client = rpc_client.RPCClient(rpc.get_transport(self.url),
-                                      topics.SCHEDULER)
+                                      topics.scheduler(self.cell.name))
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             self.scheduler.check_running(self)
@@ -162,7 +164,7 @@ class _ComputeServiceTestCase(base.MySQLMixin, base.DatabaseTestCase):
                     raise
 
     def _wait_for_provider(self):
-        """The host's node uuid, once its provider is in the API DB.
+        """The host's node uuid, once its provider is in the cell's DB.
 
         The host reports its provider only once it listens, so from then
         on a build cast to it is not lost.
@@ -224,8 +226,8 @@ class ComputeServiceTest(_ComputeServiceTestCase):
 
     def test_registers_its_provider_in_its_cell(self):
         provider = providers.get_provider(self.admin, self.node_uuid)
-        self.assertEqual((HOST, self.cell.uuid, 8),
-                         (provider['name'], provider['cell_uuid'],
+        self.assertEqual((HOST, 8),
+                         (provider['name'],
                           provider['inventories']['VCPU']['total']))
 
     def test_heartbeats_into_its_cell_database(self):
@@ -253,7 +255,7 @@ class ComputeServiceTest(_ComputeServiceTestCase):
                           'Caught SIGTERM' in stderr), stderr)
 
     def test_unknown_cell_name_is_reported_and_never_schedulable(self):
-        # The scheduler serves each mapped cell's topic: a host naming no
+        # A cell's scheduler serves its own cell's topic: a host naming no
         # such cell gets no answer, says what to check at each attempt,
         # is never made schedulable, and still stops on SIGTERM.
         config = self._compute_config(cell_name='no-such-cell',
@@ -275,7 +277,8 @@ class ComputeServiceTest(_ComputeServiceTestCase):
         self.assertNotIn('Traceback', wrong.stderr)
         node = compute_node.ComputeNode.get_by_host_and_node(
             self.admin, 'compute9', 'compute9')
-        self.assertEqual({}, providers.get_cells(self.admin, [node.uuid]))
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          providers.get_provider, self.admin, node.uuid)
 
 
 class ComputeRescheduleServiceTest(_ComputeServiceTestCase):

@@ -39,32 +39,39 @@ class _LargeDocumentTests:
 
     def setUp(self):
         super().setUp()
-        self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
-        self.engine = sa.create_engine(self.url, poolclass=pool.NullPool)
-        self.addCleanup(self.engine.dispose)
+        # A database per tree: both have tables of the same names.
+        self.urls = {tree: self.useFixture(
+            cb_fixtures.Database(self.BACKEND)).url
+            for tree in ('api', 'cell')}
+        self.engines = {}
+        for tree, url in self.urls.items():
+            self.engines[tree] = sa.create_engine(url,
+                                                  poolclass=pool.NullPool)
+            self.addCleanup(self.engines[tree].dispose)
 
-    def write(self, table, column, values):
+    def write(self, tree, table, column, values):
         """Insert a row holding DOCUMENT in ``column``; read it back."""
+        engine = self.engines[tree]
         metadata = sa.MetaData()
-        rows = sa.Table(table, metadata, autoload_with=self.engine)
-        with self.engine.begin() as conn:
+        rows = sa.Table(table, metadata, autoload_with=engine)
+        with engine.begin() as conn:
             conn.execute(sa.delete(rows))
             conn.execute(sa.insert(rows).values(
                 **dict(values, **{column: DOCUMENT})))
-        with self.engine.connect() as conn:
+        with engine.connect() as conn:
             return conn.execute(sa.select(rows.c[column])).scalar()
 
     def test_an_upgraded_database_holds_the_largest_documents(self):
         for tree, before, _table, _column, _values in COLUMNS:
-            migration.db_sync(tree, self.url, version=before)
+            migration.db_sync(tree, self.urls[tree], version=before)
         if self.BACKEND == 'mysql':
             # What the upgrade is for: TEXT refuses them.
-            for _tree, _before, table, column, values in COLUMNS:
-                self.assertRaises(sa_exc.DBAPIError, self.write, table,
+            for tree, _before, table, column, values in COLUMNS:
+                self.assertRaises(sa_exc.DBAPIError, self.write, tree, table,
                                   column, values)
         for tree, _before, table, column, values in COLUMNS:
-            migration.db_sync(tree, self.url)
-            stored = self.write(table, column, values)
+            migration.db_sync(tree, self.urls[tree])
+            stored = self.write(tree, table, column, values)
             self.assertTrue(stored == DOCUMENT, f'{table}.{column}: '
                             f'{len(stored)} of {len(DOCUMENT)} characters')
 

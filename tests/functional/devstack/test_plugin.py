@@ -42,9 +42,10 @@ PROGRAMS = {'curl', 'dirname', 'grep', 'id', 'mkdir', 'mysql', 'psql', 'rm',
 
 # The services each mode runs (one compute host).
 SERVICES = {
-    'superconductor': {'cb-api', 'cb-sched', 'cb-super-cond',
-                       'cb-cond-cell1', 'cb-cpu-1'},
-    'singleconductor': {'cb-api', 'cb-sched', 'cb-super-cond', 'cb-cpu-1'},
+    'superconductor': {'cb-api', 'cb-sched', 'cb-sched-cell1',
+                       'cb-super-cond', 'cb-cond-cell1', 'cb-cpu-1'},
+    'singleconductor': {'cb-api', 'cb-sched', 'cb-sched-cell1',
+                        'cb-super-cond', 'cb-cpu-1'},
 }
 
 

@@ -52,7 +52,8 @@ class FaultRun(chaos_scenario.Chaos):
     def __init__(self, test, redis, seed, name, fault, boots=BOOTS,
                  proxied_cells=()):
         super().__init__(test, redis, seed, boots=boots, super_kills=0,
-                         cell_kills=0, submit_seconds=SUBMIT_SECONDS)
+                         cell_kills=0, scheduler_kills=0,
+                         submit_seconds=SUBMIT_SECONDS)
         self.name = name
         self.fault = fault
         self.down_s = None

@@ -25,7 +25,6 @@ from cellboot.conductor import manager
 from cellboot.conductor import sweep_lock
 from cellboot.conductor import unowned_flows
 from cellboot.compute import rpcapi as compute_rpcapi
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.flowrun import board_keys
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import lookup
@@ -139,7 +138,7 @@ class CellACLTest(base.TestCase):
         cell = deployment.cells[0]
         conductor = manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
-            scheduler=scheduler_rpcapi.SchedulerRPCAPI(deployment.transport),
+            scheduler=deployment.cell_schedulers[cell.name],
             compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name,
                                                      deployment.transport))
         self.addCleanup(conductor.stop)

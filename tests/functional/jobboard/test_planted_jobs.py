@@ -20,7 +20,6 @@ from cellboot.conductor import manager
 from cellboot.conductor import sweepers
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot import context as cb_context
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.flowrun import records
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import lookup
@@ -156,8 +155,7 @@ class PlantedJobsTest(base.TestCase):
         plants.plant(cell.database_connection)
         conductor = manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
-            scheduler=scheduler_rpcapi.SchedulerRPCAPI(
-                self.cluster.transport),
+            scheduler=self.cluster.cell_schedulers[cell.name],
             compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name,
                                                      self.cluster.transport))
         # A reschedule flow of an instance that is not there: it ends

@@ -15,9 +15,11 @@
   compute host for what a test wants of that host;
 * the operator's set-up: ``cellboot-manage db sync``, ``cell_v2
   map_cell0``, ``cell_v2 create_cell`` per cell, ``db sync`` again;
-* the services: ``cellboot-scheduler``, ``cellboot-conductor``, a
-  ``cellboot-conductor --cell NAME`` per cell and a ``cellboot-compute
-  --host NAME`` per host, then ``cell_v2 discover_hosts``.
+* the services: the API level's ``cellboot-scheduler``, the
+  ``cellboot-conductor``, and per cell a ``cellboot-scheduler --cell
+  NAME`` (named ``scheduler-NAME``), a ``cellboot-conductor --cell NAME``
+  and a ``cellboot-compute --host NAME`` per host, then ``cell_v2
+  discover_hosts``.
 
 Each in-cell service gets a state directory of its own: the default API
 database URL is an SQLite file there, so a service that reached for the
@@ -243,12 +245,24 @@ class Deployment(fixtures.Fixture):
                         '--transport-url', self.cell_transport_urls[name])
         self.manage('db', 'sync')
 
+    @staticmethod
+    def cell_scheduler_name(cell):
+        return f'scheduler-{cell}'
+
     def _start_services(self):
-        """The scheduler first: compute hosts report to it as they start."""
+        """The schedulers first: compute hosts report to their cell's as
+        they start, and super conductors read the cells' aggregates."""
         start = self.processes.start
-        scheduler = start('scheduler', processes.command(
-            'cellboot.cmd.scheduler', '--config-file', self.api_conf))
-        self.processes.wait_ready([scheduler])
+        schedulers = []
+        for cell in self.cells:
+            cell_conf = self._write(f'{cell}.conf', self._cell_conf(cell))
+            schedulers.append(start(
+                self.cell_scheduler_name(cell), processes.command(
+                    'cellboot.cmd.scheduler', '--config-file', cell_conf,
+                    '--cell', cell)))
+        schedulers.append(start('scheduler', processes.command(
+            'cellboot.cmd.scheduler', '--config-file', self.api_conf)))
+        self.processes.wait_ready(schedulers)
         started = [self._start_super_conductor(index) for index in
                    range(1, self.super_conductor_count + 1)]
         if self.with_api:
@@ -256,7 +270,7 @@ class Deployment(fixtures.Fixture):
                 'cellboot.cmd.api', '--config-file', self.api_conf,
                 '--port', '0')))
         for cell, hosts in self.cells.items():
-            cell_conf = self._write(f'{cell}.conf', self._cell_conf(cell))
+            cell_conf = os.path.join(self.dir, f'{cell}.conf')
             started.append(start(f'conductor-{cell}', processes.command(
                 'cellboot.cmd.conductor', '--config-file', cell_conf,
                 '--cell', cell)))

@@ -9,6 +9,8 @@ SQLite and ``fake://``: here they prove that the pieces fit across
 process boundaries. After each, the invariant checker must find nothing.
 """
 
+import time
+
 from tests import base
 from tests.functional import invariants
 from tests.functional.multiprocess import deployment
@@ -75,6 +77,48 @@ class _BootTests:
             sorted(table_columns(listed.stdout, 'Name', 'State', 'Where')))
         self.assertEqual([], invariants.check_invariants())
         self.assertCellServicesUsedNoApiDatabase(cluster)
+
+
+    def test_a_cell_keeps_rescheduling_with_the_api_level_stopped(self):
+        # The build reaches host1 (first choice, most memory), which fails
+        # it after SPAWN seconds. Meanwhile every API-level process dies:
+        # the super conductor and the API level's scheduler. The cell's
+        # own conductor and scheduler must still move the build to host2.
+        cluster = self.useFixture(deployment.Deployment(
+            self, backend=self.BACKEND,
+            cells={'cell1': ['cell1-host1', 'cell1-host2']},
+            host_options={'cell1-host1': '[compute]\nmemory_mb = 65536\n'},
+            cell_options=f'[fake_driver]\nfail_hosts = cell1-host1\n'
+                         f'fail_mode = reschedule\n'
+                         f'spawn_time = {API_LEVEL_GONE_SPAWN}\n'))
+        (booted,) = cluster.boot(hints={'target_cell': 'cell1'})
+        deadline = time.monotonic() + deployment.SETTLE_TIMEOUT
+        while [flow['state'] for flow in cluster.flows(booted)
+               if flow['name'] == 'boot'] != ['SUCCESS']:
+            self.assertLess(time.monotonic(), deadline,
+                            'the boot flow never cast the build')
+            time.sleep(0.1)
+        for name in cluster.super_conductor_names + ['scheduler']:
+            cluster.kill(name)
+
+        deadline = time.monotonic() + deployment.SETTLE_TIMEOUT
+        while True:
+            cell, instance = cluster.instance(booted)
+            if instance.vm_state != 'building':
+                break
+            self.assertLess(time.monotonic(), deadline,
+                            f'still building: {instance.host}')
+            time.sleep(0.2)
+        self.assertEqual(('cell1', 'cell1-host2', 'active'),
+                         (cell, instance.host, instance.vm_state))
+        self.assertIn('reschedule', [flow['name'] for flow in
+                                     cluster.flows(booted)])
+        self.assertEqual([], invariants.check_invariants())
+
+
+# Seconds each build spawns in the test above: room to stop the API
+# level between the cast and host1's failure.
+API_LEVEL_GONE_SPAWN = 3
 
 
 class MariaDBRabbitBootTest(_BootTests, base.MySQLMixin, base.TestCase):

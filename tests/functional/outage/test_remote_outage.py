@@ -1,13 +1,16 @@
-"""A conductor's ``schedule`` when the scheduler's database goes away.
+"""A conductor's ``schedule`` when a cell's database goes away.
 
-``cellboot-scheduler`` over a real RabbitMQ, its API database behind a
-TCP proxy of the test (``tests.functional.tcp_proxy``). A conductor's
+Both levels of ``cellboot-scheduler`` over a real RabbitMQ: the API
+level's (``CellsScheduler`` behind ``SchedulerEndpoint``) and the cell's
+(``CellScheduler`` over the service's ``[database] connection``, behind
+``CellSchedulerEndpoint`` on the cell's bus). The cell's database, where
+its resources live and its aggregate is published, is behind a TCP
+proxy of the test (``tests.functional.tcp_proxy``). A conductor's
 ``schedule`` step calls ``select_destinations`` while the proxy is cut:
-the scheduler's ``DBConnectionError`` reaches the conductor as
-oslo.messaging's ``RemoteError`` naming it (the bus carries only
-``cellboot.exception``'s errors as themselves), which the engine takes
-for an outage: the step runs again, as a resumed one, until the
-scheduler's database is back, and its instance holds one claim.
+the cell's scheduler cannot claim, so the API level finds no cell that
+answers (``CellsUnavailable``, which crosses the bus as itself), which
+the engine takes for an outage: the step runs again, as a resumed one,
+until the cell's database is back, and its instance holds one claim.
 """
 
 import logging
@@ -20,7 +23,7 @@ from taskflow.patterns import linear_flow
 from taskflow.utils import persistence_utils
 
 from cellboot import context as cb_context
-from cellboot.db.api import connection as api_connection
+from cellboot.db.cell import connection as cell_connection
 from cellboot.flowrun import engine as flow_engine
 from cellboot.objects import cell_mapping
 from cellboot.objects import compute_node
@@ -28,6 +31,7 @@ from cellboot.objects import service as service_obj
 from cellboot import rpc
 from cellboot.rpc import topics
 from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import cells as cells_scheduler
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
@@ -44,31 +48,40 @@ FLAVOR = {'vcpus': 1, 'memory_mb': 512, 'root_gb': 1}
 FLAVOR_RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
 
-class RabbitSchedulerOutageTest(base.MySQLMixin, base.DatabaseTestCase):
+class RabbitCellDatabaseOutageTest(base.MySQLMixin, base.DatabaseTestCase):
 
     def setUp(self):
         super().setUp()
-        url = sa_url.make_url(self.dbs.api_url)
+        url = sa_url.make_url(self.dbs.cell_urls[0])
         self.proxy = tcp_proxy.TCPProxy(url.host or '127.0.0.1',
                                         url.port or 3306).start()
         self.addCleanup(self.proxy.stop)
-        self.flags(connection=url.set(host='127.0.0.1', port=self.proxy.port)
-                   .render_as_string(hide_password=False),
-                   group='api_database')
-        api_connection.reset()
+        proxied = url.set(host='127.0.0.1', port=self.proxy.port
+                          ).render_as_string(hide_password=False)
+        # The cell's scheduler's own database, and the cell's mapping.
+        self.flags(connection=proxied, group='database')
+        cell_connection.reset()
         self.flags(host_state_refresh_interval=0, group='scheduler')
+        self.flags(cell_call_timeout=5, group='scheduler')
         self.url = rpc_base.transport_url('rabbit')
         self.flags(transport_url=self.url)
         self.admin = cb_context.get_admin_context()
         self.cell = cell_mapping.CellMapping.create(
-            self.admin, 'cell-' + uuidutils.generate_uuid()[:8],
-            self.dbs.cell_urls[0], self.url)
-        self.scheduler = scheduler_api.SchedulerAPI()
-        self.scheduler.start(self.admin, refresh_interval=0)
-        self.addCleanup(self.scheduler.stop)
+            self.admin, 'cell-' + uuidutils.generate_uuid()[:8], proxied,
+            self.url)
+        self.cell_scheduler = scheduler_api.CellScheduler(
+            host_state_cache.CellScope(self.cell.name), name='scheduler-1')
+        self.cell_scheduler.start(self.admin, refresh_interval=0)
+        self.addCleanup(self.cell_scheduler.stop)
+        self.top = cells_scheduler.CellsScheduler()
+        self.top.start(self.admin, refresh_interval=0)
+        self.addCleanup(self.top.stop)
         buses = self.useFixture(rpc_base.Buses())
-        buses.serve('scheduler-1', topics.SCHEDULER,
-                    [rpc_endpoint.SchedulerEndpoint(self.scheduler)],
+        buses.serve('scheduler-1', topics.scheduler(self.cell.name),
+                    [rpc_endpoint.CellSchedulerEndpoint(self.cell_scheduler)],
+                    rpc.get_cell_transport(self.cell))
+        buses.serve('scheduler-api', topics.SCHEDULER,
+                    [rpc_endpoint.SchedulerEndpoint(self.top)],
                     rpc.get_transport(self.url))
         self.client = scheduler_rpcapi.SchedulerRPCAPI(
             rpc.get_transport(self.url))
@@ -80,12 +93,15 @@ class RabbitSchedulerOutageTest(base.MySQLMixin, base.DatabaseTestCase):
             service_obj.Service.create(
                 cctxt, 'host1', host_state_cache.COMPUTE_BINARY).report_up(
                 cctxt)
-        self.client.update_provider(self.ctx, self.node, 'host1',
-                                    self.cell.name, INVENTORY, 'nova')
+        scheduler_rpcapi.CellSchedulerRPCAPI(
+            rpc.get_cell_transport(self.cell), self.cell.name
+        ).update_provider(self.ctx, self.node, 'host1', self.cell.name,
+                          INVENTORY, 'nova')
+        self.top.refresh(self.admin)
         self.log = self.useFixture(fixtures.FakeLogger(
-            name='cellboot.db.outage', level=logging.DEBUG))
+            name='cellboot', level=logging.DEBUG))
 
-    def test_schedule_waits_for_the_scheduler_s_database(self):
+    def test_schedule_waits_for_the_cells_database(self):
         instance = uuidutils.generate_uuid()
         flow = linear_flow.Flow('boot').add(schedule.Schedule(
             'schedule', provides='selections',
@@ -107,9 +123,10 @@ class RabbitSchedulerOutageTest(base.MySQLMixin, base.DatabaseTestCase):
 
         [chosen] = engine.storage.get('schedule')[instance]
         self.assertEqual(self.node, chosen['compute_node_uuid'])
-        self.assertEqual({self.node: FLAVOR_RESOURCES},
-                         usage.get_allocations_for_consumer(self.admin,
-                                                            instance))
-        # What the conductor met: the scheduler's error, over the bus.
-        self.assertIn('RemoteError', self.log.output)
-        self.assertIn('DBConnectionError', self.log.output)
+        with cb_context.target_cell(self.admin, self.cell) as cctxt:
+            self.assertEqual({self.node: FLAVOR_RESOURCES},
+                             usage.get_allocations_for_consumer(cctxt,
+                                                                instance))
+        # What the conductor met: no cell that answers, over the bus.
+        self.assertIn('No cell could be asked to place the request',
+                      self.log.output)

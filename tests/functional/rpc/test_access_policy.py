@@ -68,8 +68,14 @@ class ProductionEndpointsTest(base.TestCase):
             ['build_instances'],
             self._exposed(conductor_manager.CellConductorManager))
 
-    def test_scheduler_exposes_its_api(self):
+    def test_the_api_levels_scheduler_exposes_its_api(self):
         self.assertEqual(
-            ['claim_resources', 'record_build_result', 'release_resources',
-             'select_destinations', 'update_provider'],
+            ['release_resources', 'select_destinations'],
             self._exposed(rpc_endpoint.SchedulerEndpoint))
+
+    def test_a_cells_scheduler_exposes_its_api(self):
+        self.assertEqual(
+            ['aggregate', 'claim_resources', 'host_states',
+             'record_build_result', 'release_resources',
+             'select_destinations', 'update_provider'],
+            self._exposed(rpc_endpoint.CellSchedulerEndpoint))

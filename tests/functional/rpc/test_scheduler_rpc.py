@@ -1,10 +1,15 @@
-"""The scheduler's API over RPC: SchedulerRPCAPI to SchedulerEndpoint.
+"""The schedulers' APIs over RPC, at both levels.
 
-A real scheduler (``SchedulerAPI`` over the API database) behind its
-real endpoint; a compute host of a cell, known by name only, reports its
-inventory and gets claims through the client, as a service inside a
-cell does. Remote domain errors come back as themselves, with their own
-message and no remote traceback.
+A cell's scheduler (``CellScheduler`` over the cell's database, as
+``cellboot-scheduler --cell NAME`` runs it: the service's own
+``[database] connection``) behind ``CellSchedulerEndpoint`` on the
+cell's bus: a compute host of the cell, known by the cell's name only,
+reports its inventory, a cell conductor claims and releases, the API
+level places and reads the cell's figures (``CellSchedulerRPCAPI``).
+The API level's scheduler (``CellsScheduler``, reaching the cell over
+its bus) behind ``SchedulerEndpoint`` on the API's bus, for a super
+conductor (``SchedulerRPCAPI``). Remote domain errors come back as
+themselves, with their own message and no remote traceback.
 """
 
 from oslo_utils import uuidutils
@@ -13,13 +18,17 @@ from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import compute_node
+from cellboot.objects import instance as instance_obj
 from cellboot.objects import service as service_obj
 from cellboot import rpc
 from cellboot.rpc import topics
+from cellboot.scheduler import aggregate
 from cellboot.scheduler import api as scheduler_api
+from cellboot.scheduler import cells as cells_scheduler
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import rpc_endpoint
 from cellboot.scheduler import rpcapi as scheduler_rpcapi
+from cellboot.scheduler.resources import providers
 from cellboot.scheduler.resources import usage
 from tests import base
 from tests.functional.rpc import base as rpc_base
@@ -30,7 +39,7 @@ FLAVOR = {'vcpus': 1, 'memory_mb': 512, 'root_gb': 1}
 FLAVOR_RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}
 
 
-class _SchedulerRPCTests:
+class _SchedulerRPCTestCase(base.DatabaseTestCase):
 
     DRIVER = 'fake'
 
@@ -43,15 +52,18 @@ class _SchedulerRPCTests:
         self.cell = cell_mapping.CellMapping.create(
             self.admin, 'cell-' + uuidutils.generate_uuid()[:8],
             self.dbs.cell_urls[0], self.url)
-        self.scheduler = scheduler_api.SchedulerAPI()
-        self.scheduler.start(self.admin, refresh_interval=0)
-        self.addCleanup(self.scheduler.stop)
-        buses = self.useFixture(rpc_base.Buses())
-        buses.serve('scheduler-1', topics.SCHEDULER,
-                    [rpc_endpoint.SchedulerEndpoint(self.scheduler)],
-                    rpc.get_transport(self.url))
-        self.client = scheduler_rpcapi.SchedulerRPCAPI(
-            rpc.get_transport(self.url))
+        # Inside the cell: [database] connection is the cell's database.
+        self.cell_scheduler = scheduler_api.CellScheduler(
+            host_state_cache.CellScope(self.cell.name), name='scheduler-1')
+        self.cell_scheduler.start(self.admin, refresh_interval=0)
+        self.addCleanup(self.cell_scheduler.stop)
+        self.buses = self.useFixture(rpc_base.Buses())
+        self.buses.serve(
+            'scheduler-1', topics.scheduler(self.cell.name),
+            [rpc_endpoint.CellSchedulerEndpoint(self.cell_scheduler)],
+            rpc.get_cell_transport(self.cell))
+        self.cell_client = scheduler_rpcapi.CellSchedulerRPCAPI(
+            rpc.get_cell_transport(self.cell), self.cell.name)
         self.ctx = rpc_base.user_context()
 
     def _compute_host(self, name='host1'):
@@ -67,109 +79,206 @@ class _SchedulerRPCTests:
 
     def _reported_host(self, name='host1'):
         uuid = self._compute_host(name)
-        self.client.update_provider(self.ctx, uuid, name, self.cell.name,
-                                    INVENTORY, 'nova')
+        self.cell_client.update_provider(self.ctx, uuid, name,
+                                         self.cell.name, INVENTORY, 'nova')
         return uuid
 
-    def test_update_provider_registers_the_host_in_its_named_cell(self):
+    def _instance(self):
+        """An instance of the cell (what a cell conductor claims for)."""
+        uuid = uuidutils.generate_uuid()
+        with cb_context.target_cell(self.admin, self.cell) as cctxt:
+            instance_obj.Instance.create(cctxt, uuid, 'p-1', 'building')
+        return uuid
+
+    def held(self, consumer):
+        with cb_context.target_cell(self.admin, self.cell) as cctxt:
+            return usage.get_allocations_for_consumer(cctxt, consumer)
+
+
+class _CellSchedulerRPCTests:
+
+    def test_update_provider_registers_the_host_in_the_cells_database(self):
         uuid = self._compute_host()
 
-        self.client.update_provider(self.ctx, uuid, 'host1', self.cell.name,
-                                    INVENTORY, 'az1')
+        self.cell_client.update_provider(self.ctx, uuid, 'host1',
+                                         self.cell.name, INVENTORY, 'az1')
 
-        [host] = self.scheduler.host_states(self.admin)
-        self.assertEqual((uuid, self.cell.uuid, 'az1'),
-                         (host['uuid'], host['cell_uuid'],
-                          host['availability_zone']))
+        with cb_context.target_cell(self.admin, self.cell) as cctxt:
+            provider = providers.get_provider(cctxt, uuid)
+        self.assertEqual(('host1', 'az1'), (provider['name'],
+                                            provider['availability_zone']))
 
-    def test_update_provider_of_an_unknown_cell_is_cell_not_found(self):
+    def test_update_provider_makes_the_host_one_of_the_cells_hosts(self):
+        uuid = self._reported_host()
+        [host] = self.cell_client.host_states(self.ctx)
+        self.assertEqual((uuid, 'host1'), (host['uuid'],
+                                           host['service_host']))
+
+    def test_update_provider_naming_another_cell_is_refused_as_itself(self):
         exc = self.assertRaises(
-            exception.CellMappingNotFound, self.client.update_provider,
+            exception.CellNotAuthorized, self.cell_client.update_provider,
             self.ctx, uuidutils.generate_uuid(), 'host1', 'no-such-cell',
             INVENTORY)
-        self.assertEqual('Cell no-such-cell does not exist.', str(exc))
+        self.assertIs(exception.CellNotAuthorized, type(exc))
+        self.assertIn("'no-such-cell', not of this one", str(exc))
 
-    def test_select_destinations_returns_claimed_selections(self):
+    def test_select_destinations_answers_claimed_selections(self):
         uuid = self._reported_host()
         instance = uuidutils.generate_uuid()
 
-        [[chosen]] = self.client.select_destinations(
+        answer = self.cell_client.select_destinations(
             self.ctx, {'flavor': FLAVOR}, [instance])
 
-        self.assertEqual((uuid, 'host1', self.cell.uuid, True),
+        [[chosen]] = answer['selections']
+        self.assertEqual((uuid, 'host1', True),
                          (chosen['compute_node_uuid'],
-                          chosen['service_host'], chosen['cell_uuid'],
-                          chosen['claimed']))
-        self.assertEqual({uuid: FLAVOR_RESOURCES},
-                         usage.get_allocations_for_consumer(self.admin,
-                                                            instance))
+                          chosen['service_host'], chosen['claimed']))
+        self.assertEqual({uuid: FLAVOR_RESOURCES}, self.held(instance))
+
+    def test_select_destinations_answers_the_cells_aggregate_after_it(self):
+        self._reported_host()
+        answer = self.cell_client.select_destinations(
+            self.ctx, {'flavor': FLAVOR}, [uuidutils.generate_uuid()])
+        self.assertEqual(3.0, aggregate.validated(answer['aggregate'])[
+            'resources']['VCPU']['free'])
 
     def test_no_valid_host_is_reraised_as_itself(self):
         exc = self.assertRaises(
-            exception.NoValidHost, self.client.select_destinations,
+            exception.NoValidHost, self.cell_client.select_destinations,
             self.ctx, {'flavor': FLAVOR}, [uuidutils.generate_uuid()])
         self.assertIs(exception.NoValidHost, type(exc))
         self.assertTrue(str(exc).startswith('No valid host was found.'),
                         str(exc))
         self.assertNotIn('Traceback', str(exc))
 
-    def test_claim_resources_allocates_on_the_provider(self):
+    def test_aggregate_answers_the_cells_figures(self):
+        self._reported_host()
+        figures = aggregate.validated(self.cell_client.aggregate(self.ctx))
+        self.assertEqual((1, 4.0), (figures['up_hosts'], figures[
+            'resources']['VCPU']['max_free']))
+
+    def test_claim_resources_allocates_for_an_instance_of_the_cell(self):
         uuid = self._reported_host()
-        instance = uuidutils.generate_uuid()
+        instance = self._instance()
 
-        self.client.claim_resources(self.ctx, instance, uuid,
-                                    FLAVOR_RESOURCES)
+        self.cell_client.claim_resources(self.ctx, instance, uuid,
+                                         FLAVOR_RESOURCES)
 
-        self.assertEqual({uuid: FLAVOR_RESOURCES},
-                         usage.get_allocations_for_consumer(self.admin,
-                                                            instance))
+        self.assertEqual({uuid: FLAVOR_RESOURCES}, self.held(instance))
 
     def test_claim_failed_is_reraised_as_itself(self):
         uuid = self._reported_host()
         exc = self.assertRaises(
-            exception.ClaimFailed, self.client.claim_resources, self.ctx,
-            uuidutils.generate_uuid(), uuid, {'VCPU': 5})
+            exception.ClaimFailed, self.cell_client.claim_resources,
+            self.ctx, self._instance(), uuid, {'VCPU': 5})
         self.assertIs(exception.ClaimFailed, type(exc))
         self.assertEqual('VCPU', exc.kwargs['resource_class'])
         self.assertNotIn('Traceback', str(exc))
 
     def test_release_resources_returns_what_it_released(self):
         uuid = self._reported_host()
-        instance = uuidutils.generate_uuid()
-        self.client.claim_resources(self.ctx, instance, uuid,
-                                    FLAVOR_RESOURCES)
+        instance = self._instance()
+        self.cell_client.claim_resources(self.ctx, instance, uuid,
+                                         FLAVOR_RESOURCES)
 
-        released = self.client.release_resources(self.ctx, instance)
+        released = self.cell_client.release_resources(self.ctx, instance)
 
-        self.assertEqual({uuid: FLAVOR_RESOURCES}, released)
-        self.assertEqual({}, usage.get_allocations_for_consumer(self.admin,
-                                                                instance))
+        self.assertEqual(({uuid: FLAVOR_RESOURCES}, {}),
+                         (released, self.held(instance)))
 
     def test_record_build_result_counts_a_failed_build(self):
         uuid = self._reported_host()
 
-        self.client.record_build_result(self.ctx, uuid, False)
+        self.cell_client.record_build_result(self.ctx, uuid, False)
 
-        [host] = self.scheduler.host_states(self.admin)
+        [host] = self.cell_scheduler.host_states(self.admin)
         self.assertEqual(1, host['failed_builds'])
 
 
-class FakeSQLiteSchedulerRPCTest(_SchedulerRPCTests, base.SQLiteMixin,
-                                 base.DatabaseTestCase):
+class _ApiSchedulerRPCTests:
+    """The API level's scheduler, asking the cell over the cell's bus."""
+
+    def setUp(self):
+        super().setUp()
+        self.flags(cell_call_timeout=5, group='scheduler')
+        self.top = cells_scheduler.CellsScheduler()
+        self.top.start(self.admin, refresh_interval=0)
+        self.addCleanup(self.top.stop)
+        self.buses.serve('scheduler-api', topics.SCHEDULER,
+                         [rpc_endpoint.SchedulerEndpoint(self.top)],
+                         rpc.get_transport(self.url))
+        self.client = scheduler_rpcapi.SchedulerRPCAPI(
+            rpc.get_transport(self.url))
+
+    def test_select_destinations_places_through_the_cells_scheduler(self):
+        uuid = self._reported_host()
+        # The cell published its new host; the API level reads it (see
+        # test_cells_scheduler for a read skipped within 0.1 s).
+        self.top.refresh(self.admin)
+        instance = uuidutils.generate_uuid()
+
+        [[chosen]] = self.client.select_destinations(
+            self.ctx, {'flavor': FLAVOR}, [instance])
+
+        self.assertEqual((uuid, self.cell.uuid, True),
+                         (chosen['compute_node_uuid'], chosen['cell_uuid'],
+                          chosen['claimed']))
+        self.assertEqual({uuid: FLAVOR_RESOURCES}, self.held(instance))
+
+    def test_no_valid_host_is_reraised_as_itself(self):
+        exc = self.assertRaises(
+            exception.NoValidHost, self.client.select_destinations,
+            self.ctx, {'flavor': FLAVOR}, [uuidutils.generate_uuid()])
+        self.assertIs(exception.NoValidHost, type(exc))
+        self.assertNotIn('Traceback', str(exc))
+
+    def test_release_resources_in_the_cell_named(self):
+        uuid = self._reported_host()
+        instance = self._instance()
+        self.cell_client.claim_resources(self.ctx, instance, uuid,
+                                         FLAVOR_RESOURCES)
+
+        released = self.client.release_resources(self.ctx, instance,
+                                                 cell_uuid=self.cell.uuid)
+
+        self.assertEqual(({uuid: FLAVOR_RESOURCES}, {}),
+                         (released, self.held(instance)))
+
+    def test_malformed_instance_uuids_are_invalid(self):
+        exc = self.assertRaises(
+            exception.Invalid, self.client.select_destinations, self.ctx,
+            {'flavor': FLAVOR}, 'not-a-list')
+        self.assertNotIn('Traceback', str(exc))
+
+
+class FakeSQLiteCellSchedulerRPCTest(_CellSchedulerRPCTests,
+                                     base.SQLiteMixin, _SchedulerRPCTestCase):
     DRIVER = 'fake'
 
 
-class FakeMySQLSchedulerRPCTest(_SchedulerRPCTests, base.MySQLMixin,
-                                base.DatabaseTestCase):
+class FakeMySQLCellSchedulerRPCTest(_CellSchedulerRPCTests, base.MySQLMixin,
+                                    _SchedulerRPCTestCase):
     DRIVER = 'fake'
 
 
-class FakePostgreSQLSchedulerRPCTest(_SchedulerRPCTests,
-                                     base.PostgreSQLMixin,
-                                     base.DatabaseTestCase):
+class FakePostgreSQLCellSchedulerRPCTest(_CellSchedulerRPCTests,
+                                         base.PostgreSQLMixin,
+                                         _SchedulerRPCTestCase):
     DRIVER = 'fake'
 
 
-class RabbitSQLiteSchedulerRPCTest(_SchedulerRPCTests, base.SQLiteMixin,
-                                   base.DatabaseTestCase):
+class RabbitSQLiteCellSchedulerRPCTest(_CellSchedulerRPCTests,
+                                       base.SQLiteMixin,
+                                       _SchedulerRPCTestCase):
+    DRIVER = 'rabbit'
+
+
+class FakeSQLiteApiSchedulerRPCTest(_ApiSchedulerRPCTests, base.SQLiteMixin,
+                                    _SchedulerRPCTestCase):
+    DRIVER = 'fake'
+
+
+class RabbitSQLiteApiSchedulerRPCTest(_ApiSchedulerRPCTests,
+                                      base.SQLiteMixin,
+                                      _SchedulerRPCTestCase):
     DRIVER = 'rabbit'

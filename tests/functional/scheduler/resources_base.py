@@ -8,7 +8,8 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from cellboot import context
-from cellboot.db.api import models
+from cellboot.db.api import models as api_models
+from cellboot.db.cell import models
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import providers
 from tests import base
@@ -23,14 +24,15 @@ SMALL = {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 
 
 class ResourcesTestCase(base.DatabaseTestCase):
-    """An API database with one cell mapping and an admin context."""
+    """A cell database (the local one: ``[database] connection``), where
+    a cell's resources live, and an admin context."""
 
-    CELLS = 0
+    CELLS = 1
 
     def setUp(self):
         super().setUp()
         self.ctx = context.get_admin_context()
-        self.engine = sa.create_engine(self.dbs.api_url)
+        self.engine = sa.create_engine(self.dbs.cell_urls[0])
         self.addCleanup(self.engine.dispose)
         self.cell_uuid = self.create_cell('cell1')
         contention.STATS.reset()
@@ -39,8 +41,10 @@ class ResourcesTestCase(base.DatabaseTestCase):
     def create_cell(self, name):
         """A cell mapping row, written directly (the objects are not ours)."""
         cell_uuid = uuidutils.generate_uuid()
-        with self.engine.begin() as conn:
-            conn.execute(sa.insert(models.CellMapping.__table__).values(
+        engine = sa.create_engine(self.dbs.api_url)
+        self.addCleanup(engine.dispose)
+        with engine.begin() as conn:
+            conn.execute(sa.insert(api_models.CellMapping.__table__).values(
                 uuid=cell_uuid, name=name, database_connection='sqlite://',
                 transport_url='fake://', disabled=False))
         return cell_uuid
@@ -49,7 +53,7 @@ class ResourcesTestCase(base.DatabaseTestCase):
                         availability_zone='nova'):
         uuid = uuid or uuidutils.generate_uuid()
         providers.update_provider(
-            self.ctx, uuid, name or 'host-' + uuid[:8], self.cell_uuid,
+            self.ctx, uuid, name or 'host-' + uuid[:8],
             HOST_INVENTORY if inventories is None else inventories,
             availability_zone=availability_zone)
         return uuid

@@ -3,7 +3,7 @@
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from cellboot.db.api import connection as api_connection
+from cellboot.db.cell import connection as cell_connection
 from cellboot.scheduler.resources import batch_claims
 from cellboot.scheduler.resources import claims
 from tests import base
@@ -17,7 +17,7 @@ class _BatchClaimTests:
         self.rp1 = self.create_provider()
         self.rp2 = self.create_provider()
         self.commits = []
-        engine = api_connection.get_engine()
+        engine = cell_connection.get_engine(self.dbs.cell_urls[0])
         sa.event.listen(engine, 'commit', self._count)
         self.addCleanup(sa.event.remove, engine, 'commit', self._count)
 

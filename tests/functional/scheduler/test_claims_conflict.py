@@ -14,8 +14,8 @@ which the failed swap then rolls back.
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
-from cellboot.db.api import connection as api_connection
-from cellboot.db.api import models
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models
 from cellboot import exception
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import contention
@@ -115,12 +115,13 @@ class MariaDBSnapshotIsolationConflictTest(_ConflictTests, base.MySQLMixin,
 
     def setUp(self):
         super().setUp()
-        url = sa.engine.make_url(self.dbs.api_url).update_query_dict(
+        url = sa.engine.make_url(self.dbs.cell_urls[0]).update_query_dict(
             {'init_command': 'SET SESSION innodb_snapshot_isolation=ON'})
         self._require_snapshot_isolation(url)
+        # The claims write the cell's database: the local one.
         self.flags(connection=url.render_as_string(hide_password=False),
-                   group='api_database')
-        api_connection.reset()
+                   group='database')
+        cell_connection.reset()
 
     def _require_snapshot_isolation(self, url):
         engine = sa.create_engine(url)

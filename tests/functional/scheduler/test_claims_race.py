@@ -78,13 +78,14 @@ def claim_from_threads(provider_uuid, consumers, threads):
     return tally
 
 
-def _claiming_process(api_url, retries, provider_uuid, consumers, threads,
+def _claiming_process(cell_url, retries, provider_uuid, consumers, threads,
                       barrier, results):
     """Entry point of a claiming process."""
     from cellboot.conf import CONF
 
     CONF([], project='cellboot', default_config_files=[])
-    CONF.set_override('connection', api_url, group='api_database')
+    # A cell's scheduler: its cell's database is its own.
+    CONF.set_override('connection', cell_url, group='database')
     CONF.set_override('claim_retries', retries, group='scheduler')
     try:
         barrier.wait(WAIT_SECONDS)
@@ -151,7 +152,7 @@ class _RaceTests:
         results = forkserver.Queue()
         children = [forkserver.Process(
             target=_claiming_process,
-            args=(self.dbs.api_url, len(consumers) // 3, rp,
+            args=(self.dbs.cell_urls[0], len(consumers) // 3, rp,
                   consumers[i::processes], threads, barrier, results))
             for i in range(processes)]
         for child in children:

@@ -3,7 +3,6 @@
 from oslo_utils import uuidutils
 
 from cellboot.scheduler.resources import claims
-from cellboot.scheduler.resources import providers
 from cellboot.scheduler.resources import usage
 from tests import base
 from tests.functional.scheduler import resources_base as rb
@@ -63,12 +62,12 @@ class _UsageTests:
         usage.load_all(self.ctx, sink, chunk_rows)
         return sink
 
-    def test_load_all_returns_providers_with_cell_and_generation(self):
+    def test_load_all_returns_providers_with_zone_and_generation(self):
         providers = {row.uuid: tuple(row)[1:]
                      for row in self._load_all().rows('providers')}
         self.assertEqual(
-            {self.rp1: (self.rp1, 'host1', self.cell_uuid, 'nova', 3),
-             self.rp2: (self.rp2, 'host2', self.cell_uuid, 'nova', 1)},
+            {self.rp1: (self.rp1, 'host1', 'nova', 3),
+             self.rp2: (self.rp2, 'host2', 'nova', 1)},
             providers)
 
     def test_load_all_inventories_and_usages_join_on_provider_id(self):
@@ -85,14 +84,6 @@ class _UsageTests:
                           (self.rp1, 'MEMORY_MB'): 2048,
                           (self.rp1, 'DISK_GB'): 20}, usages)
         self.assertIs(int, type(usages[(self.rp1, 'VCPU')]))
-
-    def test_load_all_gives_a_provider_without_cell_none(self):
-        rp = uuidutils.generate_uuid()
-        providers.update_provider(self.ctx, rp, 'cellless', None,
-                                  {'VCPU': {'total': 1}})
-        rows = [row for row in self._load_all().rows('providers')
-                if row.uuid == rp]
-        self.assertEqual([None], [row.cell_uuid for row in rows])
 
     def test_load_all_hands_rows_over_in_chunks_of_chunk_rows(self):
         sink = self._load_all(chunk_rows=2)

@@ -6,6 +6,7 @@ from oslo_utils import uuidutils
 
 from cellboot import context
 from cellboot import exception
+from cellboot.objects import cell_mapping
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import providers
 from tests import base
@@ -16,16 +17,15 @@ class _ProviderTests:
 
     def test_new_provider_starts_at_generation_one(self):
         generation = providers.update_provider(
-            self.ctx, uuidutils.generate_uuid(), 'host1', self.cell_uuid,
-            rb.HOST_INVENTORY)
+            self.ctx, uuidutils.generate_uuid(), 'host1', rb.HOST_INVENTORY)
         self.assertEqual(1, generation)
 
-    def test_new_provider_records_cell_zone_and_name(self):
+    def test_new_provider_records_zone_and_name(self):
         uuid = self.create_provider(name='host1', availability_zone='az1')
         provider = providers.get_provider(self.ctx, uuid)
         self.assertEqual(
-            {'uuid': uuid, 'name': 'host1', 'cell_uuid': self.cell_uuid,
-             'availability_zone': 'az1', 'generation': 1},
+            {'uuid': uuid, 'name': 'host1', 'availability_zone': 'az1',
+             'generation': 1},
             {k: v for k, v in provider.items() if k != 'inventories'})
 
     def test_inventory_defaults_are_filled_in(self):
@@ -38,37 +38,34 @@ class _ProviderTests:
     def test_repeated_report_keeps_the_generation(self):
         uuid = self.create_provider()
         generation = providers.update_provider(
-            self.ctx, uuid, 'host-' + uuid[:8], self.cell_uuid,
-            rb.HOST_INVENTORY)
+            self.ctx, uuid, 'host-' + uuid[:8], rb.HOST_INVENTORY)
         self.assertEqual(1, generation)
         self.assertEqual(1, self.generation(uuid))
 
     def test_changed_inventory_bumps_the_generation(self):
         uuid = self.create_provider({'VCPU': {'total': 8}})
         generation = providers.update_provider(
-            self.ctx, uuid, 'host-' + uuid[:8], self.cell_uuid,
+            self.ctx, uuid, 'host-' + uuid[:8],
             {'VCPU': {'total': 16, 'allocation_ratio': 4.0}})
         self.assertEqual(2, generation)
         inventory = providers.get_provider(self.ctx, uuid)['inventories']
         self.assertEqual((16, 4.0), (inventory['VCPU']['total'],
                                      inventory['VCPU']['allocation_ratio']))
 
-    def test_update_changes_name_cell_and_zone(self):
+    def test_update_changes_name_and_zone(self):
         uuid = self.create_provider(name='old')
-        cell2 = self.create_cell('cell2')
-        providers.update_provider(self.ctx, uuid, 'new', cell2,
-                                  rb.HOST_INVENTORY, availability_zone='az2')
+        providers.update_provider(self.ctx, uuid, 'new', rb.HOST_INVENTORY,
+                                  availability_zone='az2')
         provider = providers.get_provider(self.ctx, uuid)
-        self.assertEqual(('new', cell2, 'az2', 2),
-                         (provider['name'], provider['cell_uuid'],
-                          provider['availability_zone'],
+        self.assertEqual(('new', 'az2', 2),
+                         (provider['name'], provider['availability_zone'],
                           provider['generation']))
 
     def test_update_adds_and_removes_resource_classes(self):
         uuid = self.create_provider({'VCPU': {'total': 8},
                                      'DISK_GB': {'total': 10}})
         providers.update_provider(
-            self.ctx, uuid, 'host-' + uuid[:8], self.cell_uuid,
+            self.ctx, uuid, 'host-' + uuid[:8],
             {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 1024}})
         self.assertEqual(
             ['MEMORY_MB', 'VCPU'],
@@ -79,7 +76,7 @@ class _ProviderTests:
         claims.claim_resources(self.ctx, 'instance-1', uuid, rb.SMALL)
         self.assertRaises(
             exception.InventoryInUse, providers.update_provider,
-            self.ctx, uuid, 'host-' + uuid[:8], self.cell_uuid,
+            self.ctx, uuid, 'host-' + uuid[:8],
             {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 16384}})
         self.assertIn('DISK_GB',
                       providers.get_provider(self.ctx, uuid)['inventories'])
@@ -88,23 +85,16 @@ class _ProviderTests:
         uuid = self.create_provider({'VCPU': {'total': 8}})
         claims.claim_resources(self.ctx, 'instance-1', uuid, {'VCPU': 6})
         providers.update_provider(self.ctx, uuid, 'host-' + uuid[:8],
-                                  self.cell_uuid, {'VCPU': {'total': 4}})
+                                  {'VCPU': {'total': 4}})
         self.assertEqual(
             4, providers.get_provider(
                 self.ctx, uuid)['inventories']['VCPU']['total'])
-
-    def test_unknown_cell_is_refused(self):
-        self.assertRaises(
-            exception.CellMappingNotFound, providers.update_provider,
-            self.ctx, uuidutils.generate_uuid(), 'host1',
-            uuidutils.generate_uuid(), rb.HOST_INVENTORY)
 
     def test_name_of_another_provider_is_refused(self):
         other = self.create_provider(name='host1')
         exc = self.assertRaises(
             exception.ResourceProviderExists, providers.update_provider,
-            self.ctx, uuidutils.generate_uuid(), 'host1', self.cell_uuid,
-            rb.HOST_INVENTORY)
+            self.ctx, uuidutils.generate_uuid(), 'host1', rb.HOST_INVENTORY)
         self.assertIn(other, str(exc))
 
     def test_simultaneous_first_reports_create_one_provider(self):
@@ -116,7 +106,7 @@ class _ProviderTests:
             barrier.wait()
             generations.append(providers.update_provider(
                 context.get_admin_context(), uuid, 'host1',
-                self.cell_uuid, rb.HOST_INVENTORY))
+                rb.HOST_INVENTORY))
 
         threads = [threading.Thread(target=report) for _ in range(4)]
         for thread in threads:
@@ -170,13 +160,71 @@ class PostgreSQLProviderTest(_ProviderTests, base.PostgreSQLMixin,
     pass
 
 
+class _CellDatabaseTests:
+    """A provider lives in the database of its cell, and only there."""
+
+    CELLS = 2
+
+    def setUp(self):
+        super().setUp()
+        self.cell2 = cell_mapping.CellMapping.create(
+            self.ctx, 'cell2', self.dbs.cell_urls[1], 'fake://')
+
+    def test_a_targeted_report_writes_the_targeted_cell_only(self):
+        uuid = uuidutils.generate_uuid()
+        with context.target_cell(self.ctx, self.cell2) as cctxt:
+            providers.update_provider(cctxt, uuid, 'host1',
+                                      rb.HOST_INVENTORY)
+            self.assertEqual('host1',
+                             providers.get_provider(cctxt, uuid)['name'])
+        # The local cell database ([database] connection) has no such row.
+        self.assertRaises(exception.ResourceProviderNotFound,
+                          providers.get_provider, self.ctx, uuid)
+
+    def test_an_untargeted_report_writes_the_local_cell_only(self):
+        uuid = self.create_provider(name='host1')
+        with context.target_cell(self.ctx, self.cell2) as cctxt:
+            self.assertRaises(exception.ResourceProviderNotFound,
+                              providers.get_provider, cctxt, uuid)
+        self.assertEqual(1, self.generation(uuid))
+
+    def test_a_claim_through_another_cell_does_not_find_the_provider(self):
+        local = self.create_provider(name='host1')
+        remote = uuidutils.generate_uuid()
+        with context.target_cell(self.ctx, self.cell2) as cctxt:
+            providers.update_provider(cctxt, remote, 'host2',
+                                      rb.HOST_INVENTORY)
+            # A claim on the local provider through cell2 finds no such
+            # provider there: it is not written anywhere.
+            self.assertRaises(exception.ResourceProviderNotFound,
+                              claims.claim_resources, cctxt,
+                              uuidutils.generate_uuid(), local, rb.SMALL)
+        self.assertEqual([], self.allocation_rows())
+
+
+class SQLiteCellDatabaseProviderTest(_CellDatabaseTests, base.SQLiteMixin,
+                                     rb.ResourcesTestCase):
+    pass
+
+
+class MySQLCellDatabaseProviderTest(_CellDatabaseTests, base.MySQLMixin,
+                                    rb.ResourcesTestCase):
+    pass
+
+
+class PostgreSQLCellDatabaseProviderTest(_CellDatabaseTests,
+                                         base.PostgreSQLMixin,
+                                         rb.ResourcesTestCase):
+    pass
+
+
 class InventoryValidationTest(base.TestCase):
     """Bad reports are refused before any database work, naming the field."""
 
     def _assert_invalid(self, inventories, *words):
         exc = self.assertRaises(exception.InvalidInventory,
                                 providers.update_provider, None,
-                                'rp-1', 'host1', None, inventories)
+                                'rp-1', 'host1', inventories)
         for word in words:
             self.assertIn(word, str(exc))
 

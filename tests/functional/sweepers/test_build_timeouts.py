@@ -25,7 +25,6 @@ from cellboot import exception
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.flowrun import records
 from tests import base
 from tests.functional.compute import base as compute_base
@@ -70,8 +69,7 @@ class BuildTimeoutsTest(base.TestCase):
         return conductor_manager.CellConductorManager(
             cell_name=self.cell.name,
             database_connection=self.cell.database_connection,
-            scheduler=scheduler_rpcapi.SchedulerRPCAPI(
-                self.cluster.transport),
+            scheduler=self.cluster.cell_schedulers[self.cell.name],
             compute_rpcapi=compute_rpcapi.ComputeAPI(self.cell.name,
                                                      self.cluster.transport))
 

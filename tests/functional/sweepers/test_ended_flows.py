@@ -105,7 +105,7 @@ class EndedFlowTest(orphans._ClusterTest):
                 conn.execute(sa.update(instances).where(
                     instances.c.uuid == uuid).values(
                         created_at=long_ago, updated_at=long_ago))
-            self.cluster.scheduler.claim_resources(
+            self.cluster.cell_schedulers[cell.name].claim_resources(
                 self.ctx, uuid, self.cluster.computes[HOST].node.uuid,
                 {'VCPU': 1})
         instance_mapping.InstanceMapping.get_by_instance_uuid(

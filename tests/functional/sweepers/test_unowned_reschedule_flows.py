@@ -25,7 +25,6 @@ from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.flowrun import backend as flow_db
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from cellboot.flowrun import records
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
@@ -100,8 +99,7 @@ class _Test(base.TestCase):
         conductor = conductor_manager.CellConductorManager(
             cell_name=self.cell.name,
             database_connection=self.cell.database_connection,
-            scheduler=scheduler_rpcapi.SchedulerRPCAPI(
-                self.cluster.transport),
+            scheduler=self.cluster.cell_schedulers[self.cell.name],
             compute_rpcapi=compute_rpcapi.ComputeAPI(self.cell.name,
                                                      self.cluster.transport))
         if owner is not None:

@@ -28,7 +28,6 @@ from cellboot.objects import build_args
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
-from cellboot.scheduler import rpcapi as scheduler_rpcapi
 from tests import base
 from tests.functional.compute import base as compute_base
 from tests.functional import cluster
@@ -71,8 +70,7 @@ class UntakenBuildsTest(base.TestCase):
         return conductor_manager.CellConductorManager(
             cell_name=self.cell.name,
             database_connection=self.cell.database_connection,
-            scheduler=scheduler_rpcapi.SchedulerRPCAPI(
-                self.cluster.transport),
+            scheduler=self.cluster.cell_schedulers[self.cell.name],
             compute_rpcapi=compute_rpcapi.ComputeAPI(self.cell.name,
                                                      self.cluster.transport))
 

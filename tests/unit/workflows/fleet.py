@@ -27,8 +27,8 @@ from cellboot.objects import instance_fault
 from cellboot.objects import instance_mapping
 from cellboot.objects import request_spec
 from cellboot.objects import service
-from cellboot.scheduler import api as scheduler_api
 from cellboot.scheduler import host_state_cache
+from cellboot.scheduler import in_process
 from cellboot.scheduler.resources import usage
 from cellboot.workflows import tasks
 from tests import base
@@ -129,7 +129,13 @@ class FleetTestCase(base.DatabaseTestCase):
             cell_mapping.CellMapping.create(
                 self.ctx, f'cell{i + 1}', url, 'fake://')
             for i, url in enumerate(self.dbs.cell_urls)]
-        self.scheduler = scheduler_api.SchedulerAPI()
+        self.schedulers = in_process.InProcessSchedulers()
+        for cell in self.cells:
+            self.schedulers.add_cell(cell)
+        # The API level's, and the first cell's (what a cell's
+        # conductor calls).
+        self.scheduler = self.schedulers.top
+        self.cell_scheduler = self.schedulers.cell(self.cells[0])
         self.compute = ComputeCasts()
         # The boot flow's per-run store value, as one run would have it.
         self.cell_mappings = tasks.CellMappings(self.ctx)
@@ -144,8 +150,8 @@ class FleetTestCase(base.DatabaseTestCase):
             svc = service.Service.create(cctxt, name,
                                          host_state_cache.COMPUTE_BINARY)
             svc.report_up(cctxt)
-        self.scheduler.update_provider(
-            self.ctx, node.uuid, name, cell_mapping_.uuid,
+        self.schedulers.cell(cell_mapping_).update_provider(
+            self.ctx, node.uuid, name,
             {'VCPU': {'total': vcpus}, 'MEMORY_MB': {'total': memory_mb},
              'DISK_GB': {'total': disk_gb}})
         if mapped:
@@ -154,8 +160,8 @@ class FleetTestCase(base.DatabaseTestCase):
         return node.uuid
 
     def start_scheduler(self):
-        self.scheduler.start(self.ctx, refresh_interval=0)
-        self.addCleanup(self.scheduler.stop)
+        self.schedulers.start(self.ctx, refresh_interval=0)
+        self.addCleanup(self.schedulers.stop)
 
     def request(self, count=1, flavor=None, **spec_values):
         """A boot request as the API persists it; returns (store, uuids).
@@ -229,4 +235,9 @@ class FleetTestCase(base.DatabaseTestCase):
                    build_request.BuildRequest.get_all(self.ctx))
 
     def held(self, uuid):
-        return usage.get_allocations_for_consumer(self.ctx, uuid)
+        """What ``uuid`` holds, in whichever cell's database."""
+        held = {}
+        for cell in self.cells:
+            with context.target_cell(self.ctx, cell) as cctxt:
+                held.update(usage.get_allocations_for_consumer(cctxt, uuid))
+        return held

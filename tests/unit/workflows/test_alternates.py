@@ -50,7 +50,7 @@ class _AlternatesTests:
 
     def _claim(self, alternate):
         return alternates.ClaimAlternate('claim-alternate').execute(
-            self.ctx, self.scheduler, self.cell, self.instance, alternate,
+            self.ctx, self.cell_scheduler, self.cell, self.instance, alternate,
             self.build_retry, self.host_list, {'flavor': {'vcpus': 1}})
 
     def test_alternates_provides_the_next_untried_alternate(self):
@@ -83,7 +83,7 @@ class _AlternatesTests:
             amount=1, resource_class='VCPU', uuid=self.nodes['h2'],
             consumer=self.uuid, reason='h2 is full')))
         alternates.Alternates('alternates').revert(
-            tried, self.ctx, self.scheduler, self.cell, self.instance,
+            tried, self.ctx, self.cell_scheduler, self.cell, self.instance,
             self.build_retry)
         fault = self.fault_of(self.cell, self.uuid)
         # The owner's sentence; the last failure is for admins.
@@ -96,17 +96,17 @@ class _AlternatesTests:
 
     def test_exhaustion_without_a_try_names_the_hosts_failure(self):
         alternates.Alternates('alternates').revert(
-            _history(), self.ctx, self.scheduler, self.cell, self.instance,
-            self.build_retry)
+            _history(), self.ctx, self.cell_scheduler, self.cell,
+            self.instance, self.build_retry)
         self.assertIn('last failure: spawn failed on h1',
                       self.fault_of(self.cell, self.uuid).details)
 
     def test_exhaustion_releases_claims_and_records_the_event(self):
-        self.scheduler.claim_resources(self.ctx, self.uuid, self.nodes['h3'],
-                                       RESOURCES)
+        self.cell_scheduler.claim_resources(
+            self.ctx, self.uuid, self.nodes['h3'], RESOURCES)
         alternates.Alternates('alternates').revert(
-            _history(), self.ctx, self.scheduler, self.cell, self.instance,
-            self.build_retry)
+            _history(), self.ctx, self.cell_scheduler, self.cell,
+            self.instance, self.build_retry)
         self.assertEqual({}, self.held(self.uuid))
         event = self.events_in(self.cell, self.uuid)[-1]
         self.assertEqual((fates.RESCHEDULE_EVENT, 'Error'),
@@ -132,7 +132,7 @@ class _AlternatesTests:
     def test_claim_alternate_moves_under_its_runs_fence(self):
         flow = fleet.FlowFence(self.cell)
         self.assertTrue(alternates.ClaimAlternate('claim-alternate').execute(
-            self.ctx, self.scheduler, self.cell, self.instance,
+            self.ctx, self.cell_scheduler, self.cell, self.instance,
             self.host_list[0], self.build_retry, self.host_list,
             {'flavor': {'vcpus': 1}}, fence=flow.fence))
         self.assertEqual('h2', self.instance_in(self.cell, self.uuid).host)
@@ -142,7 +142,7 @@ class _AlternatesTests:
         # flow (in the cell's database, like the instance) meanwhile.
         # The move holds the fence in its own transaction: refused.
         flow = fleet.FlowFence(self.cell)
-        stalling = fleet.Stalling(self.scheduler, 'claim_resources',
+        stalling = fleet.Stalling(self.cell_scheduler, 'claim_resources',
                                   flow.take_over)
         self.assertRaises(
             fencing.FencedOut,
@@ -182,7 +182,7 @@ class _AlternatesTests:
 
     def test_claim_alternate_fails_when_the_alternate_is_full(self):
         for _ in range(2):
-            self.scheduler.claim_resources(
+            self.cell_scheduler.claim_resources(
                 self.ctx, uuidutils.generate_uuid(), self.nodes['h2'],
                 RESOURCES)
         self.assertRaises(exception.ClaimFailed, self._claim,
@@ -202,7 +202,7 @@ class _AlternatesTests:
     def test_claim_alternate_revert_releases_the_claim(self):
         self._claim(self.host_list[0])
         alternates.ClaimAlternate('claim-alternate').revert(
-            self.ctx, self.scheduler, self.instance, self.host_list[0],
+            self.ctx, self.cell_scheduler, self.instance, self.host_list[0],
             result=True)
         self.assertEqual({}, self.held(self.uuid))
 

@@ -7,6 +7,7 @@ from cellboot.builds import fates
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import instance_action
+from cellboot.scheduler import cell_clients
 from cellboot.workflows.tasks import cells
 from cellboot.workflows.tasks import schedule
 from tests import base
@@ -173,6 +174,85 @@ class _CellTaskTests:
         self.assertIsNone(self.mapped_cell(uuid))
         self.assertRaises(exception.InstanceNotFound, self.instance_in,
                           self.cells[0], uuid)
+
+
+class _OfferingAnotherCellsHost(cell_clients.LocalCell):
+    """cell1's scheduler as a compromised cell would answer: it claims
+    on its own host, and names a host of another cell."""
+
+    def __init__(self, cell_mapping, scheduler, host):
+        super().__init__(cell_mapping, scheduler)
+        self.host = host
+
+    def select(self, context, spec, instance_uuids, return_alternates):
+        selections, aggregate = super().select(context, spec, instance_uuids,
+                                               return_alternates)
+        for hosts in selections:
+            hosts[0] = dict(hosts[0], service_host=self.host,
+                            nodename=self.host)
+        return selections, aggregate
+
+
+class _HostInAnotherCellTests:
+    """cell1 (h1) offers h3, a host mapped to cell2."""
+
+    CELLS = 2
+
+    def setUp(self):
+        super().setUp()
+        self.add_host('h1', cell=0)
+        # Too small for the request: cell1 is the cell asked.
+        self.add_host('h3', cell=1, vcpus=1, memory_mb=256)
+        self.start_scheduler()
+        self.scheduler.set_client(self.cells[0].uuid,
+                                  _OfferingAnotherCellsHost(
+                                      self.cells[0], self.cell_scheduler,
+                                      'h3'))
+        self.store, (self.uuid,) = self.request()
+        self.store['selections'] = schedule.Schedule('schedule').execute(
+            self.ctx, self.scheduler, self.store['request_spec'],
+            [self.uuid])
+
+    def _map(self):
+        return cells.MapHostToCell('map-host-to-cell').execute(
+            self.ctx, self.scheduler, self.store['selections'],
+            self.store['build_requests'], self.store['request_spec'])
+
+    def test_the_selection_names_the_cell_that_offered_it(self):
+        chosen = self.store['selections'][self.uuid][0]
+        self.assertEqual(('h3', self.cells[0].uuid),
+                         (chosen['service_host'], chosen['cell_uuid']))
+
+    def test_a_host_of_another_cell_is_refused_at_map_host_to_cell(self):
+        self.assertEqual({self.uuid: None}, self._map())
+
+    def test_the_refused_instance_is_buried_in_cell0_saying_why(self):
+        self._map()
+        self.assertEqual('cell0', self.mapped_cell(self.uuid))
+        details = self.fault_of(self.cell0, self.uuid).details
+        self.assertIn(f'The scheduler of cell {self.cells[0].uuid} offered '
+                      f'host h3, which is mapped to another cell', details)
+
+    def test_the_refused_instances_claim_is_released(self):
+        self.assertNotEqual({}, self.held(self.uuid))
+        self._map()
+        self.assertEqual({}, self.held(self.uuid))
+
+
+class SQLiteHostInAnotherCellTest(_HostInAnotherCellTests, base.SQLiteMixin,
+                                  fleet.FleetTestCase):
+    pass
+
+
+class MySQLHostInAnotherCellTest(_HostInAnotherCellTests, base.MySQLMixin,
+                                 fleet.FleetTestCase):
+    pass
+
+
+class PostgreSQLHostInAnotherCellTest(_HostInAnotherCellTests,
+                                      base.PostgreSQLMixin,
+                                      fleet.FleetTestCase):
+    pass
 
 
 class SQLiteCellTaskTest(_CellTaskTests, base.SQLiteMixin,

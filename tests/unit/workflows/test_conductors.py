@@ -191,7 +191,7 @@ class _CellConductorSetUp:
         self.conductor = manager.CellConductorManager(
             cell_name='cell1',
             database_connection=self.cells[0].database_connection,
-            scheduler=self.scheduler, compute_rpcapi=self.compute)
+            scheduler=self.cell_scheduler, compute_rpcapi=self.compute)
         store, (self.uuid,) = self.request()
         with self.target(self.cells[0]) as cctxt:
             self.instance = instance_obj.Instance.create(

@@ -50,8 +50,8 @@ class _ScheduleTests:
     def test_a_resumed_execute_gives_back_what_a_dead_run_claimed(self):
         store, (uuid,) = self.request(1)
         for node in self.nodes:
-            self.scheduler.claim_resources(self.ctx, uuid, node,
-                                           {'VCPU': 1})
+            self.cell_scheduler.claim_resources(self.ctx, uuid, node,
+                                                {'VCPU': 1})
         chosen = self.task.execute(self.ctx, self.scheduler,
                                    store['request_spec'], [uuid],
                                    resumed=True)[uuid][0]

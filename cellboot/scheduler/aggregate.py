@@ -1,0 +1,250 @@
+"""A cell's aggregate: what the API level schedules cells by.
+
+The API level holds no host. For each cell it keeps one summary of the
+cell's hosts, computed by the cell's scheduler from its host states
+(``of_states``)::
+
+    {'hosts': 4,            # hosts with a resource provider
+     'up_hosts': 3,         # of them, enabled and heartbeating
+     'resources': {'VCPU': {'capacity': 64.0, 'free': 40.0,
+                            'max_free': 16.0}, ...},
+     'zones': ['nova'],     # availability zones of the up hosts
+     'computed_at': 1764620000.0}
+
+``capacity`` and ``free`` sum the cell's up hosts, ``max_free`` is the
+most any one of them has free: a request whose amount of some class is
+above it fits no host of the cell, which is how the API level prunes
+cells without ever saying no to a request a host could take (it may say
+yes to one no host can take: the cell then refuses, and the next cell is
+asked).
+
+The cell's schedulers publish it in the cell's own database, one row
+each in ``scheduler_aggregates`` (``publish``): at once after a change
+that gives room back (a release, a new or larger host), so that no
+request is refused on an aggregate that has not seen it, and at most
+every ``[scheduler] aggregate_publish_interval`` seconds after claims,
+plus every ``aggregate_heartbeat_interval`` seconds whatever happened,
+which tells the API level that the scheduler is alive. The API level
+reads those rows (``read_latest``) -- it has every cell's database, no
+cell needs anything of the API level -- and also takes the aggregate
+that comes back with every placement a cell answers.
+
+What a cell writes is what the least trusted part of the deployment
+says, so ``validated`` checks every field before the API level uses it:
+a cell that publishes nonsense is skipped, and can in any case only
+attract or repel the requests sent to itself.
+"""
+
+import json
+import math
+import threading
+import time
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot.db.cell import connection as cell_db
+from cellboot.db.cell import models as cell_models
+from cellboot.db import retry
+from cellboot import exception
+from cellboot.scheduler import host_state
+
+LOG = logging.getLogger(__name__)
+
+_ROWS = cell_models.SchedulerAggregate.__table__
+
+# Bounds of what a cell may publish: far above any real cell, far below
+# what would cost the API level anything to hold.
+MAX_ZONES = 1000
+MAX_NAME = 255
+MAX_AMOUNT = 1e15
+MAX_HOSTS = 10 ** 9
+MAX_DOCUMENT = 256 * 1024
+
+
+def of_states(states, down_time):
+    """The aggregate of a cell scheduler's ``HostStates``."""
+    live = states.live
+    up = live & states.enabled & states.up_mask(down_time)
+    resources = {}
+    for i, rc in enumerate(host_state.RESOURCE_CLASSES):
+        free = states.free[i][up]
+        resources[rc] = {
+            'capacity': float(states.capacity[i][up].sum()),
+            'free': float(free.clip(min=0).sum()),
+            # An over-committed host (its inventory shrank) has less
+            # than nothing free: it takes nothing.
+            'max_free': max(float(free.max()), 0.0) if free.size else 0.0,
+        }
+    zones = sorted({states.zones.names[code]
+                    for code in set(states.az[up].tolist())} - {None})
+    return {'hosts': int(live.sum()), 'up_hosts': int(up.sum()),
+            'resources': resources, 'zones': zones,
+            'computed_at': time.time()}
+
+
+def _amount(value, where):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or not 0 <= value <= MAX_AMOUNT:
+        raise exception.Invalid(reason=f'{where} is not an amount')
+    return float(value)
+
+
+def _count(value, where):
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not 0 <= value <= MAX_HOSTS:
+        raise exception.Invalid(reason=f'{where} is not a host count')
+    return value
+
+
+def validated(document):
+    """An aggregate as a cell sent it, checked; Invalid when it is not one.
+
+    Unknown resource classes are left out (a newer cell may know more),
+    a known one must be complete; the message names the field, never the
+    value.
+    """
+    if not isinstance(document, dict):
+        raise exception.Invalid(reason='an aggregate is a mapping')
+    resources = document.get('resources')
+    if not isinstance(resources, dict):
+        raise exception.Invalid(reason='aggregate resources is not a '
+                                       'mapping')
+    checked = {}
+    for rc in host_state.RESOURCE_CLASSES:
+        figures = resources.get(rc)
+        if figures is None:
+            continue
+        if not isinstance(figures, dict):
+            raise exception.Invalid(reason=f'aggregate {rc} is not a '
+                                           f'mapping')
+        checked[rc] = {key: _amount(figures.get(key), f'aggregate {rc} '
+                                                      f'{key}')
+                       for key in ('capacity', 'free', 'max_free')}
+    zones = document.get('zones')
+    if not isinstance(zones, list) or len(zones) > MAX_ZONES or not all(
+            isinstance(zone, str) and 0 < len(zone) <= MAX_NAME
+            for zone in zones):
+        raise exception.Invalid(reason='aggregate zones is not a list of '
+                                       'zone names')
+    return {'hosts': _count(document.get('hosts'), 'aggregate hosts'),
+            'up_hosts': _count(document.get('up_hosts'),
+                               'aggregate up_hosts'),
+            'resources': checked, 'zones': list(zones),
+            'computed_at': _amount(document.get('computed_at'),
+                                   'aggregate computed_at')}
+
+
+@retry.on_contention
+@cell_db.writer
+def _write(context, scheduler, document, now):
+    values = {'aggregate': document, 'published_at': now,
+              'sequence': _ROWS.c.sequence + 1}
+    updated = context.session.execute(sa.update(_ROWS).where(
+        _ROWS.c.scheduler == scheduler).values(**values))
+    if not updated.rowcount:
+        context.session.execute(sa.insert(_ROWS).values(
+            scheduler=scheduler, aggregate=document, published_at=now,
+            sequence=1))
+
+
+def publish(context, scheduler, aggregate):
+    """Write ``scheduler``'s row of the cell's aggregates."""
+    _write(context, scheduler, json.dumps(aggregate, sort_keys=True),
+           timeutils.utcnow())
+
+
+@cell_db.reader
+def _latest(context):
+    return context.session.execute(sa.select(
+        _ROWS.c.aggregate, _ROWS.c.published_at, _ROWS.c.sequence,
+    ).order_by(_ROWS.c.published_at.desc(), _ROWS.c.id.desc()).limit(
+        1)).first()
+
+
+def read_latest(context):
+    """``(aggregate, published_at)`` most recently published in the cell
+    of ``context``; None when none was. Raises Invalid when the row is
+    not an aggregate."""
+    row = _latest(context)
+    if row is None:
+        return None
+    if len(row.aggregate) > MAX_DOCUMENT:
+        raise exception.Invalid(reason='the aggregate row is too large')
+    try:
+        document = json.loads(row.aggregate)
+    except ValueError:
+        raise exception.Invalid(reason='the aggregate row is not JSON')
+    return validated(document), row.published_at
+
+
+class Publisher:
+    """A cell scheduler's publishing of its aggregate.
+
+    ``compute`` returns the aggregate and the cache version it was
+    computed from; ``publish_now`` writes at once (room given back),
+    ``run``'s thread writes what changed at the bounded rate, and every
+    heartbeat interval anyway.
+    """
+
+    def __init__(self, name, cache, context=None):
+        self.name = name
+        self.cache = cache
+        self._context = context or cb_context.get_admin_context()
+        self._lock = threading.Lock()
+        self._published_version = None
+        self._published_at = 0.0
+        self._stop = threading.Event()
+        self._thread = None
+
+    def compute(self):
+        with self.cache.locked() as states:
+            return (of_states(states, CONF.scheduler.service_down_time),
+                    self.cache.version)
+
+    def publish_now(self):
+        """Compute and write the aggregate; returns it."""
+        with self._lock:
+            aggregate, version = self.compute()
+            publish(self.cache.scope.context(self._context), self.name,
+                    aggregate)
+            self._published_version = version
+            self._published_at = time.monotonic()
+            return aggregate
+
+    def publish_if_due(self):
+        """Write when something changed since, or the heartbeat is due."""
+        due = (time.monotonic() - self._published_at
+               >= CONF.scheduler.aggregate_heartbeat_interval)
+        if due or self.cache.version != self._published_version:
+            self.publish_now()
+
+    def start(self):
+        interval = CONF.scheduler.aggregate_publish_interval
+        if not interval or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._run, args=(interval,),
+            name=f'aggregate-{self.cache.scope.name}', daemon=True)
+        self._thread.start()
+
+    def _run(self, interval):
+        while not self._stop.wait(interval):
+            try:
+                self.publish_if_due()
+            except Exception as exc:
+                # The cell's database may be down: the API level sees the
+                # aggregate grow old and stops sending requests here.
+                LOG.warning('Could not publish the aggregate of cell %s '
+                            '(%s); trying again in %s s',
+                            self.cache.scope.name, exc, interval)
+
+    def stop(self):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None

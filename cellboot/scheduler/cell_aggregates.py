@@ -1,0 +1,214 @@
+"""The API level's figures of its cells: one aggregate per cell.
+
+``CellAggregates`` holds, per enabled cell (cell0 apart), the newest
+aggregate its schedulers published (``cellboot.scheduler.aggregate``)
+and when the API level learnt it. It learns them three ways:
+
+* ``refresh`` reads every cell's newest row at once (scatter-gather,
+  ``[scheduler] cell_check_timeout`` per cell): when the scheduler
+  starts, every ``[scheduler] cell_check_interval`` seconds in a
+  background thread, and before a request would be refused for want of
+  room (``refresh_if_older``), so that room a cell gave back is never
+  missed;
+* ``take`` the aggregate that comes back with each placement a cell
+  answers: the API level's own placements count at once;
+* a cell that does not answer is *silent*: it is sent nothing until a
+  read reaches it again. A cell whose newest aggregate is older than
+  ``[scheduler] aggregate_max_age`` has no live scheduler: it is sent
+  nothing either.
+
+Nothing here reads a host: an aggregate is a few numbers per resource
+class, so 50 cells cost a few kilobytes.
+"""
+
+import threading
+import time
+
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from cellboot.conf import CONF
+from cellboot import context as cb_context
+from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.scheduler import aggregate as aggregate_mod
+
+LOG = logging.getLogger(__name__)
+
+
+class CellView:
+    """What the API level knows of one cell."""
+
+    def __init__(self, cell, aggregate=None, published_at=None):
+        self.cell = cell
+        self.aggregate = aggregate
+        # The cell's clock (the row), and ours (when we learnt it).
+        self.published_at = published_at
+        self.learnt_at = time.time() if aggregate is not None else None
+        self.silent = None  # why, while the cell does not answer
+
+    @property
+    def age(self):
+        """Seconds since the figures were published (the row's clock)."""
+        if self.published_at is None:
+            return None
+        return (timeutils.utcnow() - self.published_at).total_seconds()
+
+    def usable(self):
+        """Why no request may go to this cell now; None when one may."""
+        if self.silent:
+            return f'its database does not answer ({self.silent})'
+        if self.aggregate is None:
+            return 'its schedulers have published no aggregate'
+        stale = self.age
+        if stale is not None and stale > CONF.scheduler.aggregate_max_age:
+            return (f'its newest aggregate is {stale:.0f} s old: no '
+                    f'scheduler of the cell is running')
+        return None
+
+
+def _read(context):
+    return aggregate_mod.read_latest(context)
+
+
+def read_all(context, cells, known=None, report=None):
+    """``{cell uuid: CellView}`` of ``cells``, read from their databases.
+
+    A cell that does not answer is silent, with the figures ``known``
+    had of it; one whose row is no aggregate is passed to ``report`` and
+    has none.
+    """
+    known = known or {}
+    results = cb_context.scatter_gather_cells(
+        context, cells, CONF.scheduler.cell_check_timeout, _read,
+        skip_down_cells=True)
+    views = {}
+    for cell in cells:
+        result = results[cell.uuid]
+        failure = getattr(result, 'exception', None)
+        view = CellView(cell)
+        if isinstance(failure, exception.Invalid):
+            # The cell answers, with nonsense: it gets no request.
+            if report is not None:
+                report(cell, failure)
+        elif cb_context.is_cell_failure(result):
+            before = known.get(cell.uuid)
+            if before is not None:
+                view.aggregate = before.aggregate
+                view.published_at = before.published_at
+                view.learnt_at = before.learnt_at
+            view.silent = ('no answer' if failure is None
+                           else str(failure)[:200])
+        elif result is not None:
+            view = CellView(cell, *result)
+        views[cell.uuid] = view
+    return views
+
+
+class CellAggregates:
+    """Thread-safe map of cell uuid to ``CellView``."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._views = {}
+        self.refreshed_at = None
+        # Cells found publishing something that is no aggregate: named
+        # once each.
+        self._reported = set()
+        self._stop = threading.Event()
+        self._thread = None
+
+    def views(self):
+        with self._lock:
+            return dict(self._views)
+
+    def view(self, cell_uuid):
+        with self._lock:
+            return self._views.get(cell_uuid)
+
+    def refresh(self, context):
+        """Read every enabled cell's newest aggregate now."""
+        cells = [cell for cell in
+                 cell_mapping_obj.CellMapping.get_enabled(context)
+                 if not cell.is_cell0]
+        views = read_all(context, cells, known=self.views(),
+                         report=self._report)
+        with self._lock:
+            for uuid, view in views.items():
+                known = self._views.get(uuid)
+                # A placement's answer may be newer than the row read.
+                if (known is not None and not view.silent
+                        and known.aggregate is not None
+                        and view.aggregate is not None
+                        and known.aggregate['computed_at']
+                        > view.aggregate['computed_at']):
+                    view.aggregate = known.aggregate
+                    view.learnt_at = known.learnt_at
+            self._views = views
+            self.refreshed_at = time.monotonic()
+        return views
+
+    def _report(self, cell, exc):
+        if cell.uuid not in self._reported:
+            self._reported.add(cell.uuid)
+            LOG.error('Cell %s publishes an aggregate that cannot be read '
+                      '(%s): it is sent no request until it publishes one',
+                      cell.name, exc)
+
+    def refresh_if_older(self, context, seconds):
+        """``refresh`` unless the last one is younger than ``seconds``."""
+        last = self.refreshed_at
+        if last is None or time.monotonic() - last > seconds:
+            self.refresh(context)
+
+    def take(self, cell, document):
+        """A cell's aggregate from its answer; ignored when malformed."""
+        try:
+            aggregate = aggregate_mod.validated(document)
+        except exception.Invalid as exc:
+            self._report(cell, exc)
+            return
+        with self._lock:
+            view = self._views.get(cell.uuid)
+            if view is None:
+                view = self._views[cell.uuid] = CellView(cell)
+            view.aggregate = aggregate
+            view.learnt_at = time.time()
+            view.published_at = timeutils.utcnow()
+            view.silent = None
+
+    def mark_silent(self, cell, why):
+        with self._lock:
+            view = self._views.get(cell.uuid)
+            if view is not None:
+                view.silent = why
+
+    # -- the periodic reads ------------------------------------------------
+
+    def start(self, interval=None):
+        interval = (CONF.scheduler.cell_check_interval
+                    if interval is None else interval)
+        if not interval or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._run, args=(interval,), name='cell-aggregates',
+            daemon=True)
+        self._thread.start()
+
+    def _run(self, interval):
+        context = cb_context.get_admin_context()
+        while not self._stop.wait(interval):
+            try:
+                self.refresh(context)
+            except Exception:
+                # The API database (cell mappings) may be down: the
+                # figures stay as they are until a read gets through.
+                LOG.exception('Reading the cells\' aggregates failed; '
+                              'trying again in %s s', interval)
+
+    def stop(self):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None

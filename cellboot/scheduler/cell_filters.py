@@ -1,0 +1,146 @@
+"""Which cells might take a request, best first, from their aggregates.
+
+The API level's filters are the cell-level shadows of the host filters:
+each keeps a cell only if some host of it could pass the host filter of
+the same name, judged from the cell's aggregate, so a cell is never
+dropped that could have taken the request (a kept cell may still find
+no host: the next one is asked then). In order, cheapest first:
+
+* usable -- the cell answers and has a live scheduler;
+* ``CellFilter`` -- the cell named by ``target_cell``;
+* ``SameHostFilter`` -- the cells of the hinted instances;
+* ``ServerGroupAffinityFilter`` -- the cell of the group's members;
+* ``AvailabilityZoneFilter`` -- cells with an up host in the zone;
+* ``ComputeFilter`` -- cells with an up, enabled host;
+* ``ResourceFilter`` -- cells whose largest free room on one host holds
+  the flavor, class by class;
+* cells that already refused the request.
+
+The survivors are weighed as the hosts are: ``[filter_scheduler]``'s
+RAM, CPU and disk multipliers on the largest free room of each cell
+(the room of the best host a spreading scheduler would pick there),
+normalized across the candidates.
+"""
+
+import math
+import random
+
+from cellboot.conf import CONF
+from cellboot.scheduler import candidates as host_candidates
+
+_WEIGHED = (('RAMWeigher', 'ram_weight_multiplier', 'MEMORY_MB'),
+            ('CPUWeigher', 'cpu_weight_multiplier', 'VCPU'),
+            ('DiskWeigher', 'disk_weight_multiplier', 'DISK_GB'))
+
+
+def _figure(aggregate, rc, key):
+    return aggregate['resources'].get(rc, {}).get(key, 0.0)
+
+
+def _fits(aggregate, request, count):
+    """How many of ``count`` instances the cell may hold at most."""
+    fits = count
+    for rc, amount in request.resources.items():
+        if request.group_policy == 'affinity':
+            room = _figure(aggregate, rc, 'max_free')
+        else:
+            room = _figure(aggregate, rc, 'free')
+        fits = min(fits, int(math.floor(room / amount)))
+    if request.group_policy == 'anti-affinity':
+        fits = min(fits, aggregate['up_hosts'])
+    return max(fits, 0)
+
+
+def _steps(request, refused, usable=True):
+    """``(name, keep(view), detail)`` in the order they run (``usable``
+    False: cells are judged from their last figures, answering or not)."""
+    resources = request.resources
+    steps = []
+    if usable:
+        steps.append(('usable', lambda view: view.usable() is None,
+                      'cells without a live scheduler or not answering'))
+    else:
+        steps.append(('figures', lambda view: view.aggregate is not None,
+                      'cells that never published an aggregate'))
+    if request.target_cell or request.target_unknown:
+        steps.append(('CellFilter',
+                      lambda view: view.cell.uuid == request.target_cell,
+                      f'target_cell {request.request.target_cell} asked '
+                      f'for'))
+    if request.request.same_host:
+        cells = set(request.same_host.values())
+        steps.append(('SameHostFilter',
+                      lambda view: view.cell.uuid in cells,
+                      'same_host: the cells of '
+                      f'{", ".join(request.request.same_host)}'))
+    if request.group_policy == 'affinity' and request.group_cells():
+        cells = request.group_cells()
+        steps.append(('ServerGroupAffinityFilter',
+                      lambda view: view.cell.uuid in cells,
+                      f'affinity with the members of server group '
+                      f'{request.request.group_uuid}'))
+    zone = request.availability_zone
+    if zone:
+        steps.append(('AvailabilityZoneFilter',
+                      lambda view: zone in view.aggregate['zones'],
+                      f'availability zone {zone!r} asked for'))
+    steps.append(('ComputeFilter',
+                  lambda view: view.aggregate['up_hosts'] > 0,
+                  'needs an enabled compute service that is up'))
+    steps.append(('ResourceFilter',
+                  lambda view: all(
+                      _figure(view.aggregate, rc, 'max_free') >= amount
+                      for rc, amount in resources.items()),
+                  f'needs {request.request.describe_resources()} free on '
+                  f'one host'))
+    steps.append(('cells tried', lambda view: view.cell.uuid not in refused,
+                  'cells that refused the request already'))
+    return steps
+
+
+def candidates(views, request, refused, count, usable=True):
+    """``(ranked, elimination)``: ``[(view, fits)]`` best first, and the
+    record of what removed the others (``candidates.Elimination``).
+
+    ``usable`` False keeps the cells that do not answer (or whose
+    schedulers are down) and judges them from their last figures: what
+    the API level asks to tell an outage from a request no cell fits.
+    """
+    kept = list(views.values())
+    elimination = host_candidates.Elimination(len(kept), len(kept),
+                                              unit='cell')
+    for name, keep, detail in _steps(request, refused, usable):
+        if not kept:
+            break
+        left = [view for view in kept if keep(view)]
+        elimination.removed(name, len(kept) - len(left), detail)
+        kept = left
+    # Equal weights in random order: API-level schedulers that see the
+    # same figures must not all send their requests to the same cell.
+    random.shuffle(kept)
+    weights = weigh(kept)
+    ranked = sorted(zip(kept, weights), key=lambda pair: -pair[1])
+    return ([(view, _fits(view.aggregate, request, count))
+             for view, _weight in ranked], elimination)
+
+
+def weigh(views):
+    """One weight per view, higher first (see the module docstring)."""
+    totals = [0.0] * len(views)
+    enabled = set(CONF.filter_scheduler.enabled_weighers)
+    for name, option, rc in _WEIGHED:
+        multiplier = getattr(CONF.filter_scheduler, option)
+        if name not in enabled or not multiplier or not views:
+            continue
+        raw = [_figure(view.aggregate, rc, 'max_free') for view in views]
+        low, span = min(raw), max(raw) - min(raw)
+        if span > 0:
+            for i, value in enumerate(raw):
+                totals[i] += (value - low) * multiplier / span
+    return totals
+
+
+def tried(refused):
+    """``Cells tried: cell1 (why); cell2 (why).`` for NoValidHost."""
+    return 'Cells tried: ' + '; '.join(
+        f'{name} ({why})' for name, why in refused.values()) + '.'

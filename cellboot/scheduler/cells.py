@@ -1,0 +1,395 @@
+"""The API level's scheduler: it picks cells, each cell picks its hosts.
+
+The API level holds no host. It keeps one aggregate per cell
+(``cell_aggregates``) and, for each request:
+
+1. resolves what only the API database knows (``routing``): the target
+   cell, the cells of hinted instances and of the server group's members;
+2. keeps the cells that might take one instance (``cell_filters``: the
+   target cell, same-host and affinity cells, the zone, an up host, the
+   largest free room on one host of every class asked) -- never a false
+   "no" for a request that some host of the cell could take -- and
+   orders them best first (``cell_filters.weigh``);
+3. forwards the request to the best cell's scheduler (``cell_clients``),
+   which filters, weighs and claims among its own hosts and answers with
+   the selections and its new aggregate; on that cell's NoValidHost, or
+   if it does not answer, the next cell is asked, up to ``[scheduler]
+   max_cells_per_request`` cells;
+4. splits a multi-create that no one cell fits: each cell gets as many
+   instances as its aggregate says it may hold, and a chunk a cell
+   refuses is halved before the cell is given up (an affinity group is
+   never split: its instances share one host). If the request cannot be
+   placed whole, every claim made for it is released.
+
+Server groups across cells: an anti-affinity group's members in other
+cells cannot share a host with this one, so each cell is told only of
+its own; an affinity group goes to the cell of its members. The
+selections are what a single scheduler returned before: host, node,
+cell (named by the API level: a selection naming a host of another cell
+is caught at ``map-host-to-cell``), alternates from that cell.
+"""
+
+import collections
+import threading
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from cellboot.conf import CONF
+from cellboot import exception
+from cellboot.objects import cell_mapping
+from cellboot.objects import instance_mapping
+from cellboot.scheduler import cell_aggregates
+from cellboot.scheduler import cell_clients
+from cellboot.scheduler import cell_filters
+from cellboot.scheduler import migrate
+from cellboot.scheduler import routing
+
+LOG = logging.getLogger(__name__)
+
+# The cell of each consumer this scheduler claimed for (None once it
+# holds nothing), so that a release finds its cell without a query:
+# bounded, oldest forgotten first (a forgotten one is found through its
+# mapping, or asked of every cell).
+CLAIMS_REMEMBERED = 100000
+
+_SELECTION_KEYS = ('service_host', 'nodename', 'compute_node_uuid',
+                   'allocation_request', 'claimed')
+
+
+def _checked_selections(cell, selections, instance_uuids):
+    """A cell's answer, checked, with the cell named by us."""
+    if len(selections) != len(instance_uuids):
+        raise cell_clients.CellUnreachable(
+            f'cell {cell.name} answered {len(selections)} placements for '
+            f'{len(instance_uuids)} instances')
+    checked = []
+    for hosts in selections:
+        if not isinstance(hosts, list) or not hosts:
+            raise cell_clients.CellUnreachable(
+                f'cell {cell.name} answered a placement with no host')
+        for host in hosts:
+            if not isinstance(host, dict) or not isinstance(
+                    host.get('service_host'), str) or not \
+                    uuidutils.is_uuid_like(host.get('compute_node_uuid')):
+                raise cell_clients.CellUnreachable(
+                    f'cell {cell.name} answered a malformed selection')
+        checked.append([dict({key: host.get(key) for key in _SELECTION_KEYS},
+                             cell_uuid=cell.uuid) for host in hosts])
+    return checked
+
+
+class CellsScheduler:
+    """select_destinations over cells; releases routed to their cell.
+
+    ``clients`` maps a cell uuid to its client (``cell_clients``); a cell
+    without one is reached over RPC (``RemoteCell``), made on first use.
+    """
+
+    def __init__(self, clients=None):
+        self.aggregates = cell_aggregates.CellAggregates()
+        self._clients = dict(clients or {})
+        self._lock = threading.Lock()
+        self._claimed_in = collections.OrderedDict()
+        # How many cells refused or did not answer, and requests placed:
+        # what a stale aggregate costs (benchmarks, tests).
+        self.stats = collections.Counter()
+
+    # -- life cycle ------------------------------------------------------
+
+    def start(self, context, refresh_interval=None):
+        """Read every cell's aggregate now, then periodically."""
+        left = migrate.pending(context)
+        if left:
+            LOG.warning('%d compute host resource providers are still in '
+                        'the API database, where no scheduler reads them: '
+                        'the claims of the servers on them are not counted '
+                        '(their hosts may be over-committed) until '
+                        '"cellboot-manage scheduler migrate_to_cells" moves '
+                        'them to their cells\' databases', left)
+        views = self.aggregates.refresh(context)
+        self.aggregates.start(refresh_interval)
+        return {'cells': len(views),
+                'usable': sorted(view.cell.name for view in views.values()
+                                 if view.usable() is None)}
+
+    def stop(self):
+        self.aggregates.stop()
+
+    def refresh(self, context):
+        return self.aggregates.refresh(context)
+
+    def client(self, cell):
+        with self._lock:
+            found = self._clients.get(cell.uuid)
+            if found is None:
+                found = self._clients[cell.uuid] = \
+                    cell_clients.RemoteCell(cell)
+            return found
+
+    def set_client(self, cell_uuid, client):
+        with self._lock:
+            self._clients[cell_uuid] = client
+
+    # -- placement ---------------------------------------------------------
+
+    def select_destinations(self, context, request_spec, instance_uuids,
+                            return_alternates=True):
+        """Per instance, ``[chosen, alternates...]`` as Selection dicts.
+
+        The chosen hosts are claimed in their cells; raises NoValidHost
+        naming, at whichever level, what eliminated the last candidates
+        (nothing left claimed).
+        """
+        request = routing.CellsRequest(request_spec)
+        request.resolve(context, instance_uuids)
+        placed = {}
+        unreachable = set()
+        try:
+            self._place(context, request, list(instance_uuids), placed,
+                        return_alternates, unreachable)
+        except BaseException:
+            self._release_placed(context, placed)
+            for uuid in instance_uuids:
+                if unreachable:
+                    # A cell that did not answer may have claimed: a
+                    # release must look for it.
+                    self._remember(uuid, None, forget=True)
+                else:
+                    self._remember(uuid, None)  # holds nothing now
+            raise
+        self.stats['requests placed'] += 1
+        return [placed[uuid][1] for uuid in instance_uuids]
+
+    def _place(self, context, request, remaining, placed, return_alternates,
+               unreachable):
+        refused = {}
+        while remaining:
+            if len(refused) >= CONF.scheduler.max_cells_per_request:
+                if len(unreachable) == len(refused):
+                    raise exception.CellsUnavailable(
+                        reason=cell_filters.tried(refused))
+                raise exception.NoValidHost(reason=cell_filters.tried(
+                    refused))
+            ranked = self._ranked(context, request, refused, unreachable,
+                                  len(remaining))
+            view, fits = ranked[0]
+            cell = view.cell
+            count = len(remaining) if (
+                fits >= len(remaining) or request.group_policy == 'affinity'
+            ) else max(1, fits)
+            try:
+                done = self._place_in(context, cell, request,
+                                      remaining[:count], return_alternates)
+            except exception.NoValidHost as exc:
+                refused[cell.uuid] = (cell.name, str(exc))
+                self.stats['cells refused'] += 1
+                self._relearn(context, cell)
+                continue
+            except cell_clients.CellUnreachable as exc:
+                refused[cell.uuid] = (cell.name, f'no answer: {exc}')
+                unreachable.add(cell.uuid)
+                self.stats['cells unreachable'] += 1
+                self.aggregates.mark_silent(cell, str(exc)[:200])
+                continue
+            for uuid, hosts in done:
+                placed[uuid] = (cell, hosts)
+                request.place(uuid, cell.uuid, hosts[0]['service_host'])
+                self._remember(uuid, cell.uuid)
+            remaining = remaining[len(done):]
+
+    def _learn_local(self, context):
+        """The figures of the cells of this process that none published
+        yet: asked of them (their host states load on first use)."""
+        views = self.aggregates.views()
+        with self._lock:
+            local = [client for client in self._clients.values()
+                     if client.local]
+        for client in local:
+            view = views.get(client.cell.uuid)
+            if view is not None and view.usable() is None:
+                continue
+            try:
+                self.aggregates.take(client.cell, client.aggregate(context))
+            except Exception as exc:
+                self.aggregates.mark_silent(client.cell, str(exc)[:200])
+
+    def _ranked(self, context, request, refused, unreachable, count):
+        """The candidate cells, best first, with how many each may take.
+
+        None left: NoValidHost, unless cells that do not answer (or whose
+        schedulers are down) might have taken the request, judged from
+        their last figures, or did not answer it: then CellsUnavailable,
+        an outage to wait out rather than a verdict.
+        """
+        self._learn_local(context)
+        ranked, elimination = cell_filters.candidates(
+            self.aggregates.views(), request, refused, count)
+        if not ranked:
+            # Room given back since the last read must not be missed:
+            # read again (at most every 0.1 s) before saying no.
+            self.aggregates.refresh_if_older(context, 0.1)
+            views = self.aggregates.views()
+            ranked, elimination = cell_filters.candidates(
+                views, request, refused, count)
+        if ranked:
+            return ranked
+        reason = elimination.reason()
+        if refused:
+            reason = cell_filters.tried(refused) + ' ' + reason
+        blocked = [view.cell.name for view, _fits in cell_filters.candidates(
+            views, request, {uuid: why for uuid, why in refused.items()
+                             if uuid not in unreachable}, count,
+            usable=False)[0] if view.usable() is not None
+            or view.cell.uuid in unreachable]
+        if blocked:
+            LOG.warning('Cells %s might take a request of %d instance(s) '
+                        'but do not answer: waiting for them (%s)',
+                        ', '.join(sorted(blocked)), count, reason)
+            raise exception.CellsUnavailable(reason=reason)
+        LOG.info('NoValidHost for %d instance(s): %s', count, reason)
+        raise exception.NoValidHost(reason=reason)
+
+    def _place_in(self, context, cell, request, chunk, return_alternates):
+        """``[(uuid, hosts)]`` placed in ``cell``: the chunk, or its first
+        half, quarter... when the cell refuses the chunk whole."""
+        while True:
+            try:
+                selections, document = self.client(cell).select(
+                    context, request.spec_for(cell.uuid), chunk,
+                    return_alternates)
+            except exception.NoValidHost:
+                if len(chunk) == 1 or request.group_policy == 'affinity':
+                    raise
+                chunk = chunk[:len(chunk) // 2]
+                continue
+            if document is not None:
+                self.aggregates.take(cell, document)
+            try:
+                checked = _checked_selections(cell, selections, chunk)
+            except cell_clients.CellUnreachable:
+                for uuid in chunk:
+                    self._release_in(context, cell, uuid)
+                raise
+            return list(zip(chunk, checked))
+
+    def _relearn(self, context, cell):
+        """After a refusal: the cell's figures as its scheduler has them."""
+        try:
+            self.aggregates.take(cell, self.client(cell).aggregate(context))
+        except Exception as exc:
+            LOG.debug('Could not read the aggregate of cell %s: %s',
+                      cell.name, exc)
+
+    # -- releases ----------------------------------------------------------
+
+    def _remember(self, consumer_uuid, cell_uuid, forget=False):
+        with self._lock:
+            if forget:
+                self._claimed_in.pop(consumer_uuid, None)
+                return
+            self._claimed_in[consumer_uuid] = cell_uuid
+            self._claimed_in.move_to_end(consumer_uuid)
+            while len(self._claimed_in) > CLAIMS_REMEMBERED:
+                self._claimed_in.popitem(last=False)
+
+    def _forget(self, consumer_uuid):
+        self._remember(consumer_uuid, None)
+
+    def _release_placed(self, context, placed):
+        for uuid, (cell, _hosts) in placed.items():
+            try:
+                self._release_in(context, cell, uuid)
+            except Exception:
+                LOG.exception('Could not release the claim of instance %s '
+                              'in cell %s; its allocations stay until the '
+                              'instance is cleaned up', uuid, cell.name)
+
+    def _release_in(self, context, cell, consumer_uuid, provider_uuid=None):
+        released = self.client(cell).release(context, consumer_uuid,
+                                             provider_uuid)
+        if provider_uuid is None:
+            self._forget(consumer_uuid)
+        return released or {}
+
+    @staticmethod
+    def _cells(context):
+        return [cell for cell in cell_mapping.CellMapping.get_all(context)
+                if not cell.is_cell0]
+
+    def release_resources(self, context, consumer_uuid, provider_uuid=None,
+                          cell_uuid=None):
+        """Give back a consumer's allocations; returns what was released.
+
+        In the cell that holds them: ``cell_uuid`` when the caller knows
+        it, else the cell this scheduler claimed them in, else the cell
+        the instance is mapped to; failing all, every cell is asked
+        (releasing is idempotent, and a consumer holds claims in one cell
+        at most; a cell that does not answer then is skipped: the sweep of
+        claims that no instance holds gives them back later).
+        """
+        with self._lock:
+            known = consumer_uuid in self._claimed_in
+            cell_uuid = cell_uuid or self._claimed_in.get(consumer_uuid)
+        if cell_uuid is None and known and provider_uuid is None:
+            return {}  # this scheduler released them, or never claimed
+        if cell_uuid is None:
+            try:
+                mapping = instance_mapping.InstanceMapping \
+                    .get_by_instance_uuid(context, consumer_uuid)
+            except exception.InstanceMappingNotFound:
+                mapping = None
+            if mapping is not None and mapping.cell_mapping is not None \
+                    and mapping.cell_mapping.uuid != routing.CELL0:
+                cell_uuid = mapping.cell_mapping.uuid
+        cells = self._cells(context)
+        if cell_uuid is not None:
+            cells = [cell for cell in cells if cell.uuid == cell_uuid]
+            if not cells:
+                return {}  # a cell that is gone holds nothing any more
+        if cell_uuid is not None:
+            return self._release_in(context, cells[0], consumer_uuid,
+                                    provider_uuid)
+        released = {}
+        for cell in cells:
+            try:
+                released.update(self._release_in(
+                    context, cell, consumer_uuid, provider_uuid))
+            except cell_clients.CellUnreachable as exc:
+                # Whatever it holds there, the cell's own sweep of
+                # claims no instance holds gives back (unfinished_deletes).
+                LOG.warning('Could not ask cell %s to release the claims '
+                            'of %s: %s', cell.name, consumer_uuid, exc)
+        return released
+
+    # -- the operator's view -------------------------------------------------
+
+    def host_states(self, context):
+        """``(hosts, unanswered)``: every cell's hosts (each with its
+        ``cell_uuid``), and the cells whose scheduler did not answer."""
+        hosts, unanswered = [], []
+        results = {}
+        cells = self._cells(context)
+
+        def _ask(cell):
+            try:
+                results[cell.uuid] = self.client(cell).host_states(context)
+            except Exception as exc:
+                results[cell.uuid] = exc
+
+        threads = [threading.Thread(target=_ask, args=(cell,), daemon=True)
+                   for cell in cells]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(CONF.scheduler.cell_call_timeout)
+        for cell in cells:
+            found = results.get(cell.uuid)
+            if not isinstance(found, list):
+                unanswered.append(cell)
+                continue
+            hosts.extend(dict(host, cell_uuid=cell.uuid) for host in found)
+        return hosts, unanswered
+
+    def record_build_result(self, context, provider_uuid, succeeded):
+        """Build results are counted by the cell's own scheduler."""

@@ -1,0 +1,137 @@
+"""What the API level knows of a request before it picks a cell.
+
+A cell's scheduler has its cell's database and nothing else, so the API
+level reads, once per request, what only the API database says
+(``CellsRequest.resolve``): the cell named by ``target_cell``; the cells
+of the instances named by ``same_host`` and ``different_host`` (those of
+the request's own project only); the server group named by ``group``
+and the cells of its members. It then sends each cell it asks a spec of
+that cell's own (``spec_for``): the hints and members that are in that
+cell, the request's own instances already placed there, the group whole
+(``instance_group``), no ``target_cell`` (the cell is chosen). Members
+and hinted instances of other cells never leave the API level.
+"""
+
+import copy
+
+from cellboot import exception
+from cellboot.objects import cell_mapping
+from cellboot.objects import instance_mapping
+from cellboot.objects import server_group
+from cellboot.scheduler import request as request_mod
+
+CELL0 = cell_mapping.CELL0_UUID
+
+
+def _cells_of(context, uuids):
+    """``{instance uuid: cell uuid}`` of those mapped to a real cell."""
+    if not uuids:
+        return {}
+    mappings = instance_mapping.InstanceMapping.get_by_instance_uuids(
+        context, list(uuids))
+    return {uuid: mapping.cell_mapping.uuid
+            for uuid, mapping in mappings.items()
+            if mapping.cell_mapping is not None
+            and mapping.cell_mapping.uuid != CELL0}
+
+
+class CellsRequest:
+    """A request spec, with what the API level resolved of it."""
+
+    def __init__(self, spec):
+        # Parsed (and checked) as a cell will parse it.
+        self.request = request_mod.ScheduleRequest(spec)
+        self.spec = spec
+        self.target_cell = None       # a cell uuid, or None
+        self.target_unknown = False   # target_cell names no cell
+        self.same_host = {}           # hinted instance -> its cell
+        self.different_host = {}
+        self.members = {}             # group member -> its cell
+        # The request's own instances placed so far: uuid -> (cell, host).
+        self.placed = {}
+
+    @property
+    def resources(self):
+        return self.request.resources
+
+    @property
+    def availability_zone(self):
+        return self.request.availability_zone
+
+    @property
+    def group_policy(self):
+        return self.request.group_policy if self.request.has_group else None
+
+    def resolve(self, context, instance_uuids):
+        request = self.request
+        if request.target_cell:
+            try:
+                self.target_cell = cell_mapping.CellMapping \
+                    .get_by_uuid_or_name(context, request.target_cell).uuid
+            except exception.CellMappingNotFound:
+                self.target_unknown = True
+        hinted = request.same_host + request.different_host
+        own = instance_mapping.InstanceMapping.owned_by(
+            context, request.project_id, hinted) if hinted else set()
+        cells = _cells_of(context, [uuid for uuid in hinted if uuid in own])
+        self.same_host = {uuid: cells[uuid] for uuid in request.same_host
+                          if uuid in cells}
+        self.different_host = {uuid: cells[uuid]
+                               for uuid in request.different_host
+                               if uuid in cells}
+        if request.group_uuid and not request._group_given:
+            try:
+                group = server_group.ServerGroup.get_by_uuid(
+                    context, request.group_uuid)
+            except exception.ServerGroupNotFound:
+                raise exception.NoValidHost(
+                    reason=f'Server group {request.group_uuid} named by the '
+                           f'"group" scheduler hint does not exist.')
+            request.group_policy = group.policy
+            request.group_members = list(group.members or ())
+        if request.has_group:
+            scheduling = set(instance_uuids)
+            self.members = _cells_of(context, [
+                uuid for uuid in request.group_members
+                if uuid not in scheduling])
+
+    def group_cells(self):
+        """The cells holding a member or a placed sibling of the group."""
+        cells = set(self.members.values())
+        cells.update(cell for cell, _host in self.placed.values())
+        return cells
+
+    def place(self, instance_uuid, cell_uuid, host):
+        self.placed[instance_uuid] = (cell_uuid, host)
+
+    def spec_for(self, cell_uuid):
+        """The spec a cell's scheduler is sent (see the module docstring)."""
+        spec = copy.copy(self.spec)
+        hints = dict(spec.get('scheduler_hints') or {})
+        hints.pop('target_cell', None)
+        for name, found in (('same_host', self.same_host),
+                            ('different_host', self.different_host)):
+            if name in hints:
+                in_cell = [uuid for uuid, cell in found.items()
+                           if cell == cell_uuid]
+                if in_cell:
+                    hints[name] = in_cell
+                elif name == 'same_host':
+                    # Asked for, and none here: no host of this cell
+                    # passes (the API level sends none such; see cells).
+                    hints[name] = ['00000000-0000-0000-0000-000000000000']
+                else:
+                    hints.pop(name)
+        spec['scheduler_hints'] = hints
+        if self.request.group_uuid:
+            placed = [(uuid, host) for uuid, (cell, host)
+                      in self.placed.items() if cell == cell_uuid]
+            spec['instance_group'] = {
+                'uuid': self.request.group_uuid,
+                'policy': self.request.group_policy,
+                'members': sorted(
+                    [uuid for uuid, cell in self.members.items()
+                     if cell == cell_uuid] + [uuid for uuid, _h in placed]),
+                'hosts': sorted({host for _uuid, host in placed}),
+            }
+        return spec

@@ -1,0 +1,148 @@
+"""A cell's aggregate as the API level takes it: checked field by field.
+
+What a cell publishes is what the least trusted part of a deployment
+says; ``aggregate.validated`` refuses anything that is not an aggregate,
+naming the field and never echoing the value.
+"""
+
+import copy
+
+from cellboot import exception
+from cellboot.scheduler import aggregate
+from tests import base as test_base
+
+GOOD = {
+    'hosts': 4, 'up_hosts': 3,
+    'resources': {
+        'VCPU': {'capacity': 64.0, 'free': 40.0, 'max_free': 16.0},
+        'MEMORY_MB': {'capacity': 131072, 'free': 65536, 'max_free': 32768},
+        'DISK_GB': {'capacity': 800.0, 'free': 400.0, 'max_free': 200.0},
+    },
+    'zones': ['nova', 'az2'],
+    'computed_at': 1764620000.0,
+}
+
+
+def _with(path, value):
+    """GOOD with the field at ``path`` (a tuple of keys) set to value."""
+    document = copy.deepcopy(GOOD)
+    where = document
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = value
+    return document
+
+
+class ValidatedTest(test_base.TestCase):
+
+    def _refused(self, document, field):
+        exc = self.assertRaises(exception.Invalid, aggregate.validated,
+                                document)
+        self.assertIn(field, str(exc))
+        return str(exc)
+
+    def test_a_good_aggregate_is_taken_with_float_amounts(self):
+        checked = aggregate.validated(GOOD)
+        self.assertEqual(
+            (4, 3, ['nova', 'az2'], 131072.0),
+            (checked['hosts'], checked['up_hosts'], checked['zones'],
+             checked['resources']['MEMORY_MB']['capacity']))
+        self.assertIs(float, type(
+            checked['resources']['MEMORY_MB']['capacity']))
+
+    def test_a_list_is_refused(self):
+        self._refused([GOOD], 'an aggregate is a mapping')
+
+    def test_a_string_is_refused(self):
+        self._refused('{"hosts": 1}', 'an aggregate is a mapping')
+
+    def test_resources_not_a_mapping_are_refused(self):
+        self._refused(_with(('resources',), [1, 2]), 'aggregate resources')
+
+    def test_a_resource_class_not_a_mapping_is_refused(self):
+        self._refused(_with(('resources', 'VCPU'), 64), 'aggregate VCPU')
+
+    def test_a_negative_amount_is_refused(self):
+        self._refused(_with(('resources', 'VCPU', 'free'), -1.0),
+                      'aggregate VCPU free')
+
+    def test_nan_is_refused(self):
+        self._refused(_with(('resources', 'MEMORY_MB', 'max_free'),
+                            float('nan')), 'aggregate MEMORY_MB max_free')
+
+    def test_infinity_is_refused(self):
+        self._refused(_with(('resources', 'DISK_GB', 'capacity'),
+                            float('inf')), 'aggregate DISK_GB capacity')
+
+    def test_a_huge_amount_is_refused(self):
+        self._refused(_with(('resources', 'VCPU', 'capacity'), 10 ** 30),
+                      'aggregate VCPU capacity')
+
+    def test_an_amount_that_is_a_string_is_refused(self):
+        self._refused(_with(('resources', 'VCPU', 'free'), '40'),
+                      'aggregate VCPU free')
+
+    def test_a_bool_is_no_amount(self):
+        self._refused(_with(('resources', 'VCPU', 'max_free'), True),
+                      'aggregate VCPU max_free')
+
+    def test_a_known_class_missing_a_figure_is_refused(self):
+        document = copy.deepcopy(GOOD)
+        del document['resources']['VCPU']['max_free']
+        self._refused(document, 'aggregate VCPU max_free')
+
+    def test_a_known_class_left_out_is_left_out(self):
+        document = copy.deepcopy(GOOD)
+        del document['resources']['DISK_GB']
+        self.assertEqual(['MEMORY_MB', 'VCPU'],
+                         sorted(aggregate.validated(document)['resources']))
+
+    def test_an_unknown_class_is_dropped(self):
+        document = _with(('resources', 'CUSTOM_GPU'),
+                         {'capacity': 'anything'})
+        self.assertNotIn('CUSTOM_GPU',
+                         aggregate.validated(document)['resources'])
+
+    def test_a_bool_is_no_host_count(self):
+        self._refused(_with(('hosts',), True), 'aggregate hosts')
+
+    def test_a_negative_host_count_is_refused(self):
+        self._refused(_with(('up_hosts',), -1), 'aggregate up_hosts')
+
+    def test_a_fractional_host_count_is_refused(self):
+        self._refused(_with(('up_hosts',), 2.5), 'aggregate up_hosts')
+
+    def test_a_huge_host_count_is_refused(self):
+        self._refused(_with(('hosts',), 10 ** 12), 'aggregate hosts')
+
+    def test_a_missing_host_count_is_refused(self):
+        document = copy.deepcopy(GOOD)
+        del document['up_hosts']
+        self._refused(document, 'aggregate up_hosts')
+
+    def test_too_many_zones_are_refused(self):
+        self._refused(_with(('zones',), [f'az{i}' for i in range(
+            aggregate.MAX_ZONES + 1)]), 'aggregate zones')
+
+    def test_a_zone_that_is_no_name_is_refused(self):
+        self._refused(_with(('zones',), ['nova', 7]), 'aggregate zones')
+
+    def test_an_empty_zone_name_is_refused(self):
+        self._refused(_with(('zones',), ['']), 'aggregate zones')
+
+    def test_a_zone_name_too_long_is_refused(self):
+        self._refused(_with(('zones',), ['z' * (aggregate.MAX_NAME + 1)]),
+                      'aggregate zones')
+
+    def test_zones_not_a_list_are_refused(self):
+        self._refused(_with(('zones',), 'nova'), 'aggregate zones')
+
+    def test_a_computed_at_that_is_no_time_is_refused(self):
+        self._refused(_with(('computed_at',), float('nan')),
+                      'aggregate computed_at')
+
+    def test_the_message_never_echoes_the_value(self):
+        message = self._refused(
+            _with(('resources', 'VCPU', 'free'), '<script>evil</script>'),
+            'aggregate VCPU free')
+        self.assertNotIn('evil', message)
