@@ -1,26 +1,43 @@
-"""Scheduler benchmark: select_destinations with persisted claims.
+"""Scheduler benchmark: select_destinations through both levels, claimed.
 
-Builds a synthetic fleet directly in the databases (see scheduler_fleet),
-loads the host states like a scheduler starting up, and times
-single-instance select_destinations calls, each including its claim
-written to the API database. Prints a summary line per stage; the last
+Builds a synthetic fleet directly in the databases (see scheduler_fleet:
+cell and host mappings in the API database, each cell's hosts and their
+resource providers in the cell's own database), starts the two levels of
+scheduler in one process like ``cellboot all-in-one`` (an
+``InProcessSchedulers``: a ``CellScheduler`` per cell, loading its
+cell's host states, and the API level's ``CellsScheduler`` on top,
+holding one aggregate per cell), and times single-instance
+``top.select_destinations`` calls, each including its claim written to
+the chosen cell's database. Prints a summary line per stage; the last
 line is one JSON object:
 
   hosts, cells, backend, requests, decisions_per_s, p50_ms, p99_ms,
   rss_mb (peak RSS growth of the scheduler process from just before the
-  host state load to the end of the run: the cache plus its loading),
-  cache_mb (the host state arrays and strings themselves), load_s, and
-  cpu_ms (the scheduler process's CPU time per decision: what the
-  wall-clock figures would be on an idle core, database server aside);
+  host state loads to the end of the run: both levels plus loading),
+  cache_mb and cell_cache_mb (the cells' host states, arrays and
+  strings, summed over the cells: what the flat scheduler's cache_mb
+  was), api_level_mb (the API level's own memory after the run: a
+  ``sys.getsizeof`` walk of the ``CellsScheduler`` and its aggregates,
+  the cell schedulers apart; see scheduler_levels),
+  api_level_at_claims_bound_mb (the same with its memory of claimed
+  consumers full: what a long-running API level holds),
+  api_level_traced_mb (tracemalloc around its start), extra_cells_per_
+  request (cells asked beyond the first, from ``CellsScheduler.stats``),
+  load_s (every cell loaded, then the API level's first read),
+  cells_load_s, and cpu_ms (the scheduler process's CPU time per
+  decision: what the wall-clock figures would be on an idle core,
+  database server aside);
 
-with --processes (concurrency mode), P scheduler processes, each with its
-own host state cache, share --requests onto a fleet with room for exactly
---capacity instances, and the summary adds placed, rejected (NoValidHost),
-overcommitted_providers (from the allocations table) and conflicts
-(generation compare-and-swap retries inside the claims); failed_claims
-counts claims refused for capacity and retried on another host.
+with --processes (concurrency mode), P processes, each with its own
+``InProcessSchedulers`` (so P schedulers per cell and P API levels),
+share --requests onto a fleet with room for exactly --capacity
+instances, and the summary adds placed, rejected (NoValidHost),
+unavailable (CellsUnavailable), overcommitted_providers (from every
+cell's allocations table), conflicts (generation compare-and-swap
+retries inside the claims) and failed_claims (claims refused for
+capacity and retried on another host).
 
-  .venv/bin/python benchmarks/scheduler.py --hosts 10000 --cells 20
+  .venv/bin/python benchmarks/scheduler.py --hosts 100000 --cells 50
   .venv/bin/python benchmarks/scheduler.py --hosts 1000 --cells 10 \\
       --db-url 'mysql+pymysql://root@127.0.0.1/?charset=utf8mb4'
   .venv/bin/python benchmarks/scheduler.py --hosts 500 --cells 10 \\
@@ -32,11 +49,11 @@ with one (a server URL, no database name) throw-away databases are
 created on that server and dropped at the end unless --keep.
 """
 
-import argparse
 import concurrent.futures
+import cProfile
 import json
 import multiprocessing
-import resource
+import pstats
 import sys
 import tempfile
 import time
@@ -45,32 +62,9 @@ import uuid as uuid_mod
 import numpy as np
 
 import scheduler_fleet
+import scheduler_levels
 
 WARMUP = 20  # decisions before timing starts (lazy imports, caches)
-
-
-def _configure(api_url):
-    """Point cellboot's global configuration at the benchmark fleet."""
-    from cellboot.conf import CONF
-    from oslo_log import log as logging
-
-    logging.register_options(CONF)
-    CONF([], project='cellboot', default_config_files=[])
-    logging.setup(CONF, 'cellboot-benchmark')
-    CONF.set_override('connection', api_url, group='api_database')
-    # The fleet's heartbeats are written once, at build time.
-    CONF.set_override('service_down_time', 10 ** 9, group='scheduler')
-    CONF.set_override('max_retries', 0, group='database')
-
-
-def _rss_mb():
-    with open('/proc/self/statm') as statm:
-        pages = int(statm.read().split()[1])
-    return pages * resource.getpagesize() / 2 ** 20
-
-
-def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _build_fleet(dbs_args, hosts, capacity):
@@ -84,43 +78,37 @@ def _build_fleet(dbs_args, hosts, capacity):
     scheduler_fleet.build(dbs, hosts, dbs.cells, capacity)
 
 
-def _select_loop(scheduler, ctx, requests):
-    """Run ``requests`` single-instance decisions; latencies and outcome."""
+def _select_loop(top, ctx, requests):
+    """``requests`` single-instance decisions; latencies and outcome."""
     from cellboot import exception
 
     spec = {'flavor': dict(scheduler_fleet.FLAVOR), 'num_instances': 1,
             'project_id': 'bench', 'user_id': 'bench'}
-    latencies, placed, rejected = [], 0, 0
+    latencies, placed, rejected, unavailable = [], 0, 0, 0
     for _ in range(requests):
         instance = str(uuid_mod.uuid4())
         started = time.perf_counter()
         try:
-            scheduler.select_destinations(ctx, spec, [instance])
+            top.select_destinations(ctx, spec, [instance])
             placed += 1
+        except exception.CellsUnavailable:
+            unavailable += 1
         except exception.NoValidHost:
             rejected += 1
         latencies.append(time.perf_counter() - started)
-    return latencies, placed, rejected
+    return latencies, placed, rejected, unavailable
 
 
-def _start_scheduler(api_url):
-    """Configure, then load the host states like a scheduler at start."""
-    _configure(api_url)
+def _start(api_url, overrides, prefix='bench'):
+    """Configure, then start both levels like a scheduler process."""
+    scheduler_levels.configure(api_url, overrides=overrides)
     from cellboot import context
-    from cellboot.scheduler import api
 
     ctx = context.get_admin_context()
-    scheduler = api.SchedulerAPI()
-    rss_before = _rss_mb()
-    started = time.perf_counter()
-    summary = scheduler.start(ctx, refresh_interval=0)
-    load_s = time.perf_counter() - started
-    with scheduler.cache.locked() as states:
-        cache_mb = states.nbytes() / 2 ** 20
-    return scheduler, ctx, {'load_s': round(load_s, 3),
-                            'loaded_hosts': summary['hosts'],
-                            'cache_mb': round(cache_mb, 1),
-                            'rss_before_mb': rss_before}
+    schedulers, info = scheduler_levels.start(
+        ctx, scheduler_levels.cell_mappings(ctx), prefix)
+    info['cache_mb'] = info['cell_cache_mb']
+    return schedulers, ctx, info
 
 
 def _shares(requests, parts):
@@ -134,59 +122,92 @@ def _latency_stats(latencies):
             'p99_ms': round(float(np.percentile(millis, 99)), 3)}
 
 
-def run_throughput(dbs, requests, threads):
+def _profiled(profile, fn, *args):
+    if profile is None:
+        return fn(*args)
+    profile.enable()
+    try:
+        return fn(*args)
+    finally:
+        profile.disable()
+
+
+def run_throughput(dbs, requests, threads, overrides, profile_to=None):
     """One scheduler process; ``threads`` callers share ``requests``."""
-    scheduler, ctx, info = _start_scheduler(dbs.api_url)
-    print(f'loaded {info["loaded_hosts"]} hosts in {info["load_s"]} s; '
-          f'cache {info["cache_mb"]} MB', flush=True)
-    _select_loop(scheduler, ctx, WARMUP)
+    schedulers, ctx, info = _start(dbs.api_url, overrides)
+    top = schedulers.top
+    print(f'loaded {info["loaded_hosts"]} hosts of {dbs.cells} cells in '
+          f'{info["load_s"]} s; cell host states {info["cache_mb"]} MB',
+          flush=True)
+    _select_loop(top, ctx, WARMUP)
+    extra_before = scheduler_levels.extra_cells(top)
+    profile = cProfile.Profile() if profile_to else None
     started, cpu_started = time.perf_counter(), time.process_time()
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
         outcomes = list(pool.map(
-            lambda share: _select_loop(scheduler, ctx, share),
+            lambda share: _profiled(profile, _select_loop, top, ctx, share),
             _shares(requests, threads)))
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
+    if profile is not None:
+        profile.dump_stats(profile_to)
+        pstats.Stats(profile).sort_stats('cumulative').print_stats(25)
     latencies = [lat for o in outcomes for lat in o[0]]
-    placed = sum(o[1] for o in outcomes)
-    rejected = sum(o[2] for o in outcomes)
     rss_before = info.pop('rss_before_mb')
-    return dict(info, requests=requests, threads=threads, placed=placed,
-                rejected=rejected,
-                decisions_per_s=round(requests / elapsed, 1),
-                cpu_ms=round(cpu / requests * 1000, 3),
-                rss_mb=round(_peak_rss_mb() - rss_before, 1),
-                failed_claims=scheduler.manager.failed_claims,
-                **_latency_stats(latencies))
+    result = dict(
+        info, requests=requests, threads=threads,
+        placed=sum(o[1] for o in outcomes),
+        rejected=sum(o[2] for o in outcomes),
+        unavailable=sum(o[3] for o in outcomes),
+        decisions_per_s=round(requests / elapsed, 1),
+        cpu_ms=round(cpu / requests * 1000, 3),
+        rss_mb=round(scheduler_levels.peak_rss_mb() - rss_before, 1),
+        failed_claims=scheduler_levels.failed_claims(schedulers),
+        extra_cells_per_request=round(
+            (scheduler_levels.extra_cells(top) - extra_before) / requests,
+            4),
+        **_latency_stats(latencies))
+    result.update(scheduler_levels.memory_figures(schedulers))
+    schedulers.stop()
+    return result
 
 
-def _worker(api_url, requests, barrier, results):
-    """One of the concurrent scheduler processes."""
+def _worker(api_url, overrides, index, requests, barrier, results):
+    """One of the concurrent scheduler processes (both levels)."""
     from cellboot.scheduler.resources import contention
 
-    scheduler, ctx, info = _start_scheduler(api_url)
+    schedulers, ctx, info = _start(api_url, overrides,
+                                   prefix=f'bench-p{index}')
+    top = schedulers.top
     contention.STATS.reset()
     barrier.wait()
     started, cpu_started = time.time(), time.process_time()
-    latencies, placed, rejected = _select_loop(scheduler, ctx, requests)
+    latencies, placed, rejected, unavailable = _select_loop(top, ctx,
+                                                            requests)
     results.put({'started': started, 'ended': time.time(),
                  'cpu': time.process_time() - cpu_started,
                  'latencies': latencies, 'placed': placed,
-                 'rejected': rejected,
-                 'failed_claims': scheduler.manager.failed_claims,
-                 'rss_mb': _peak_rss_mb() - info['rss_before_mb'],
+                 'rejected': rejected, 'unavailable': unavailable,
+                 'failed_claims': scheduler_levels.failed_claims(schedulers),
+                 'extra_cells': scheduler_levels.extra_cells(top),
+                 'rss_mb': scheduler_levels.peak_rss_mb()
+                 - info['rss_before_mb'],
+                 'memory': scheduler_levels.memory_figures(schedulers),
+                 'load_s': info['load_s'],
                  'conflicts': contention.STATS.snapshot()[
                      'generation_conflicts']})
+    schedulers.stop()
 
 
-def run_concurrent(dbs, processes, requests):
+def run_concurrent(dbs, processes, requests, overrides):
     """``processes`` schedulers share ``requests`` against one fleet."""
     mp = multiprocessing.get_context('spawn')
     barrier = mp.Barrier(processes)
     results = mp.Queue()
     workers = [mp.Process(target=_worker,
-                          args=(dbs.api_url, share, barrier, results))
-               for share in _shares(requests, processes)]
+                          args=(dbs.api_url, overrides, i, share, barrier,
+                                results))
+               for i, share in enumerate(_shares(requests, processes))]
     for worker in workers:
         worker.start()
     outcomes = [results.get() for _ in workers]
@@ -195,40 +216,66 @@ def run_concurrent(dbs, processes, requests):
     elapsed = (max(o['ended'] for o in outcomes)
                - min(o['started'] for o in outcomes))
     latencies = [lat for o in outcomes for lat in o['latencies']]
+    memory = {key: max(o['memory'][key] for o in outcomes)
+              for key in outcomes[0]['memory']}
     return dict(
         requests=requests, processes=processes,
         decisions_per_s=round(requests / elapsed, 1),
         cpu_ms=round(sum(o['cpu'] for o in outcomes) / requests * 1000, 3),
         placed=sum(o['placed'] for o in outcomes),
         rejected=sum(o['rejected'] for o in outcomes),
+        unavailable=sum(o['unavailable'] for o in outcomes),
         overcommitted_providers=scheduler_fleet.overcommitted_providers(
-            dbs.api_url),
+            dbs.cell_urls),
+        holding_consumers=scheduler_fleet.consumers(dbs.cell_urls),
         conflicts=sum(o['conflicts'] for o in outcomes),
         failed_claims=sum(o['failed_claims'] for o in outcomes),
+        extra_cells_per_request=round(
+            sum(o['extra_cells'] for o in outcomes) / requests, 4),
         rss_mb=round(max(o['rss_mb'] for o in outcomes), 1),
-        **_latency_stats(latencies))
+        load_s=max(o['load_s'] for o in outcomes),
+        cache_mb=memory['cell_cache_mb'],
+        **memory, **_latency_stats(latencies))
 
 
 def _parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--hosts', type=int, required=True)
-    parser.add_argument('--cells', type=int, required=True)
+    parser = scheduler_levels.Parser(description=__doc__.split('\n')[0])
+    whole = scheduler_levels.at_least
+    parser.add_argument('--hosts', type=whole(1), required=True)
+    parser.add_argument('--cells', type=whole(1), required=True)
     parser.add_argument('--db-url', help='database server URL (MariaDB, '
                         'PostgreSQL); default: SQLite in a temp dir')
-    parser.add_argument('--requests', type=int, default=2000,
+    parser.add_argument('--requests', type=whole(1), default=2000,
                         help='timed decisions (default 2000)')
-    parser.add_argument('--processes', type=int, default=1,
+    parser.add_argument('--processes', type=whole(1), default=1,
                         help='concurrent scheduler processes; more than 1 '
                              'is the concurrency mode')
-    parser.add_argument('--threads', type=int, default=1,
+    parser.add_argument('--threads', type=whole(1), default=1,
                         help='concurrent callers inside the one scheduler '
                              'process (throughput mode; default 1)')
-    parser.add_argument('--capacity', type=int,
+    parser.add_argument('--capacity', type=whole(0),
                         help='fleet room in instances (default: 32 per '
                              'host)')
     parser.add_argument('--keep', action='store_true',
                         help='keep the databases (and print their URLs)')
-    return parser.parse_args(argv)
+    parser.add_argument('--profile', metavar='FILE',
+                        help='throughput mode: cProfile the timed '
+                             'decisions, dump the stats to FILE and print '
+                             'the top 25 by cumulative time')
+    parser.add_argument('--conf', metavar='GROUP.OPTION=VALUE',
+                        type=scheduler_levels.override, action='append',
+                        default=[], help='a cellboot option for the run, '
+                        'e.g. scheduler.cell_check_interval=0 (repeatable)')
+    args = parser.parse_args(argv)
+    try:
+        if args.conf:
+            scheduler_levels.check_overrides(args.conf)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.cells > args.hosts:
+        parser.error(f'--cells: must not exceed --hosts ({args.hosts}), '
+                     f'not {args.cells}')
+    return args
 
 
 def main(argv=None):
@@ -248,9 +295,11 @@ def main(argv=None):
           flush=True)
     try:
         if args.processes > 1:
-            result = run_concurrent(dbs, args.processes, args.requests)
+            result = run_concurrent(dbs, args.processes, args.requests,
+                                    args.conf)
         else:
-            result = run_throughput(dbs, args.requests, args.threads)
+            result = run_throughput(dbs, args.requests, args.threads,
+                                    args.conf, args.profile)
     finally:
         if args.keep:
             print(f'kept: {dbs.urls}')

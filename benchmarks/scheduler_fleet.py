@@ -1,10 +1,13 @@
-"""Synthetic fleets for the scheduler benchmark, written straight to SQL.
+"""Synthetic fleets for the scheduler benchmarks, written straight to SQL.
 
-A fleet is an API database (cell mappings, one resource provider per
-host with VCPU, MEMORY_MB and DISK_GB inventories) and one database per
-cell (compute nodes and heartbeating compute services). Rows go in with
-bulk inserts and explicit ids: building 100,000 hosts through the
-objects would take longer than the benchmark itself.
+A fleet is laid out as a cells v2 deployment has it since the scheduler
+has two levels: the API database holds the cell mappings and one host
+mapping per host; each cell's database holds its compute nodes, their
+heartbeating compute services and the host resources -- one resource
+provider per node with VCPU, MEMORY_MB and DISK_GB inventories, and
+later the allocations -- which only that cell's schedulers read and
+write. Rows go in with bulk inserts and explicit ids: building 100,000
+hosts through the objects would take longer than the benchmark itself.
 
 Databases are SQLite files in a directory, or throw-away databases on a
 MariaDB/MySQL or PostgreSQL server named by a server URL.
@@ -30,14 +33,21 @@ BATCH = 10000  # rows per INSERT batch
 
 
 class Databases:
-    """The API and cell database URLs of one benchmark run."""
+    """The API and cell database URLs of one benchmark run.
 
-    def __init__(self, cells, server_url=None, workdir=None, prefix=None):
+    ``cell_names`` defaults to ``cell1`` ... ``cellN``; a name given
+    twice is one database.
+    """
+
+    def __init__(self, cells, server_url=None, workdir=None, prefix=None,
+                 cell_names=None):
         self.cells = cells
         self.server_url = server_url
         self.workdir = workdir
         self.prefix = prefix or 'cbbench_' + uuid_mod.uuid4().hex[:8]
-        names = ['api'] + [f'cell{i + 1}' for i in range(cells)]
+        self.cell_names = list(cell_names or
+                               [f'cell{i + 1}' for i in range(cells)])
+        names = ['api'] + self.cell_names
         if server_url is None:
             self.backend = 'sqlite'
             self.urls = {name: f'sqlite:///{workdir}/{name}.sqlite'
@@ -52,7 +62,8 @@ class Databases:
 
     def args(self):
         """What another process needs to name the same databases."""
-        return (self.cells, self.server_url, self.workdir, self.prefix)
+        return (self.cells, self.server_url, self.workdir, self.prefix,
+                self.cell_names)
 
     @property
     def api_url(self):
@@ -60,7 +71,7 @@ class Databases:
 
     @property
     def cell_urls(self):
-        return [url for name, url in self.urls.items() if name != 'api']
+        return [self.urls[name] for name in self.cell_names]
 
     def _server_do(self, statements):
         url = sa.engine.make_url(self.server_url)
@@ -124,60 +135,81 @@ def host_inventories(hosts, capacity=None):
     return sizes
 
 
-def build(dbs, hosts, cells, capacity=None):
-    """Write a fleet of ``hosts`` spread round-robin over ``cells``."""
-    now = datetime.datetime.utcnow()
-    cell_uuids = [str(uuid_mod.uuid4()) for _ in range(cells)]
-    providers, inventories = [], []
-    per_cell = [([], []) for _ in range(cells)]
-    for i, sizes in enumerate(host_inventories(hosts, capacity)):
-        cell = i % cells
-        name = f'c{cell + 1}-h{i:06d}'
-        uuid = str(uuid_mod.uuid4())
-        nodes, services = per_cell[cell]
-        nodes.append({
+class CellRows:
+    """The rows of one cell's database, ids counted per cell."""
+
+    def __init__(self):
+        self.nodes, self.services = [], []
+        self.providers, self.inventories = [], []
+
+    def add(self, uuid, name, sizes, zone, now):
+        self.nodes.append({
             'uuid': uuid, 'host': name, 'hypervisor_hostname': name,
             'vcpus': sizes['VCPU'], 'memory_mb': sizes['MEMORY_MB'],
             'local_gb': sizes['DISK_GB'], 'cpu_allocation_ratio': 1.0,
             'ram_allocation_ratio': 1.0, 'disk_allocation_ratio': 1.0,
             'mapped': True})
-        services.append({
+        self.services.append({
             'host': name, 'binary': host_state_cache.COMPUTE_BINARY,
             'disabled': False, 'last_seen_up': now, 'report_count': 1})
-        providers.append({'id': i + 1, 'uuid': uuid, 'name': name,
-                          'cell_id': cell + 1, 'availability_zone': 'nova',
-                          'generation': 1})
-        inventories.extend({
-            'resource_provider_id': i + 1, 'resource_class': rc,
+        provider_id = len(self.providers) + 1
+        self.providers.append({'id': provider_id, 'uuid': uuid, 'name': name,
+                               'availability_zone': zone, 'generation': 1})
+        self.inventories.extend({
+            'resource_provider_id': provider_id, 'resource_class': rc,
             'total': total, 'reserved': 0, 'min_unit': 1,
             'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
             for rc, total in sizes.items())
-    engine = sa.create_engine(dbs.api_url)
-    try:
-        with engine.begin() as conn:
-            _insert(conn, api_models.CellMapping.__table__, [
-                {'id': c + 1, 'uuid': cell_uuids[c], 'name': f'cell{c + 1}',
-                 'database_connection': dbs.cell_urls[c],
-                 'transport_url': 'fake://', 'disabled': False}
-                for c in range(cells)])
-            _insert(conn, api_models.ResourceProvider.__table__, providers)
-            _insert(conn, api_models.Inventory.__table__, inventories)
-    finally:
-        engine.dispose()
-    for cell, (nodes, services) in enumerate(per_cell):
-        engine = sa.create_engine(dbs.cell_urls[cell])
+
+    def write(self, url):
+        engine = sa.create_engine(url)
         try:
             with engine.begin() as conn:
-                _insert(conn, cell_models.ComputeNode.__table__, nodes)
-                _insert(conn, cell_models.Service.__table__, services)
+                for model, rows in (
+                        (cell_models.ComputeNode, self.nodes),
+                        (cell_models.Service, self.services),
+                        (cell_models.ResourceProvider, self.providers),
+                        (cell_models.Inventory, self.inventories)):
+                    _insert(conn, model.__table__, rows)
         finally:
             engine.dispose()
 
 
-def overcommitted_providers(api_url):
-    """How many providers hold more than their capacity of some class."""
-    inv = api_models.Inventory.__table__
-    alloc = api_models.Allocation.__table__
+def build(dbs, hosts, cells, capacity=None):
+    """Write a fleet of ``hosts`` spread round-robin over ``cells``."""
+    now = datetime.datetime.utcnow()
+    per_cell = [CellRows() for _ in range(cells)]
+    for i, sizes in enumerate(host_inventories(hosts, capacity)):
+        cell = i % cells
+        per_cell[cell].add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:06d}',
+                           sizes, 'nova', now)
+    write_mappings(dbs, range(cells), per_cell)
+    for cell, rows in enumerate(per_cell):
+        rows.write(dbs.cell_urls[cell])
+
+
+def write_mappings(dbs, cells, per_cell):
+    """Map ``cells`` (indexes into ``dbs.cell_names``) and their hosts
+    (``per_cell[i]``, a CellRows) in the API database."""
+    engine = sa.create_engine(dbs.api_url)
+    try:
+        with engine.begin() as conn:
+            _insert(conn, api_models.CellMapping.__table__, [
+                {'id': c + 1, 'uuid': str(uuid_mod.uuid4()),
+                 'name': dbs.cell_names[c],
+                 'database_connection': dbs.cell_urls[c],
+                 'transport_url': 'fake://', 'disabled': False}
+                for c in cells])
+            _insert(conn, api_models.HostMapping.__table__, [
+                {'cell_id': c + 1, 'host': node['host']}
+                for c in cells for node in per_cell[c].nodes])
+    finally:
+        engine.dispose()
+
+
+def _overcommitted_in(url):
+    inv = cell_models.Inventory.__table__
+    alloc = cell_models.Allocation.__table__
     used = sa.select(
         alloc.c.resource_provider_id, alloc.c.resource_class,
         sa.func.sum(alloc.c.used).label('used'),
@@ -189,12 +221,33 @@ def overcommitted_providers(api_url):
     ).select_from(inv.join(used, sa.and_(
         used.c.resource_provider_id == inv.c.resource_provider_id,
         used.c.resource_class == inv.c.resource_class)))
-    engine = sa.create_engine(api_url)
+    engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            over = {row.resource_provider_id for row in conn.execute(query)
-                    if row.used > inventory.capacity(
-                        row.total, row.reserved, row.allocation_ratio)}
+            return len({row.resource_provider_id
+                        for row in conn.execute(query)
+                        if row.used > inventory.capacity(
+                            row.total, row.reserved, row.allocation_ratio)})
     finally:
         engine.dispose()
-    return len(over)
+
+
+def overcommitted_providers(cell_urls):
+    """How many providers, in all the cells, hold more than their
+    capacity of some class (read from each cell's allocations)."""
+    return sum(_overcommitted_in(url) for url in cell_urls)
+
+
+def consumers(cell_urls):
+    """How many distinct consumers hold allocations, over every cell."""
+    alloc = cell_models.Allocation.__table__
+    total = 0
+    for url in cell_urls:
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect() as conn:
+                total += conn.execute(sa.select(sa.func.count(
+                    sa.distinct(alloc.c.consumer_id)))).scalar()
+        finally:
+            engine.dispose()
+    return total

@@ -1,0 +1,260 @@
+"""One side of ``placement_accuracy.py``: a scheduler replaying the stream.
+
+``Hierarchy`` is the two-level scheduler of one process (the API level's
+``CellsScheduler`` over a ``CellScheduler`` per cell); ``Reference`` is
+one ``CellScheduler`` over a single cell holding every host, which is
+what the flat scheduler was. Both keep the same books -- what each
+create placed, the live members of each server group, why a request was
+refused -- so that the benchmark compares like with like. What either
+does is judged from its own host states (fill, hosts used), which follow
+every claim and release made through it.
+"""
+
+import re
+import time
+
+import numpy as np
+
+import placement_stream
+import scheduler_levels
+
+
+def reason_kind(reason):
+    """A NoValidHost reason without its numbers and names: the filters
+    that removed the last candidates, and how many cells were tried."""
+    filters = sorted(set(re.findall(r'(\w+(?: \(cell pruning\))?) removed '
+                                    r'the last', reason)))
+    tried = len(re.findall(r'(?:Cells tried: |; )[\w.-]+ \(', reason))
+    where = f'{tried} cell(s) tried; ' if tried else ''
+    return where + (', '.join(filters) or reason[:120])
+
+
+class Side:
+    """The books of one scheduler over the stream."""
+
+    def __init__(self, ctx, seed):
+        self.ctx = ctx
+        self.seed = seed
+        self.items = {}          # index -> create Item
+        self.placed_of = {}      # create index -> live instance uuids
+        self.members = {}        # group uuid -> live member uuids
+        self.refusals = {}       # create index -> NoValidHost reason
+        # Refusals although the side's own hosts had room: what one
+        # scheduler seeing all of them would have placed (``could_fit``).
+        self.false_refusals = []
+        self.host_of = {}        # live instance uuid -> its provider
+        self.creates = self.placed_requests = self.placed_instances = 0
+        self.first_choice_rejections = self.extra_cells = 0
+        self.unavailable = 0
+        self.selects, self.select_time = 0, 0.0
+
+    # -- what the subclasses provide ----------------------------------
+
+    def select(self, spec, uuids):
+        raise NotImplementedError
+
+    def release(self, uuid):
+        raise NotImplementedError
+
+    def placed(self, item, uuids, selections):
+        """After a placement (the hierarchy maps group members)."""
+
+    def caches(self):
+        raise NotImplementedError
+
+    def stop(self):
+        raise NotImplementedError
+
+    # -- the replay ---------------------------------------------------
+
+    def apply(self, ctx, item):
+        from cellboot import exception
+
+        if item.kind == 'delete':
+            for uuid in self.placed_of.pop(item.deletes, ()):
+                self.release(uuid)
+                self.host_of.pop(uuid, None)
+                for members in self.members.values():
+                    if uuid in members:
+                        members.remove(uuid)
+            return
+        self.items[item.index] = item
+        self.creates += 1
+        uuids = placement_stream.instance_uuids(item)
+        spec = item.spec(self.members.get(item.group, []) + uuids)
+        started = time.perf_counter()
+        try:
+            selections = self.select(spec, uuids)
+        except (exception.CellsUnavailable, exception.NoValidHost) as exc:
+            self.select_time += time.perf_counter() - started
+            self.selects += 1
+            self.unavailable += isinstance(exc, exception.CellsUnavailable)
+            self.refusals[item.index] = str(exc)
+            if self.could_fit(item):
+                self.false_refusals.append(item.index)
+            return
+        self.select_time += time.perf_counter() - started
+        self.selects += 1
+        self.placed_requests += 1
+        self.placed_instances += len(uuids)
+        self.placed(item, uuids, selections)
+        if item.fails:
+            for uuid in uuids:
+                self.release(uuid)
+            return
+        self.placed_of[item.index] = uuids
+        for uuid, hosts in zip(uuids, selections):
+            self.host_of[uuid] = hosts[0]['compute_node_uuid']
+        if item.group:
+            self.members.setdefault(item.group, []).extend(uuids)
+
+    # -- the figures --------------------------------------------------
+
+    def _columns(self):
+        """``(uuids, capacity, used)`` of every live host."""
+        uuids, capacity, used = [], [], []
+        for cache in self.caches():
+            with cache.locked() as states:
+                live = states.live
+                uuids.extend(np.array(states.uuids, dtype=object)[live])
+                capacity.append(states.capacity[:, live].copy())
+                used.append(states.used[:, live].copy())
+        return uuids, np.hstack(capacity), np.hstack(used)
+
+    def fill(self):
+        """Used over capacity of the fleet's binding resource class."""
+        _uuids, capacity, used = self._columns()
+        return float((used.sum(axis=1) / capacity.sum(axis=1)).max())
+
+    def hosts_used(self):
+        _uuids, _capacity, used = self._columns()
+        return int(np.count_nonzero(used.sum(axis=0) > 0))
+
+    def cell_fill_stddev(self, cell_of):
+        """Stddev over the hierarchy's cells of their fill (binding
+        class), the hosts counted in the cell ``cell_of`` gives them."""
+        uuids, capacity, used = self._columns()
+        cells = np.array([cell_of[uuid] for uuid in uuids])
+        fills = []
+        for cell in np.unique(cells):
+            mine = cells == cell
+            fills.append((used[:, mine].sum(axis=1)
+                          / capacity[:, mine].sum(axis=1)).max())
+        return float(np.std(fills))
+
+    def could_fit(self, item):
+        """Whether the side's hosts, as they are, had room for ``item``
+        under its group's policy: judged over every host at once, as one
+        scheduler seeing them all would (a slot is a host's room for one
+        instance in every class asked)."""
+        uuids, capacity, used = self._columns()
+        vcpus, memory_mb, root_gb = placement_stream.FLAVORS[
+            item.flavor][0]
+        amounts = np.array([vcpus, memory_mb, root_gb], dtype=float)
+        slots = np.floor((capacity - used) / amounts[:, None]).min(axis=0)
+        slots = np.maximum(slots, 0)
+        members = {self.host_of[uuid] for uuid in self.members.get(
+            item.group, ()) if uuid in self.host_of}
+        if item.policy == 'anti-affinity':
+            taken = np.array([uuid in members for uuid in uuids])
+            return int(np.count_nonzero((slots >= 1) & ~taken)) \
+                >= item.count
+        if item.policy == 'affinity':
+            if members:
+                mine = np.array([uuid in members for uuid in uuids])
+                return bool((slots[mine] >= item.count).any())
+            return bool((slots >= item.count).any())
+        return int(slots.sum()) >= item.count
+
+    def decisions_per_s(self):
+        return round(self.selects / self.select_time, 1) \
+            if self.select_time else None
+
+    def refused_only(self, other):
+        """Creates this side refused and ``other`` placed, in order."""
+        return sorted(set(self.refusals) - set(other.refusals))
+
+
+class Hierarchy(Side):
+    """Both levels in one process (``InProcessSchedulers``)."""
+
+    def __init__(self, ctx, seed):
+        super().__init__(ctx, seed)
+        self.mappings = scheduler_levels.cell_mappings(ctx)
+        self.schedulers, self.info = scheduler_levels.start(ctx,
+                                                            self.mappings)
+        self.top = self.schedulers.top
+
+    def select(self, spec, uuids):
+        stats = self.top.stats
+        refused_before = stats['cells refused']
+        extra_before = scheduler_levels.extra_cells(self.top)
+        try:
+            return self.top.select_destinations(self.ctx, spec, uuids)
+        finally:
+            self.extra_cells += (scheduler_levels.extra_cells(self.top)
+                                 - extra_before)
+            if stats['cells refused'] > refused_before:
+                self.first_choice_rejections += 1
+
+    def placed(self, item, uuids, selections):
+        """Map a group's new members to their cells, as the conductor
+        does: the API level finds a group's cells through them."""
+        if not item.group or item.fails:
+            return
+        from cellboot.objects import instance_mapping
+
+        for uuid, hosts in zip(uuids, selections):
+            instance_mapping.InstanceMapping.create(
+                self.ctx, uuid, 'accuracy', cell_uuid=hosts[0]['cell_uuid'])
+
+    def release(self, uuid):
+        self.top.release_resources(self.ctx, uuid)
+
+    def caches(self):
+        return [scheduler.cache
+                for scheduler in self.schedulers.cells.values()]
+
+    def cell_of_host(self):
+        found = {}
+        for index, cache in enumerate(self.caches()):
+            with cache.locked() as states:
+                found.update((uuid, index) for uuid in states.uuids)
+        return found
+
+    def stop(self):
+        self.schedulers.stop()
+
+
+class Reference(Side):
+    """One ``CellScheduler`` over one cell with every host."""
+
+    def __init__(self, ctx, seed, cell_url):
+        super().__init__(ctx, seed)
+        import uuid as uuid_mod
+
+        from cellboot.objects import cell_mapping
+        from cellboot.scheduler import api
+        from cellboot.scheduler import host_state_cache
+
+        # Not mapped in the API database: the hierarchy must not see it.
+        mapping = cell_mapping.CellMapping(
+            id=0, uuid=str(uuid_mod.uuid4()), name='reference',
+            database_connection=cell_url, transport_url='fake://',
+            disabled=False)
+        self.scheduler = api.CellScheduler(
+            host_state_cache.CellScope('reference', mapping),
+            name='reference')
+        self.scheduler.start(ctx, refresh_interval=0)
+
+    def select(self, spec, uuids):
+        return self.scheduler.select_destinations(self.ctx, spec, uuids)
+
+    def release(self, uuid):
+        self.scheduler.release_resources(self.ctx, uuid)
+
+    def caches(self):
+        return [self.scheduler.cache]
+
+    def stop(self):
+        self.scheduler.stop()
