@@ -8,7 +8,8 @@ and when the API level learnt it. It learns them three ways:
   ``[scheduler] cell_check_timeout`` per cell): when the scheduler
   starts, every ``[scheduler] cell_check_interval`` seconds in a
   background thread, and before a request would be refused for want of
-  room (``refresh_if_older``), so that room a cell gave back is never
+  room (``refresh_unless_read_since``, unless a read began after the
+  request arrived), so that room a cell gave back is never
   missed;
 * ``take`` the aggregate that comes back with each placement a cell
   answers: the API level's own placements count at once;
@@ -46,6 +47,7 @@ class CellView:
         self.published_at = published_at
         self.learnt_at = time.time() if aggregate is not None else None
         self.silent = None  # why, while the cell does not answer
+        self.invalid = False  # its newest row is no aggregate
 
     @property
     def age(self):
@@ -89,6 +91,7 @@ def read_all(context, cells, known=None, report=None):
         view = CellView(cell)
         if isinstance(failure, exception.Invalid):
             # The cell answers, with nonsense: it gets no request.
+            view.invalid = True
             if report is not None:
                 report(cell, failure)
         elif cb_context.is_cell_failure(result):
@@ -112,6 +115,7 @@ class CellAggregates:
         self._lock = threading.Lock()
         self._views = {}
         self.refreshed_at = None
+        self._room_published = False  # since the last read began
         # Cells found publishing something that is no aggregate: named
         # once each.
         self._reported = set()
@@ -128,6 +132,9 @@ class CellAggregates:
 
     def refresh(self, context):
         """Read every enabled cell's newest aggregate now."""
+        started = time.monotonic()
+        with self._lock:
+            self._room_published = False
         cells = [cell for cell in
                  cell_mapping_obj.CellMapping.get_enabled(context)
                  if not cell.is_cell0]
@@ -136,16 +143,20 @@ class CellAggregates:
         with self._lock:
             for uuid, view in views.items():
                 known = self._views.get(uuid)
-                # A placement's answer may be newer than the row read.
-                if (known is not None and not view.silent
-                        and known.aggregate is not None
-                        and view.aggregate is not None
-                        and known.aggregate['computed_at']
+                if (known is None or view.silent or view.invalid
+                        or known.aggregate is None):
+                    continue
+                # An answer (a placement's, or an in-process cell's) may
+                # be newer than the row read, or there may be no row yet.
+                if (view.aggregate is None
+                        or known.aggregate['computed_at']
                         > view.aggregate['computed_at']):
                     view.aggregate = known.aggregate
+                    view.published_at = known.published_at
                     view.learnt_at = known.learnt_at
             self._views = views
-            self.refreshed_at = time.monotonic()
+            # When the read began: what was published before then is in.
+            self.refreshed_at = started
         return views
 
     def _report(self, cell, exc):
@@ -155,11 +166,19 @@ class CellAggregates:
                       '(%s): it is sent no request until it publishes one',
                       cell.name, exc)
 
-    def refresh_if_older(self, context, seconds):
-        """``refresh`` unless the last one is younger than ``seconds``."""
+    def refresh_unless_read_since(self, context, since):
+        """``refresh`` unless a read began at or after ``since`` (a
+        ``time.monotonic()`` value): whatever the cells published before
+        ``since`` is then known. Concurrent requests share one read."""
         last = self.refreshed_at
-        if last is None or time.monotonic() - last > seconds:
+        if last is None or last < since or self._room_published:
             self.refresh(context)
+
+    def read_before_refusing(self):
+        """A cell published room since the last read: the next refusal
+        reads the cells again, however recent that read."""
+        with self._lock:
+            self._room_published = True
 
     def take(self, cell, document):
         """A cell's aggregate from its answer; ignored when malformed."""

@@ -199,15 +199,18 @@ class CellsScheduler:
             remaining = remaining[len(done):]
 
     def _learn_local(self, context):
-        """The figures of the cells of this process that none published
-        yet: asked of them (their host states load on first use)."""
+        """The figures of the enabled cells of this process that none
+        published yet: asked of them (their host states load on first
+        use). The cells are read once first, for which are enabled."""
+        if self.aggregates.refreshed_at is None:
+            self.aggregates.refresh(context)
         views = self.aggregates.views()
         with self._lock:
             local = [client for client in self._clients.values()
                      if client.local]
         for client in local:
             view = views.get(client.cell.uuid)
-            if view is not None and view.usable() is None:
+            if view is None or view.usable() is None:
                 continue
             try:
                 self.aggregates.take(client.cell, client.aggregate(context))
@@ -226,9 +229,11 @@ class CellsScheduler:
         ranked, elimination = cell_filters.candidates(
             self.aggregates.views(), request, refused, count)
         if not ranked:
-            # Room given back since the last read must not be missed:
-            # read again (at most every 0.1 s) before saying no.
-            self.aggregates.refresh_if_older(context, 0.1)
+            # Room a cell published before this request arrived must
+            # not be missed: read again before saying no, unless a read
+            # began after the request arrived.
+            self.aggregates.refresh_unless_read_since(
+                context, request.asked_at)
             views = self.aggregates.views()
             ranked, elimination = cell_filters.candidates(
                 views, request, refused, count)
@@ -306,10 +311,18 @@ class CellsScheduler:
                               'instance is cleaned up', uuid, cell.name)
 
     def _release_in(self, context, cell, consumer_uuid, provider_uuid=None):
-        released = self.client(cell).release(context, consumer_uuid,
-                                             provider_uuid)
+        client = self.client(cell)
+        released = client.release(context, consumer_uuid, provider_uuid)
         if provider_uuid is None:
             self._forget(consumer_uuid)
+        if released:
+            # The cell published its new figures as it released: an
+            # in-process one is asked at once, a remote one is read
+            # again before any request is refused.
+            if client.local:
+                self.aggregates.take(cell, client.aggregate(context))
+            else:
+                self.aggregates.read_before_refusing()
         return released or {}
 
     @staticmethod

@@ -13,6 +13,7 @@ and hinted instances of other cells never leave the API level.
 """
 
 import copy
+import time
 
 from cellboot import exception
 from cellboot.objects import cell_mapping
@@ -42,6 +43,8 @@ class CellsRequest:
         # Parsed (and checked) as a cell will parse it.
         self.request = request_mod.ScheduleRequest(spec)
         self.spec = spec
+        # When it arrived: what the cells published before then counts.
+        self.asked_at = time.monotonic()
         self.target_cell = None       # a cell uuid, or None
         self.target_unknown = False   # target_cell names no cell
         self.same_host = {}           # hinted instance -> its cell

@@ -31,6 +31,30 @@ def spec(flavor=None, **values):
     return dict(values, flavor=dict(flavor or SMALL))
 
 
+def uuids(count):
+    """``count`` new instance uuids."""
+    return [uuidutils.generate_uuid() for _ in range(count)]
+
+
+class RamWeighedSelection:
+    """Only RAM weighs: the cell, and the host in it, with the most free
+    memory on one host is preferred whatever was claimed of the rest, so
+    a test can say which host a request lands on."""
+
+    def setUp(self):
+        super().setUp()
+        self.flags(cpu_weight_multiplier=0.0, disk_weight_multiplier=0.0,
+                   group='filter_scheduler')
+
+    def _select(self, request_spec=None, count=1):
+        instances = uuids(count)
+        return instances, self.scheduler.select_destinations(
+            self.ctx, request_spec or spec(), instances)
+
+    def _hosts_of(self, selections):
+        return [hosts[0]['service_host'] for hosts in selections]
+
+
 class FleetTestCase(base.DatabaseTestCase):
     """``CELLS`` cells, mapped; ``add_host`` puts hosts in them.
 

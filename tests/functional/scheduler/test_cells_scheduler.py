@@ -27,10 +27,6 @@ SMALL = {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 BIG = {'vcpus': 5, 'memory_mb': 1024, 'root_gb': 1}
 
 
-def _uuids(count):
-    return [uuidutils.generate_uuid() for _ in range(count)]
-
-
 class _Malformed(cell_clients.LocalCell):
     """Claims as its scheduler does, and answers a selection without a
     host name."""
@@ -42,22 +38,8 @@ class _Malformed(cell_clients.LocalCell):
                 for hosts in selections], aggregate
 
 
-class _CellsTestCase(placement_base.FleetTestCase):
-
-    def setUp(self):
-        super().setUp()
-        # Only RAM weighs: the cell whose best host has the most free
-        # memory is asked first.
-        self.flags(cpu_weight_multiplier=0.0, disk_weight_multiplier=0.0,
-                   group='filter_scheduler')
-
-    def _select(self, request_spec=None, count=1):
-        instances = _uuids(count)
-        return instances, self.scheduler.select_destinations(
-            self.ctx, request_spec or spec(), instances)
-
-    def _hosts_of(self, selections):
-        return [hosts[0]['service_host'] for hosts in selections]
+class _CellsTestCase(placement_base.RamWeighedSelection,
+                     placement_base.FleetTestCase):
 
     def doctor(self, cell, **figures):
         """The API level takes a lie about ``self.cells[cell]``."""
@@ -170,7 +152,7 @@ class _RefusalTests:
     def test_a_multi_create_that_cannot_be_placed_whole_claims_nothing(self):
         a = self.add_host('a', cell=0, vcpus=4)
         b = self.add_host('b', cell=1, vcpus=4)
-        instances = _uuids(5)
+        instances = placement_base.uuids(5)
         self.assertRaises(exception.NoValidHost,
                           self.scheduler.select_destinations, self.ctx,
                           spec(), instances)
@@ -267,7 +249,21 @@ class _RefusalTests:
         a = self.add_host('a', cell=0, vcpus=2)
         self.start()
         (instance,), _selections = self._select()
-        # As if the periodic read had just run: no new read for 0.1 s.
+        # As if a read had begun after every request: none is read
+        # again, the API level's own release must count at once.
+        self.scheduler.aggregates.refreshed_at = float('inf')
+        self.scheduler.release_resources(self.ctx, instance)
+        _instances, selections = self._select()
+        self.assertEqual([a], [hosts[0]['compute_node_uuid']
+                               for hosts in selections])
+
+    def test_room_a_remote_cell_gave_back_is_used_at_once(self):
+        a = self.add_host('a', cell=0, vcpus=2)
+        self.start()
+        self.only_published()
+        (instance,), _selections = self._select()
+        # The cell answers a release with what it released only: the
+        # API level reads the cells again before it would refuse.
         self.scheduler.aggregates.refreshed_at = float('inf')
         self.scheduler.release_resources(self.ctx, instance)
         _instances, selections = self._select()
@@ -276,10 +272,11 @@ class _RefusalTests:
 
     def test_a_host_a_remote_cell_reported_just_now_is_found(self):
         # The cell publishes its new host at once; the API level's last
-        # read (as if it had just run) is older than that publication.
+        # read (it has just run) is older than that publication, but not
+        # older than the request: it is read again before a refusal.
         self.start()
         self.only_published()
-        self.scheduler.aggregates.refreshed_at = float('inf')
+        self.scheduler.aggregates.refresh(self.ctx)
         uuid = self.add_host('late', cell=1, provider=False)
         self.cell_scheduler(1).update_provider(
             self.ctx, uuid, 'late', {'VCPU': {'total': 4},

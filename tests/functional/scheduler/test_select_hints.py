@@ -19,34 +19,15 @@ from tests.functional.scheduler.placement_base import spec
 SMALL = {'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 
 
-def _uuids(count):
-    return [uuidutils.generate_uuid() for _ in range(count)]
-
-
 def _group(policy, members=()):
     return {'uuid': uuidutils.generate_uuid(), 'policy': policy,
             'members': list(members), 'hosts': []}
 
 
-class _HintTests:
-
-    def setUp(self):
-        super().setUp()
-        # Only RAM weighs: the cell and host with the most free memory
-        # on one host are preferred, whatever was claimed of the rest.
-        self.flags(cpu_weight_multiplier=0.0, disk_weight_multiplier=0.0,
-                   group='filter_scheduler')
+class _HintTests(placement_base.RamWeighedSelection):
 
     # NoValidHost tests start the cells' schedulers: they publish their
     # aggregates, which the API level reads again before it says no.
-
-    def _select(self, request_spec=None, count=1):
-        instances = _uuids(count)
-        return instances, self.scheduler.select_destinations(
-            self.ctx, request_spec or spec(), instances)
-
-    def _hosts_of(self, selections):
-        return [hosts[0]['service_host'] for hosts in selections]
 
     def _server_on(self, provider, cell=0, project_id='project-a'):
         """A server of ``project_id`` holding SMALL on ``provider``."""
@@ -127,7 +108,7 @@ class _HintTests:
         # Each cell's one host has room for 2 of the 3.
         self.add_host('a', cell=0, vcpus=4)
         self.add_host('b', cell=1, vcpus=4)
-        instances = _uuids(3)
+        instances = placement_base.uuids(3)
         self.assertRaises(exception.NoValidHost,
                           self.scheduler.select_destinations, self.ctx,
                           spec(instance_group=_group('affinity')), instances)
