@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 
+from cellboot.cli import arguments
+
 import placement_side
 import placement_stream
 import scheduler_fleet
@@ -189,29 +191,19 @@ def _table(at_fill, final):
 
 def _parse_args(argv):
     parser = scheduler_levels.Parser(description=__doc__.split('\n')[0])
-    whole = scheduler_levels.at_least
-    parser.add_argument('--hosts', type=whole(1), default=1000)
-    parser.add_argument('--cells', type=whole(1), default=10)
+    parser.add_argument('--hosts', type=arguments.positive_int, default=1000)
+    parser.add_argument('--cells', type=arguments.positive_int, default=10)
     parser.add_argument('--seed', type=int, default=1)
-    parser.add_argument('--requests', type=whole(1), default=1000000,
+    parser.add_argument('--requests', type=arguments.positive_int,
+                        default=1000000,
                         help='stop after this many stream items at the '
                              'latest (default: at 95 %% fill of the '
                              'reference and a tenth as many items more)')
     parser.add_argument('--db-url', help='database server URL (MariaDB, '
                         'PostgreSQL); default: SQLite in a temp dir')
-    parser.add_argument('--conf', metavar='GROUP.OPTION=VALUE',
-                        type=scheduler_levels.override, action='append',
-                        default=[], help='a cellboot option for the run, '
-                        'e.g. scheduler.cell_check_interval=0 (repeatable)')
+    scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
-    try:
-        if args.conf:
-            scheduler_levels.check_overrides(args.conf)
-    except ValueError as exc:
-        parser.error(str(exc))
-    if args.cells > args.hosts:
-        parser.error(f'--cells: must not exceed --hosts ({args.hosts}), '
-                     f'not {args.cells}')
+    scheduler_levels.check_fleet_args(parser, args)
     return args
 
 

@@ -61,6 +61,8 @@ import uuid as uuid_mod
 
 import numpy as np
 
+from cellboot.cli import arguments
+
 import scheduler_fleet
 import scheduler_levels
 
@@ -240,20 +242,20 @@ def run_concurrent(dbs, processes, requests, overrides):
 
 def _parse_args(argv):
     parser = scheduler_levels.Parser(description=__doc__.split('\n')[0])
-    whole = scheduler_levels.at_least
-    parser.add_argument('--hosts', type=whole(1), required=True)
-    parser.add_argument('--cells', type=whole(1), required=True)
+    parser.add_argument('--hosts', type=arguments.positive_int, required=True)
+    parser.add_argument('--cells', type=arguments.positive_int, required=True)
     parser.add_argument('--db-url', help='database server URL (MariaDB, '
                         'PostgreSQL); default: SQLite in a temp dir')
-    parser.add_argument('--requests', type=whole(1), default=2000,
+    parser.add_argument('--requests', type=arguments.positive_int,
+                        default=2000,
                         help='timed decisions (default 2000)')
-    parser.add_argument('--processes', type=whole(1), default=1,
+    parser.add_argument('--processes', type=arguments.positive_int, default=1,
                         help='concurrent scheduler processes; more than 1 '
                              'is the concurrency mode')
-    parser.add_argument('--threads', type=whole(1), default=1,
+    parser.add_argument('--threads', type=arguments.positive_int, default=1,
                         help='concurrent callers inside the one scheduler '
                              'process (throughput mode; default 1)')
-    parser.add_argument('--capacity', type=whole(0),
+    parser.add_argument('--capacity', type=arguments.non_negative_int,
                         help='fleet room in instances (default: 32 per '
                              'host)')
     parser.add_argument('--keep', action='store_true',
@@ -262,19 +264,9 @@ def _parse_args(argv):
                         help='throughput mode: cProfile the timed '
                              'decisions, dump the stats to FILE and print '
                              'the top 25 by cumulative time')
-    parser.add_argument('--conf', metavar='GROUP.OPTION=VALUE',
-                        type=scheduler_levels.override, action='append',
-                        default=[], help='a cellboot option for the run, '
-                        'e.g. scheduler.cell_check_interval=0 (repeatable)')
+    scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
-    try:
-        if args.conf:
-            scheduler_levels.check_overrides(args.conf)
-    except ValueError as exc:
-        parser.error(str(exc))
-    if args.cells > args.hosts:
-        parser.error(f'--cells: must not exceed --hosts ({args.hosts}), '
-                     f'not {args.cells}')
+    scheduler_levels.check_fleet_args(parser, args)
     return args
 
 

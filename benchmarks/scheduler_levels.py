@@ -43,20 +43,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f'{self.prog}: {message}\n')
 
 
-def at_least(low):
-    """An argparse type: a whole number of at least ``low``."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < low:
-            raise argparse.ArgumentTypeError(
-                f'must be a whole number of at least {low}, not {text!r}')
-        return value
-    return parse
-
-
 def override(text):
     """An argparse type: ``GROUP.OPTION=VALUE``, as ``(group, option,
     value)``; the option is looked up, and the value checked, by
@@ -92,6 +78,27 @@ def check_overrides(overrides):
         module.register_opts(scratch)
     scratch([], project='cellboot', default_config_files=[])
     apply_overrides(scratch, overrides)
+
+
+def add_conf_argument(parser):
+    """The ``--conf GROUP.OPTION=VALUE`` option both benchmarks take."""
+    parser.add_argument('--conf', metavar='GROUP.OPTION=VALUE',
+                        type=override, action='append',
+                        default=[], help='a cellboot option for the run, '
+                        'e.g. scheduler.cell_check_interval=0 (repeatable)')
+
+
+def check_fleet_args(parser, args):
+    """Refuse, as ``parser.error``, overrides cellboot would not take and
+    more cells than hosts."""
+    try:
+        if args.conf:
+            check_overrides(args.conf)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.cells > args.hosts:
+        parser.error(f'--cells: must not exceed --hosts ({args.hosts}), '
+                     f'not {args.cells}')
 
 
 def configure(api_url, debug=False, overrides=()):
