@@ -78,12 +78,12 @@ class _BootTests:
         self.assertEqual([], invariants.check_invariants())
         self.assertCellServicesUsedNoApiDatabase(cluster)
 
-
     def test_a_cell_keeps_rescheduling_with_the_api_level_stopped(self):
         # The build reaches host1 (first choice, most memory), which fails
         # it after SPAWN seconds. Meanwhile every API-level process dies:
-        # the super conductor and the API level's scheduler. The cell's
-        # own conductor and scheduler must still move the build to host2.
+        # the super conductors, the API level's scheduler and the API.
+        # The cell's own conductor and scheduler must still move the
+        # build to host2.
         cluster = self.useFixture(deployment.Deployment(
             self, backend=self.BACKEND,
             cells={'cell1': ['cell1-host1', 'cell1-host2']},
@@ -98,7 +98,10 @@ class _BootTests:
             self.assertLess(time.monotonic(), deadline,
                             'the boot flow never cast the build')
             time.sleep(0.1)
-        for name in cluster.super_conductor_names + ['scheduler']:
+        api_level = cluster.super_conductor_names + ['scheduler']
+        if cluster.with_api:
+            api_level.append('api')
+        for name in api_level:
             cluster.kill(name)
 
         deadline = time.monotonic() + deployment.SETTLE_TIMEOUT
