@@ -42,14 +42,11 @@ process (``cellboot.flowrun.shared``).
 
 import inspect
 
-import oslo_messaging
 from taskflow.engines.action_engine import executor as tf_executor
 
 from cellboot.db import outage
 from cellboot import exception
-
-# Errors of a remote service's database that mean it could not reach it.
-REMOTE_OUTAGES = frozenset({'DBConnectionError'})
+from cellboot.rpc import client as rpc_client
 
 # The argument that tells an atom it runs again after a run that may
 # have done part of its work.
@@ -59,11 +56,9 @@ RESUMED = 'resumed'
 def is_outage(exc):
     """A lost database connection, here or in a service called over RPC,
     or no cell that answers."""
-    if outage.is_connection_lost(exc) or isinstance(
-            exc, exception.CellsUnavailable):
-        return True
-    return (isinstance(exc, oslo_messaging.RemoteError) and
-            exc.exc_type in REMOTE_OUTAGES)
+    return (outage.is_connection_lost(exc)
+            or isinstance(exc, exception.CellsUnavailable)
+            or rpc_client.is_remote_outage(exc))
 
 
 class _Riding:

@@ -35,6 +35,16 @@ VERSION = '1.0'
 
 _REMOTE_SUFFIX = '_Remote'
 
+# Errors of a remote service's database that mean it could not reach it;
+# they cross the bus as oslo.messaging's RemoteError naming them.
+REMOTE_OUTAGES = frozenset({'DBConnectionError'})
+
+
+def is_remote_outage(exc):
+    """A service called over RPC could not reach its own database."""
+    return (isinstance(exc, oslo_messaging.RemoteError)
+            and exc.exc_type in REMOTE_OUTAGES)
+
 
 def _as_local(exc):
     """``exc`` with oslo.messaging's ``_Remote`` wrapper class removed."""

@@ -17,6 +17,7 @@ from oslo_db import exception as db_exc
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import rpc
+from cellboot.rpc import client as rpc_client
 from cellboot.scheduler import rpcapi
 
 
@@ -81,6 +82,13 @@ class RemoteCell:
             return getattr(self.api, method)(*args, **kwargs)
         except (exception.RPCTimeout, exception.InvalidTransportURL) as exc:
             raise CellUnreachable(str(exc)) from None
+        except Exception as exc:
+            # The cell's scheduler answers, but its database does not.
+            if rpc_client.is_remote_outage(exc):
+                raise CellUnreachable(
+                    f'cell {self.cell.name}\'s database: '
+                    f'{str(exc.value)[:200]}') from None
+            raise
 
     def select(self, context, spec, instance_uuids, return_alternates):
         answer = self._call('select_destinations', context, spec,

@@ -210,7 +210,10 @@ class CellsScheduler:
                      if client.local]
         for client in local:
             view = views.get(client.cell.uuid)
-            if view is None or view.usable() is None:
+            # A silent cell's database does not answer: its scheduler's
+            # figures in memory would not make its claims succeed.
+            if (view is None or view.silent or view.invalid
+                    or view.usable() is None):
                 continue
             try:
                 self.aggregates.take(client.cell, client.aggregate(context))

@@ -221,6 +221,6 @@ class SchedulerAggregate(Base):
     )
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     scheduler = sa.Column(sa.String(255), nullable=False)
-    aggregate = sa.Column(sa.Text, nullable=False)  # JSON
+    aggregate = sa.Column(LargeText, nullable=False)  # JSON, <= 256 KiB
     sequence = sa.Column(sa.BigInteger, nullable=False, default=0)
     published_at = sa.Column(sa.DateTime, nullable=False)

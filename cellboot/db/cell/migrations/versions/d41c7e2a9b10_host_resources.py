@@ -16,6 +16,7 @@ scheduler migrate_to_cells``.
 
 from alembic import op
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 revision = 'd41c7e2a9b10'
 down_revision = '5e1c0a7d2b3f'
@@ -71,7 +72,9 @@ def upgrade():
         'scheduler_aggregates',
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
         sa.Column('scheduler', sa.String(255), nullable=False),
-        sa.Column('aggregate', sa.Text, nullable=False),
+        # Up to aggregate.MAX_DOCUMENT (256 KiB): beyond MySQL's TEXT.
+        sa.Column('aggregate', sa.Text().with_variant(
+            mysql.MEDIUMTEXT(), 'mysql', 'mariadb'), nullable=False),
         sa.Column('sequence', sa.BigInteger, nullable=False),
         sa.Column('published_at', sa.DateTime, nullable=False),
         sa.UniqueConstraint('scheduler',
