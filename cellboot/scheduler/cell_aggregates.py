@@ -52,18 +52,27 @@ class CellView:
     @property
     def age(self):
         """Seconds since the figures were published (the row's clock)."""
+        return self.age_at(timeutils.utcnow())
+
+    def age_at(self, now):
         if self.published_at is None:
             return None
-        return (timeutils.utcnow() - self.published_at).total_seconds()
+        return (now - self.published_at).total_seconds()
 
-    def usable(self):
-        """Why no request may go to this cell now; None when one may."""
+    def usable(self, now=None, max_age=None):
+        """Why no request may go to this cell now; None when one may.
+
+        ``now`` (``timeutils.utcnow()``) and ``max_age`` may be given by
+        a caller judging every cell at once: read once, not per cell.
+        """
         if self.silent:
             return f'its database does not answer ({self.silent})'
         if self.aggregate is None:
             return 'its schedulers have published no aggregate'
-        stale = self.age
-        if stale is not None and stale > CONF.scheduler.aggregate_max_age:
+        stale = self.age_at(now or timeutils.utcnow())
+        if max_age is None:
+            max_age = CONF.scheduler.aggregate_max_age
+        if stale is not None and stale > max_age:
             return (f'its newest aggregate is {stale:.0f} s old: no '
                     f'scheduler of the cell is running')
         return None

@@ -25,6 +25,8 @@ normalized across the candidates.
 import math
 import random
 
+from oslo_utils import timeutils
+
 from cellboot.conf import CONF
 from cellboot.scheduler import candidates as host_candidates
 
@@ -57,7 +59,10 @@ def _steps(request, refused, usable=True):
     resources = request.resources
     steps = []
     if usable:
-        steps.append(('usable', lambda view: view.usable() is None,
+        now = timeutils.utcnow()
+        max_age = CONF.scheduler.aggregate_max_age
+        steps.append(('usable',
+                      lambda view: view.usable(now, max_age) is None,
                       'cells without a live scheduler or not answering'))
     else:
         steps.append(('figures', lambda view: view.aggregate is not None,
@@ -99,8 +104,9 @@ def _steps(request, refused, usable=True):
 
 
 def candidates(views, request, refused, count, usable=True):
-    """``(ranked, elimination)``: ``[(view, fits)]`` best first, and the
-    record of what removed the others (``candidates.Elimination``).
+    """``(ranked, elimination)``: the views best first, and the record of
+    what removed the others (``candidates.Elimination``). ``fits`` says
+    how many of the ``count`` instances one of them may take.
 
     ``usable`` False keeps the cells that do not answer (or whose
     schedulers are down) and judges them from their last figures: what
@@ -120,8 +126,13 @@ def candidates(views, request, refused, count, usable=True):
     random.shuffle(kept)
     weights = weigh(kept)
     ranked = sorted(zip(kept, weights), key=lambda pair: -pair[1])
-    return ([(view, _fits(view.aggregate, request, count))
-             for view, _weight in ranked], elimination)
+    return [view for view, _weight in ranked], elimination
+
+
+def fits(view, request, count):
+    """How many of ``count`` instances the cell of ``view`` may hold at
+    most, judged from its aggregate."""
+    return _fits(view.aggregate, request, count)
 
 
 def weigh(views):

@@ -33,6 +33,7 @@ import collections
 import threading
 
 from oslo_log import log as logging
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from cellboot.conf import CONF
@@ -171,9 +172,9 @@ class CellsScheduler:
                         reason=cell_filters.tried(refused))
                 raise exception.NoValidHost(reason=cell_filters.tried(
                     refused))
-            ranked = self._ranked(context, request, refused, unreachable,
-                                  len(remaining))
-            view, fits = ranked[0]
+            view = self._ranked(context, request, refused, unreachable,
+                                len(remaining))[0]
+            fits = cell_filters.fits(view, request, len(remaining))
             cell = view.cell
             count = len(remaining) if (
                 fits >= len(remaining) or request.group_policy == 'affinity'
@@ -208,12 +209,14 @@ class CellsScheduler:
         with self._lock:
             local = [client for client in self._clients.values()
                      if client.local]
+        now = timeutils.utcnow()
+        max_age = CONF.scheduler.aggregate_max_age
         for client in local:
             view = views.get(client.cell.uuid)
             # A silent cell's database does not answer: its scheduler's
             # figures in memory would not make its claims succeed.
             if (view is None or view.silent or view.invalid
-                    or view.usable() is None):
+                    or view.usable(now, max_age) is None):
                 continue
             try:
                 self.aggregates.take(client.cell, client.aggregate(context))
@@ -221,7 +224,7 @@ class CellsScheduler:
                 self.aggregates.mark_silent(client.cell, str(exc)[:200])
 
     def _ranked(self, context, request, refused, unreachable, count):
-        """The candidate cells, best first, with how many each may take.
+        """The candidate cells' views, best first.
 
         None left: NoValidHost, unless cells that do not answer (or whose
         schedulers are down) might have taken the request, judged from
@@ -245,7 +248,7 @@ class CellsScheduler:
         reason = elimination.reason()
         if refused:
             reason = cell_filters.tried(refused) + ' ' + reason
-        blocked = [view.cell.name for view, _fits in cell_filters.candidates(
+        blocked = [view.cell.name for view in cell_filters.candidates(
             views, request, {uuid: why for uuid, why in refused.items()
                              if uuid not in unreachable}, count,
             usable=False)[0] if view.usable() is not None
