@@ -9,6 +9,7 @@ the declarative classes exist so alembic can compare models and migrations.
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from cellboot.db import resource_columns
 from cellboot.db.types import created_at
 from cellboot.db.types import LargeText
 from cellboot.db.types import updated_at
@@ -195,59 +196,20 @@ class ServerGroupMember(Base):
     created_at = created_at()
 
 
-class ResourceProvider(Base):
-    """One per compute node; uuid = the compute node's uuid."""
+class ResourceProvider(resource_columns.ProviderColumns, Base):
+    """Every cell's hosts, before ``scheduler migrate_to_cells`` moved
+    them into their cells; read by that command alone."""
 
-    __tablename__ = 'resource_providers'
-    __table_args__ = (
-        sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
-        sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
+    __table_args__ = resource_columns.ProviderColumns.table_args() + (
         sa.Index('resource_providers_cell_id_idx', 'cell_id'),
     )
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    uuid = uuid_column(nullable=False)
-    name = sa.Column(sa.String(255), nullable=False)  # the compute host
     cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
                         nullable=True)
-    availability_zone = sa.Column(sa.String(255), nullable=True)
-    # Bumped by every claim: the compare-and-swap token of atomic claims.
-    generation = sa.Column(sa.Integer, nullable=False, default=0)
-    created_at = created_at()
-    updated_at = updated_at()
 
 
-class Inventory(Base):
-    __tablename__ = 'inventories'
-    __table_args__ = (
-        sa.UniqueConstraint('resource_provider_id', 'resource_class',
-                            name='uniq_inventories0provider0class'),
-    )
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    resource_provider_id = sa.Column(
-        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    resource_class = sa.Column(sa.String(255), nullable=False)
-    total = sa.Column(sa.Integer, nullable=False)
-    reserved = sa.Column(sa.Integer, nullable=False, default=0)
-    min_unit = sa.Column(sa.Integer, nullable=False, default=1)
-    max_unit = sa.Column(sa.Integer, nullable=False)
-    step_size = sa.Column(sa.Integer, nullable=False, default=1)
-    allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
-    created_at = created_at()
-    updated_at = updated_at()
+class Inventory(resource_columns.InventoryColumns, Base):
+    __table_args__ = resource_columns.InventoryColumns.table_args()
 
 
-class Allocation(Base):
-    __tablename__ = 'allocations'
-    __table_args__ = (
-        sa.Index('allocations_consumer_id_idx', 'consumer_id'),
-        sa.Index('allocations_provider_class_idx',
-                 'resource_provider_id', 'resource_class'),
-    )
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    resource_provider_id = sa.Column(
-        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    consumer_id = uuid_column(nullable=False)  # the instance uuid
-    resource_class = sa.Column(sa.String(255), nullable=False)
-    used = sa.Column(sa.Integer, nullable=False)
-    created_at = created_at()
-    updated_at = updated_at()
+class Allocation(resource_columns.AllocationColumns, Base):
+    __table_args__ = resource_columns.AllocationColumns.table_args()

@@ -11,6 +11,7 @@ these, in TaskFlow's own tables.
 import sqlalchemy as sa
 from sqlalchemy import orm
 
+from cellboot.db import resource_columns
 from cellboot.db.types import created_at
 from cellboot.db.types import LargeText
 from cellboot.db.types import updated_at
@@ -149,59 +150,18 @@ class InstanceActionEvent(Base):
     updated_at = updated_at()
 
 
-class ResourceProvider(Base):
+class ResourceProvider(resource_columns.ProviderColumns, Base):
     """One per compute node of the cell; uuid = the compute node's uuid."""
 
-    __tablename__ = 'resource_providers'
-    __table_args__ = (
-        sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid'),
-        sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
-    )
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    uuid = uuid_column(nullable=False)
-    name = sa.Column(sa.String(255), nullable=False)  # the compute host
-    availability_zone = sa.Column(sa.String(255), nullable=True)
-    # Bumped by every claim: the compare-and-swap token of atomic claims.
-    generation = sa.Column(sa.Integer, nullable=False, default=0)
-    created_at = created_at()
-    updated_at = updated_at()
+    __table_args__ = resource_columns.ProviderColumns.table_args()
 
 
-class Inventory(Base):
-    __tablename__ = 'inventories'
-    __table_args__ = (
-        sa.UniqueConstraint('resource_provider_id', 'resource_class',
-                            name='uniq_inventories0provider0class'),
-    )
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    resource_provider_id = sa.Column(
-        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    resource_class = sa.Column(sa.String(255), nullable=False)
-    total = sa.Column(sa.Integer, nullable=False)
-    reserved = sa.Column(sa.Integer, nullable=False, default=0)
-    min_unit = sa.Column(sa.Integer, nullable=False, default=1)
-    max_unit = sa.Column(sa.Integer, nullable=False)
-    step_size = sa.Column(sa.Integer, nullable=False, default=1)
-    allocation_ratio = sa.Column(sa.Float, nullable=False, default=1.0)
-    created_at = created_at()
-    updated_at = updated_at()
+class Inventory(resource_columns.InventoryColumns, Base):
+    __table_args__ = resource_columns.InventoryColumns.table_args()
 
 
-class Allocation(Base):
-    __tablename__ = 'allocations'
-    __table_args__ = (
-        sa.Index('allocations_consumer_id_idx', 'consumer_id'),
-        sa.Index('allocations_provider_class_idx',
-                 'resource_provider_id', 'resource_class'),
-    )
-    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
-    resource_provider_id = sa.Column(
-        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
-    consumer_id = uuid_column(nullable=False)  # the instance uuid
-    resource_class = sa.Column(sa.String(255), nullable=False)
-    used = sa.Column(sa.Integer, nullable=False)
-    created_at = created_at()
-    updated_at = updated_at()
+class Allocation(resource_columns.AllocationColumns, Base):
+    __table_args__ = resource_columns.AllocationColumns.table_args()
 
 
 class SchedulerAggregate(Base):
