@@ -51,6 +51,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.db import retry
 from cellboot import exception
 from cellboot.scheduler import host_state
+from cellboot.scheduler import periodic
 
 LOG = logging.getLogger(__name__)
 
@@ -197,8 +198,9 @@ class Publisher:
         self._lock = threading.Lock()
         self._published_version = None
         self._published_at = 0.0
-        self._stop = threading.Event()
-        self._thread = None
+        self._periodic = periodic.Periodic(
+            f'aggregate-{cache.scope.name}', self.publish_if_due,
+            self._publish_failed)
 
     def compute(self):
         with self.cache.locked() as states:
@@ -223,28 +225,14 @@ class Publisher:
             self.publish_now()
 
     def start(self):
-        interval = CONF.scheduler.aggregate_publish_interval
-        if not interval or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._run, args=(interval,),
-            name=f'aggregate-{self.cache.scope.name}', daemon=True)
-        self._thread.start()
+        self._periodic.start(CONF.scheduler.aggregate_publish_interval)
 
-    def _run(self, interval):
-        while not self._stop.wait(interval):
-            try:
-                self.publish_if_due()
-            except Exception as exc:
-                # The cell's database may be down: the API level sees the
-                # aggregate grow old and stops sending requests here.
-                LOG.warning('Could not publish the aggregate of cell %s '
-                            '(%s); trying again in %s s',
-                            self.cache.scope.name, exc, interval)
+    def _publish_failed(self, exc, interval):
+        # The cell's database may be down: the API level sees the
+        # aggregate grow old and stops sending requests here.
+        LOG.warning('Could not publish the aggregate of cell %s (%s); '
+                    'trying again in %s s', self.cache.scope.name, exc,
+                    interval)
 
     def stop(self):
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
+        self._periodic.stop()

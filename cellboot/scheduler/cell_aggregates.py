@@ -33,6 +33,7 @@ from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.scheduler import aggregate as aggregate_mod
+from cellboot.scheduler import periodic
 
 LOG = logging.getLogger(__name__)
 
@@ -128,8 +129,10 @@ class CellAggregates:
         # Cells found publishing something that is no aggregate: named
         # once each.
         self._reported = set()
-        self._stop = threading.Event()
-        self._thread = None
+        self._periodic = periodic.Periodic(
+            'cell-aggregates',
+            lambda: self.refresh(cb_context.get_admin_context()),
+            self._read_failed)
 
     def views(self):
         with self._lock:
@@ -214,29 +217,15 @@ class CellAggregates:
     # -- the periodic reads ------------------------------------------------
 
     def start(self, interval=None):
-        interval = (CONF.scheduler.cell_check_interval
-                    if interval is None else interval)
-        if not interval or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._run, args=(interval,), name='cell-aggregates',
-            daemon=True)
-        self._thread.start()
+        self._periodic.start(CONF.scheduler.cell_check_interval
+                             if interval is None else interval)
 
-    def _run(self, interval):
-        context = cb_context.get_admin_context()
-        while not self._stop.wait(interval):
-            try:
-                self.refresh(context)
-            except Exception:
-                # The API database (cell mappings) may be down: the
-                # figures stay as they are until a read gets through.
-                LOG.exception('Reading the cells\' aggregates failed; '
-                              'trying again in %s s', interval)
+    @staticmethod
+    def _read_failed(exc, interval):
+        # The API database (cell mappings) may be down: the figures stay
+        # as they are until a read gets through.
+        LOG.exception('Reading the cells\' aggregates failed; trying again '
+                      'in %s s', interval)
 
     def stop(self):
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
+        self._periodic.stop()

@@ -39,6 +39,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.scheduler import host_batch
 from cellboot.scheduler import host_state
+from cellboot.scheduler import periodic
 from cellboot.scheduler.resources import providers
 from cellboot.scheduler.resources import usage
 
@@ -148,8 +149,10 @@ class HostStateCache:
         self.loaded_at = None
         # Moves on with every change of the states (see the docstring).
         self.version = 0
-        self._stop = threading.Event()
-        self._thread = None
+        self._periodic = periodic.Periodic(
+            f'host-state-refresh-{scope.name}',
+            lambda: self.refresh(cb_context.get_admin_context()),
+            self._reload_failed)
 
     @contextlib.contextmanager
     def locked(self):
@@ -306,30 +309,14 @@ class HostStateCache:
 
     def start_periodic_refresh(self, interval=None):
         """Reload in a daemon thread every ``interval`` seconds."""
-        interval = (CONF.scheduler.host_state_refresh_interval
-                    if interval is None else interval)
-        if not interval or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._run_periodic, args=(interval,),
-            name=f'host-state-refresh-{self.scope.name}', daemon=True)
-        self._thread.start()
+        self._periodic.start(CONF.scheduler.host_state_refresh_interval
+                             if interval is None else interval)
 
-    def _run_periodic(self, interval):
-        context = cb_context.get_admin_context()
-        while not self._stop.wait(interval):
-            try:
-                self.refresh(context)
-            except Exception:
-                # A database that is down now may be back next time;
-                # meanwhile the scheduler works from what it has.
-                LOG.exception('Host states of cell %s: periodic reload '
-                              'failed; keeping the previous states',
-                              self.scope.name)
+    def _reload_failed(self, exc, interval):
+        # A database that is down now may be back next time; meanwhile
+        # the scheduler works from what it has.
+        LOG.exception('Host states of cell %s: periodic reload failed; '
+                      'keeping the previous states', self.scope.name)
 
     def stop_periodic_refresh(self):
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
+        self._periodic.stop()
