@@ -245,30 +245,28 @@ class _RefusalTests:
         self.assertIn('ResourceFilter removed the last 1 cell(s)',
                       str(error))
 
-    def test_room_the_api_level_gave_back_is_used_at_once(self):
+    def _assert_room_given_back_is_used_at_once(self, remote):
         a = self.add_host('a', cell=0, vcpus=2)
         self.start()
+        if remote:
+            self.only_published()
         (instance,), _selections = self._select()
-        # As if a read had begun after every request: none is read
-        # again, the API level's own release must count at once.
+        # As if a read had begun after every request: nothing is read
+        # again unless the release itself asks for it.
         self.scheduler.aggregates.refreshed_at = float('inf')
         self.scheduler.release_resources(self.ctx, instance)
         _instances, selections = self._select()
         self.assertEqual([a], [hosts[0]['compute_node_uuid']
                                for hosts in selections])
 
+    def test_room_the_api_level_gave_back_is_used_at_once(self):
+        # An in-process cell is asked for its figures after the release.
+        self._assert_room_given_back_is_used_at_once(remote=False)
+
     def test_room_a_remote_cell_gave_back_is_used_at_once(self):
-        a = self.add_host('a', cell=0, vcpus=2)
-        self.start()
-        self.only_published()
-        (instance,), _selections = self._select()
-        # The cell answers a release with what it released only: the
-        # API level reads the cells again before it would refuse.
-        self.scheduler.aggregates.refreshed_at = float('inf')
-        self.scheduler.release_resources(self.ctx, instance)
-        _instances, selections = self._select()
-        self.assertEqual([a], [hosts[0]['compute_node_uuid']
-                               for hosts in selections])
+        # A remote cell answers a release with what it released only:
+        # the API level reads the cells again before it would refuse.
+        self._assert_room_given_back_is_used_at_once(remote=True)
 
     def test_a_host_a_remote_cell_reported_just_now_is_found(self):
         # The cell publishes its new host at once; the API level's last
