@@ -41,6 +41,7 @@ from oslo_messaging import transport as om_transport
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import masking
+from cellboot.rpc import idle_polls
 from cellboot.rpc import inprocess
 from cellboot.rpc import nova_bus
 
@@ -74,6 +75,8 @@ def set_defaults():
     # oslo_messaging_rabbit) only when a rabbit transport is made: the
     # option objects' default is what that registration picks up.
     cfg.set_defaults(om_amqp.amqp_opts, amqp_durable_queues=DURABLE_QUEUES)
+    # Not an option oslo.messaging has: see ``idle_polls``.
+    idle_polls.space_out()
 
 
 set_defaults()
