@@ -223,10 +223,10 @@ class Runner:
 
     def _post(self, what, flow_uuid, book_name=None):
         try:
-            if jobboard.post(self.board, self.kind, flow_uuid,
-                             book_name) is not None \
-                    and self._flow_conductor is not None:
-                self._flow_conductor.wake()   # claimed here at once
+            job = jobboard.post(self.board, self.kind, flow_uuid,
+                                book_name)
+            if job is not None and self._flow_conductor is not None:
+                self._flow_conductor.wake(job)   # claimed here at once
         except Exception as exc:
             # The flow is saved: the sweeper posts it again later.
             LOG.error('%s: could not post flow %s on board %s: %s',

@@ -217,3 +217,40 @@ class LoopTest(_BoardTest):
         conductor.wake()
         self.assertTrue(self.all_ran.wait(TIMEOUT), self.ran)
         self.assertEqual([first.uuid, job.uuid], self.ran)
+
+    def test_a_job_handed_to_wake_is_claimed_without_reading_the_board(self):
+        first = jobboard.post(self.board, kinds.KIND_BOOT,
+                              str(uuid.uuid4()))
+        conductor = self._start(slots=2, expected=3)
+        self.assertTrue(compute_base.wait_for(
+            lambda: self.ran == [first.uuid], TIMEOUT), self.ran)
+        readings = []
+        unclaimed = self.board.listings.unclaimed
+
+        def counted(*args, **kwargs):
+            readings.append(args)
+            return unclaimed(*args, **kwargs)
+
+        self.board.listings.unclaimed = counted
+        posted = [jobboard.post(self.board, kinds.KIND_BOOT,
+                                str(uuid.uuid4())) for _ in range(2)]
+        for job in posted:
+            conductor.wake(job)
+        self.assertTrue(self.all_ran.wait(TIMEOUT), self.ran)
+        self.assertEqual([first.uuid] + [job.uuid for job in posted],
+                         self.ran)
+        self.assertEqual([], readings)
+        self.assertEqual([], list(self.board.iterjobs()))   # consumed
+
+    def test_a_job_handed_to_wake_that_another_took_is_not_run_here(self):
+        conductor = self._start(slots=2, expected=1)
+        self.assertTrue(compute_base.wait_for(
+            lambda: not conductor._board_due, TIMEOUT))
+        taken = jobboard.post(self.board, kinds.KIND_BOOT, str(uuid.uuid4()))
+        self.board.claim(taken, 'another')
+        mine = jobboard.post(self.board, kinds.KIND_BOOT, str(uuid.uuid4()))
+        conductor.wake(taken)
+        conductor.wake(mine)
+        self.assertTrue(self.all_ran.wait(TIMEOUT), self.ran)
+        self.assertEqual([mine.uuid], self.ran)
+        self.assertEqual('another', self.board.holder(taken))
