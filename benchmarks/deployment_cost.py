@@ -13,7 +13,8 @@ Then, through the REST API, ACTIVE out:
 2. ``--idle-seconds`` of nothing: each kind's idle CPU rate (periodic
    tasks, this shared machine's other load);
 3. phase ``singles``: ``--singles`` single boots from ``--clients``
-   client threads, as fast as the API takes them;
+   client threads, as fast as the API takes them (or at ``--rate``
+   boots/s);
 4. phase ``batch``: one multi-create of ``--batch`` servers;
 5. phase ``burst``, with ``--burst-batch`` above 0: a multi-create of
    ``--burst-batch`` servers and ``--burst-singles`` single boots (from
@@ -95,16 +96,21 @@ def _count(minimum, maximum=None):
     return parse
 
 
-def _seconds(text):
-    """An argparse type: a positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number')
-    if not 0 < value < float('inf'):
-        raise argparse.ArgumentTypeError(f'{text} must be a positive '
-                                         f'number of seconds')
-    return value
+def _positive(unit):
+    """An argparse type: a positive, finite number of ``unit``."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'{text!r} is not a number')
+        if not 0 < value < float('inf'):
+            raise argparse.ArgumentTypeError(f'{text} must be a positive '
+                                             f'number of {unit}')
+        return value
+    return parse
+
+
+_seconds = _positive('seconds')
 
 
 def parse_args(argv=None):
@@ -124,6 +130,12 @@ def parse_args(argv=None):
     parser.add_argument('--clients', type=_count(1, 64), default=8,
                         help='client threads of the singles phase '
                              '(default 8)')
+    parser.add_argument('--rate', type=_positive('boots per second'),
+                        help='offer the singles at this pace instead of '
+                             'as fast as the API takes them: below the '
+                             "machine's capacity, the CPU per boot of N "
+                             'super conductors is compared without the '
+                             'contention of a saturated machine')
     parser.add_argument('--batch', type=_count(0, MAX_BATCH), default=200,
                         help='servers of the multi-create phase (default '
                              '200; 0 skips the phase)')
@@ -258,7 +270,7 @@ class Bench:
 
     def singles(self, project):
         return self.clients.singles(project, self.args.singles,
-                                    self.args.clients)
+                                    self.args.clients, self.args.rate)
 
     def batch(self, project):
         return self.clients.multi_create(project, self.args.batch)
@@ -287,6 +299,7 @@ class Bench:
             'cells': len(deploy.CELLS),
             'computes_per_cell': len(next(iter(deploy.CELLS.values()))),
             'clients': self.args.clients,
+            'rate': self.args.rate,
             'commit': _commit(),
             'load_avg_1m': round(os.getloadavg()[0], 2),
             'idle_cpu_ms_per_s': {kind: round(rate, 1) for kind, rate in

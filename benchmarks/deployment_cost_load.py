@@ -68,24 +68,31 @@ class Clients:
             return [server['id'] for server in body['servers']], None
         return [body['server']['id']], None
 
-    def singles(self, project, count, clients):
+    def singles(self, project, count, clients, rate=None):
         """``count`` single boots from ``clients`` threads.
 
-        Returns (accepted ids, refusals).
+        ``rate``: boots per second; the i-th boot is not sent before i /
+        rate seconds from the start (None: each client sends its next
+        boot as soon as its last was answered). Returns (accepted ids,
+        refusals).
         """
         todo = queue.Queue()
         for index in range(count):
-            todo.put(f'{project}-{index}')
+            todo.put((index, f'{project}-{index}'))
         accepted, refused = [], []
         lock = threading.Lock()
+        start = time.monotonic()
 
         def client():
             session = self._session(project)
             while True:
                 try:
-                    name = todo.get_nowait()
+                    index, name = todo.get_nowait()
                 except queue.Empty:
                     return
+                if rate is not None:
+                    time.sleep(max(0.0, start + index / rate -
+                                   time.monotonic()))
                 ids, refusal = self._post(session, name, 1)
                 with lock:
                     accepted.extend(ids)

@@ -41,7 +41,8 @@ def run_benchmark(*args, timeout=RUN_TIMEOUT):
 class DeploymentCostSmokeTest(base.TestCase):
 
     def test_tiny_run_reports_every_figure_with_every_server_active(self):
-        result = run_benchmark('--singles', '4', '--batch', '4',
+        result = run_benchmark('--singles', '4', '--rate', '20',
+                               '--batch', '4',
                                '--burst-batch', '3', '--burst-singles', '4',
                                '--super-conductors', '1', '--warmup', '1',
                                '--idle-seconds', '1', '--tail', '0.5')
@@ -54,6 +55,7 @@ class DeploymentCostSmokeTest(base.TestCase):
         summary = json.loads(result.stdout.strip().splitlines()[-1])
 
         self.assertEqual(1, summary['super_conductors'])
+        self.assertEqual(20.0, summary['rate'])
         self.assertEqual('server-wide', summary['connections_scope'])
         self.assertEqual([], summary['dead_services'])
         self.assertEqual(KINDS, set(summary['idle_cpu_ms_per_s']))
@@ -88,6 +90,9 @@ class DeploymentCostOptionsTest(base.TestCase):
         (['--idle-seconds', '0'], '--idle-seconds: 0 must be a positive'),
         (['--timeout', 'nan'], '--timeout: nan must be a positive'),
         (['--tail', 'inf'], '--tail: inf must be a positive'),
+        (['--rate', '0'], '--rate: 0 must be a positive number of boots '
+                          'per second'),
+        (['--rate', 'fast'], "--rate: 'fast' is not a number"),
         (['--scheduler', 'remote'], "--scheduler: invalid choice: "
                                     "'remote'"),
         (['--keep-logs', '/dev/null/logs'], '--keep-logs: [Errno 20] Not '
