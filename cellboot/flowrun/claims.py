@@ -183,8 +183,17 @@ class ClaimRenewer:
             with self._lock:
                 claims = [claim for claim in self._claims
                           if not claim.lost]
-            for claim in claims:
-                self.renew(claim)
+            self._renew_each(claims)
+
+    def _renew_each(self, claims):
+        """A turn of the loop: renew ``claims``, taken a moment ago.
+
+        A claim whose run ended meanwhile (its job consumed as its flow
+        succeeded, say) is no loss: its job may be gone by the time
+        Redis answers, and nothing runs under it any more.
+        """
+        for claim in claims:
+            self._renew(claim, ended=lambda c=claim: c not in self._claims)
 
     def surely_ours(self, claim):
         """Whether ``claim`` was granted less than half an expiry ago."""
@@ -199,6 +208,9 @@ class ClaimRenewer:
         claim found lost is marked so (``Claim.lose``), once. A failure
         to reach Redis returns False without losing the claim.
         """
+        return self._renew(claim, ended=lambda: False)
+
+    def _renew(self, claim, ended):
         job = claim.job
         sent = time.monotonic()
         try:
@@ -212,7 +224,7 @@ class ClaimRenewer:
             claim.proved_at = sent
             return True
         with self._lock:
-            if claim.lost:
+            if claim.lost or ended():
                 return False
             LOG.warning('The claim of %s on job %s (flow %s) is lost (%s): '
                         'the flow is suspended here after its current step '

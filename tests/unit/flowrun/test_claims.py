@@ -71,3 +71,30 @@ class ClaimCheckTest(base.TestCase):
         self.assertFalse(claim.check())
         self.assertIsNotNone(claim.proved_at)
         self.assertLess(claim.proved_at, time.monotonic() - EXPIRY / 2)
+
+
+class RenewerTurnTest(base.TestCase):
+    """The renewer's loop takes its claims, then renews them one by one."""
+
+    def setUp(self):
+        super().setUp()
+        self.board = _Board([(False, None)])
+        self.renewer = claims.ClaimRenewer(self.board, 'me')
+        self.addCleanup(self.renewer.stop)
+        self.job = mock.Mock(uuid='job', details={'flow_uuid': 'flow'})
+
+    def test_a_claim_whose_run_ended_meanwhile_is_no_loss(self):
+        with self.renewer.renewing(self.job) as claim:
+            taken = [claim]
+        # The job was consumed as the run ended: Redis has no claim.
+        with self.assertNoLogs(claims.LOG.logger, 'WARNING'):
+            self.renewer._renew_each(taken)
+        self.assertEqual(1, self.board.calls)
+        self.assertFalse(claim.lost)
+
+    def test_a_claim_still_running_that_ran_out_is_lost(self):
+        with self.renewer.renewing(self.job) as claim:
+            with self.assertLogs(claims.LOG.logger, 'WARNING'):
+                self.renewer._renew_each([claim])
+            self.assertTrue(claim.lost)
+            self.assertIsNone(claim.lost_to)
