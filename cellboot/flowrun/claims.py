@@ -25,6 +25,9 @@ class Claim:
     def __init__(self, job, renewer, proved_at=None):
         self.job = job
         self.lost_to = None
+        # True once the block that held it ended (``renewing``): its job
+        # may be consumed already, and nothing runs under it any more.
+        self.ended = False
         # time.monotonic() when the last claim or renewal that Redis
         # granted was sent (None: never yet).
         self.proved_at = proved_at
@@ -176,6 +179,7 @@ class ClaimRenewer:
             yield claim
         finally:
             with self._lock:
+                claim.ended = True
                 self._claims.discard(claim)
 
     def _run(self):
@@ -183,17 +187,8 @@ class ClaimRenewer:
             with self._lock:
                 claims = [claim for claim in self._claims
                           if not claim.lost]
-            self._renew_each(claims)
-
-    def _renew_each(self, claims):
-        """A turn of the loop: renew ``claims``, taken a moment ago.
-
-        A claim whose run ended meanwhile (its job consumed as its flow
-        succeeded, say) is no loss: its job may be gone by the time
-        Redis answers, and nothing runs under it any more.
-        """
-        for claim in claims:
-            self._renew(claim, ended=lambda c=claim: c not in self._claims)
+            for claim in claims:
+                self.renew(claim)
 
     def surely_ours(self, claim):
         """Whether ``claim`` was granted less than half an expiry ago."""
@@ -208,9 +203,6 @@ class ClaimRenewer:
         claim found lost is marked so (``Claim.lose``), once. A failure
         to reach Redis returns False without losing the claim.
         """
-        return self._renew(claim, ended=lambda: False)
-
-    def _renew(self, claim, ended):
         job = claim.job
         sent = time.monotonic()
         try:
@@ -224,7 +216,10 @@ class ClaimRenewer:
             claim.proved_at = sent
             return True
         with self._lock:
-            if claim.lost or ended():
+            # A claim whose run ended while Redis was asked (the loop
+            # takes its claims, then renews them one by one) is no loss:
+            # its job was consumed as its flow succeeded, say.
+            if claim.lost or claim.ended:
                 return False
             LOG.warning('The claim of %s on job %s (flow %s) is lost (%s): '
                         'the flow is suspended here after its current step '

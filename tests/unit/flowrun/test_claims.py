@@ -74,7 +74,8 @@ class ClaimCheckTest(base.TestCase):
 
 
 class RenewerTurnTest(base.TestCase):
-    """The renewer's loop takes its claims, then renews them one by one."""
+    """The renewer's loop takes its claims, then renews them one by one:
+    a run may end between the two."""
 
     def setUp(self):
         super().setUp()
@@ -88,13 +89,14 @@ class RenewerTurnTest(base.TestCase):
             taken = [claim]
         # The job was consumed as the run ended: Redis has no claim.
         with self.assertNoLogs(claims.LOG.logger, 'WARNING'):
-            self.renewer._renew_each(taken)
+            for claim in taken:
+                self.assertFalse(self.renewer.renew(claim))
         self.assertEqual(1, self.board.calls)
         self.assertFalse(claim.lost)
 
     def test_a_claim_still_running_that_ran_out_is_lost(self):
         with self.renewer.renewing(self.job) as claim:
             with self.assertLogs(claims.LOG.logger, 'WARNING'):
-                self.renewer._renew_each([claim])
+                self.assertFalse(self.renewer.renew(claim))
             self.assertTrue(claim.lost)
             self.assertIsNone(claim.lost_to)
