@@ -76,8 +76,10 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
         # Whether the next turn reads the board: at the first turn, after
         # a turn that found as many free jobs as it had slots (there may
         # be more), after a wait that timed out (jobs posted elsewhere),
-        # and when ``_posted`` had no room.
+        # and when ``_posted`` had no room. Only the loop's thread writes
+        # it; ``wake`` asks for a reading through ``_board_asked``.
         self._board_due = True
+        self._board_asked = False
         # job uuid -> time.monotonic() when this conductor's claim on it
         # was sent (``claims.Claim.check`` needs no round trip for a
         # while after).
@@ -96,7 +98,7 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
                 len(self._posted) < self._max_simultaneous_jobs:
             self._posted.append(job)
         else:
-            self._board_due = True
+            self._board_asked = True
         self._wake.set()
 
     def stop(self):
@@ -123,6 +125,9 @@ class FlowConductor(impl_nonblocking.NonBlockingConductor):
         dispatched = 0
         while not self._wait_timeout.is_stopped():
             self._wake.clear()
+            if self._board_asked:
+                self._board_asked = False
+                self._board_due = True
             try:
                 if self._board_due:
                     taken, more = self._take_from_board(executor)

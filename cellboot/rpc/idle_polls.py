@@ -15,20 +15,21 @@ message, each a trip through kombu, the socket and a timer: the fewer
 messages a process gets, the more each one costs. That is why a boot
 cost the super conductors more with three of them than with one (each
 gets a third of the casts and replies, each wakes as often as one
-alone): measured on the deployment-cost benchmark with 3 super
-conductors, these two threads took 4.1 ms of CPU per boot, against 2.3
-ms with a first timeout of 50 ms (docs/benchmarks.md).
+alone): on the deployment-cost benchmark at 15 boots/s with 3 super
+conductors, these two threads took 5.4 ms of CPU per boot, against
+2.7-2.9 ms with a first timeout of 50 ms (docs/benchmarks.md, "The cost
+per boot no longer rises with N").
 
 What a later first wake-up delays: only an acknowledgement queued by a
 worker thread when no further message comes, by ``FIRST_IDLE_WAIT``
 at most. cellboot's servers acknowledge a cast before handling it
-(oslo.messaging's RPC server does), and a cast delivered twice starts
-nothing the second time (its flow exists already: ``Runner.start`` in
-``cellboot.flowrun.runner``), so the window in which a dying process
-leaves a cast to be delivered again grows by 50 ms and costs nothing
-else. Replies are acknowledged by the reply
-waiter itself as they arrive; stopping a server is bounded by the 5 s
-ceiling, as before.
+(oslo.messaging's RPC server does), and a cast delivered twice does
+nothing the second time (a conductor finds its flow exists already, a
+compute host finds the build taken: docs/reliability.md, "a duplicated
+message"), so the window in which a dying process leaves a cast to be
+delivered again grows by 50 ms and costs nothing else. Replies are
+acknowledged by the reply waiter itself as they arrive; stopping a
+server is bounded by the 5 s ceiling, as before.
 
 oslo.messaging offers no option for it: the constant is set on its
 module, which its poll loops read at each wait; the contract test
