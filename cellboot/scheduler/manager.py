@@ -23,6 +23,8 @@ cell, see ``request``). For each instance of the request, in order:
 A consumer that holds allocations in the cell already is placed anew:
 what it held is given back first. The API level asks again after a
 cell did not answer in time, and that cell may have claimed meanwhile.
+The claim itself finds out (``claims.HeldAlready``), in its own
+transaction: there is no read of its own for this before each decision.
 
 A request of several instances outside a server group is first placed
 whole: steps 1, 2, 4 and 5 for every instance, then one transaction
@@ -53,7 +55,6 @@ from cellboot.scheduler import filters as filters_mod
 from cellboot.scheduler import request as request_mod
 from cellboot.scheduler.resources import batch_claims
 from cellboot.scheduler.resources import claims
-from cellboot.scheduler.resources import usage
 from cellboot.scheduler import weighers as weighers_mod
 from cellboot.scheduler.weighers import base as weigher_base
 
@@ -102,9 +103,6 @@ class SchedulerManager:
         filters = self.filters
         context = self.cache.scope.context(context)
         self.cache.ensure_loaded(context)
-        self._release(context, [
-            (uuid, None) for uuid in
-            usage.consumers_holding(context, instance_uuids)])
         request.resolve(context, instance_uuids)
         if len(instance_uuids) > 1 and not request.has_group:
             batch = self._place_batch(context, request, instance_uuids,
@@ -220,10 +218,21 @@ class SchedulerManager:
         self.cache.refresh_providers(context, stale)
 
     def _claim(self, context, request, instance_uuid, uuid):
-        """Claim on ``uuid``; False (host excluded) when it failed."""
+        """Claim on ``uuid``; False (host excluded) when it failed.
+
+        What the consumer held in the cell before is given back first.
+        """
         try:
-            claims.claim_resources(context, instance_uuid, uuid,
-                                   request.resources)
+            try:
+                claims.claim_resources(context, instance_uuid, uuid,
+                                       request.resources, first=True)
+            except claims.HeldAlready:
+                LOG.info('Instance %s held allocations in this cell '
+                         'already: giving them back before placing it '
+                         'anew', instance_uuid)
+                self._release(context, [(instance_uuid, None)])
+                claims.claim_resources(context, instance_uuid, uuid,
+                                       request.resources)
             return True
         except (exception.ClaimFailed, exception.ClaimConflict) as exc:
             self.failed_claims += 1

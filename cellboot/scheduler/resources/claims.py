@@ -10,7 +10,13 @@ numbers fails its swap and is decided again, up to ``[scheduler]
 claim_retries`` times, and then reports ClaimConflict rather than guess.
 
 Claims are idempotent per (consumer, provider) so that a flow step that
-is replayed after a crash does no harm; releasing is idempotent too.
+is replayed after a crash does no harm; releasing is idempotent too. A
+scheduler placing a consumer anew asks for ``first=True``: the claim
+then also checks, in its own transaction, that the consumer holds
+nothing in the cell yet, and raises HeldAlready if it does, so that the
+caller gives that back (and counts it) before claiming again. The check
+is one indexed read in a transaction the claim opens anyway, where a
+read of its own before every placement cost a transaction per decision.
 """
 
 from oslo_log import log as logging
@@ -24,6 +30,15 @@ from cellboot.scheduler.resources import tables
 from cellboot.scheduler.resources import usage
 
 LOG = logging.getLogger(__name__)
+
+
+class HeldAlready(Exception):
+    """A first claim found the consumer holding allocations already.
+
+    Nothing was written; the caller releases what the consumer holds,
+    then claims again.
+    """
+
 
 _PROVIDERS = tables.PROVIDERS
 _ALLOCATIONS = tables.ALLOCATIONS
@@ -47,6 +62,8 @@ def validated(resources):
 _PROVIDER_BY_UUID = sa.select(_PROVIDERS.c.id, _PROVIDERS.c.generation).where(
     _PROVIDERS.c.uuid == sa.bindparam('uuid'))
 _INSERT_ALLOCATIONS = sa.insert(_ALLOCATIONS)
+_HOLDS_ANY = sa.select(_ALLOCATIONS.c.id).where(
+    _ALLOCATIONS.c.consumer_id == sa.bindparam('consumer')).limit(1)
 
 
 def _read_provider_state(context, provider_uuid, consumer_uuid):
@@ -116,9 +133,12 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
 @contention.retry_on_generation_conflict(_claim_exhausted)
 @retry.on_contention
 @tables.writer
-def _claim(context, consumer_uuid, provider_uuid, resources):
+def _claim(context, consumer_uuid, provider_uuid, resources, first):
     provider, inventories, used, held = _read_provider_state(
         context, provider_uuid, consumer_uuid)
+    if first and (held or context.session.execute(
+            _HOLDS_ANY, {'consumer': consumer_uuid}).first()):
+        raise HeldAlready(consumer_uuid)
     if held == resources:
         return True  # a replay of a claim that already succeeded
     _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
@@ -127,7 +147,8 @@ def _claim(context, consumer_uuid, provider_uuid, resources):
     return True
 
 
-def claim_resources(context, consumer_uuid, provider_uuid, resources):
+def claim_resources(context, consumer_uuid, provider_uuid, resources,
+                    first=False):
     """Allocate ``resources`` ({rc: amount}) on a provider to a consumer.
 
     Returns True once the allocations are written (or were already there
@@ -135,10 +156,12 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources):
     the provider has them replaced. Raises ClaimFailed (naming the
     resource class and the numbers) when the claim does not fit,
     ClaimConflict when concurrent claims won every retry,
-    ResourceProviderNotFound, or Invalid for malformed ``resources``.
+    ResourceProviderNotFound, or Invalid for malformed ``resources``;
+    with ``first``, HeldAlready when the consumer holds anything in the
+    cell (on any provider), and nothing is written.
     """
     return _claim(context, consumer_uuid, provider_uuid,
-                  validated(resources))
+                  validated(resources), bool(first))
 
 
 @retry.on_contention

@@ -145,17 +145,6 @@ def get_allocations_for_consumer(context, consumer_uuid):
     return result
 
 
-@tables.reader
-def consumers_holding(context, consumer_uuids):
-    """Those of ``consumer_uuids`` that hold allocations, one query."""
-    if not consumer_uuids:
-        return set()
-    return set(context.session.execute(sa.select(
-        _ALLOCATIONS.c.consumer_id).where(
-        _ALLOCATIONS.c.consumer_id.in_(list(consumer_uuids))).distinct(
-    )).scalars())
-
-
 # What a full load reads; see load_all for the shape of the rows.
 _ALL_PROVIDERS = sa.select(
     _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,

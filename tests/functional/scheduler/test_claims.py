@@ -111,6 +111,22 @@ class _ClaimTests:
         self.assertTrue(claims.claim_resources(self.ctx, self.consumer,
                                                self.rp, rb.SMALL))
 
+    def test_a_first_claim_refuses_a_consumer_holding_on_any_provider(self):
+        other = self.create_provider()
+        claims.claim_resources(self.ctx, self.consumer, other, rb.SMALL)
+        for provider in (self.rp, other):
+            self.assertRaises(claims.HeldAlready, claims.claim_resources,
+                              self.ctx, self.consumer, provider, rb.SMALL,
+                              first=True)
+        self.assertEqual((3, 1, 2),
+                         (len(self.allocation_rows(self.consumer)),
+                          self.generation(self.rp), self.generation(other)))
+
+    def test_a_first_claim_of_a_consumer_holding_nothing_is_written(self):
+        self.assertTrue(claims.claim_resources(
+            self.ctx, self.consumer, self.rp, rb.SMALL, first=True))
+        self.assertEqual(3, len(self.allocation_rows(self.consumer)))
+
     def test_different_claim_replaces_the_consumers_allocations(self):
         claims.claim_resources(self.ctx, self.consumer, self.rp, rb.SMALL)
         # 8 VCPUs fit only because the consumer's own 2 are given back.

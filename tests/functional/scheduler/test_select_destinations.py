@@ -175,6 +175,22 @@ class _SelectDestinationsTests:
         [host] = self.hosts()
         self.assertEqual(4.0, host['resources']['VCPU']['free'])
 
+    def test_a_consumer_asked_again_holds_only_its_new_claim(self):
+        a = self.add_host('a', vcpus=8)
+        b = self.add_host('b', vcpus=8)
+        instance = uuidutils.generate_uuid()
+        cell = self.cell_scheduler(0)
+        for _ in range(3):  # the API level asking again, as after a timeout
+            [[chosen]] = cell.select_destinations(
+                self.ctx, spec(), [instance], return_alternates=False)
+        held = self.held(instance)
+        free = {h['uuid']: h['resources']['VCPU']['free']
+                for h in self.hosts()}
+        self.assertEqual(
+            ({chosen['compute_node_uuid']: SMALL}, 14.0, 2),
+            (held, free[a] + free[b],
+             self.used(a)['VCPU'] + self.used(b)['VCPU']))
+
     # -- NoValidHost ---------------------------------------------------
     # (the cells' schedulers started: they publish their aggregates, which
     # the API level reads before it says no)
