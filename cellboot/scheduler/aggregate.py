@@ -40,6 +40,7 @@ import math
 import threading
 import time
 
+import numpy as np
 from oslo_log import log as logging
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -66,24 +67,43 @@ MAX_HOSTS = 10 ** 9
 MAX_DOCUMENT = 256 * 1024
 
 
-def of_states(states, down_time):
-    """The aggregate of a cell scheduler's ``HostStates``."""
+def _up_figures(states, down_time):
+    """What of the aggregate depends on liveness and inventories only.
+
+    ``(positions of the up hosts or None for all of them, hosts, up
+    hosts, capacities, zones)``; memoized on ``states`` (dropped when
+    inventories or liveness change), so that the aggregate a cell
+    answers with every placement sums only the free room anew.
+    """
     live = states.live
     up = live & states.enabled & states.up_mask(down_time)
-    resources = {}
-    for i, rc in enumerate(host_state.RESOURCE_CLASSES):
-        free = states.free[i][up]
-        resources[rc] = {
-            'capacity': float(states.capacity[i][up].sum()),
-            'free': float(free.clip(min=0).sum()),
-            # An over-committed host (its inventory shrank) has less
-            # than nothing free: it takes nothing.
-            'max_free': max(float(free.max()), 0.0) if free.size else 0.0,
-        }
+    up_hosts = int(np.count_nonzero(up))
+    pick = None if up_hosts == len(up) else np.flatnonzero(up)
+    capacity = states.capacity if pick is None else states.capacity[:, pick]
     zones = sorted({states.zones.names[code]
-                    for code in set(states.az[up].tolist())} - {None})
-    return {'hosts': int(live.sum()), 'up_hosts': int(up.sum()),
-            'resources': resources, 'zones': zones,
+                    for code in np.unique(states.az[up]).tolist()} - {None})
+    return (pick, int(np.count_nonzero(live)), up_hosts,
+            capacity.sum(axis=1).tolist(), zones)
+
+
+def of_states(states, down_time):
+    """The aggregate of a cell scheduler's ``HostStates``."""
+    pick, hosts, up_hosts, capacity, zones = states.memoized(
+        ('aggregate', down_time), lambda: _up_figures(states, down_time))
+    free = states.free if pick is None else states.free[:, pick]
+    if free.shape[1]:
+        # An over-committed host (its inventory shrank) has less than
+        # nothing free: it takes nothing.
+        total_free = np.maximum(free, 0.0).sum(axis=1).tolist()
+        max_free = np.maximum(free.max(axis=1), 0.0).tolist()
+    else:
+        total_free = max_free = [0.0] * len(host_state.RESOURCE_CLASSES)
+    resources = {
+        rc: {'capacity': capacity[i], 'free': total_free[i],
+             'max_free': max_free[i]}
+        for i, rc in enumerate(host_state.RESOURCE_CLASSES)}
+    return {'hosts': hosts, 'up_hosts': up_hosts,
+            'resources': resources, 'zones': list(zones),
             'computed_at': time.time()}
 
 

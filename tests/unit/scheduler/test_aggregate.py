@@ -1,4 +1,5 @@
-"""A cell's aggregate as the API level takes it: checked field by field.
+"""A cell's aggregate: as its scheduler computes it, as the API level
+takes it (checked field by field).
 
 What a cell publishes is what the least trusted part of a deployment
 says; ``aggregate.validated`` refuses anything that is not an aggregate,
@@ -7,9 +8,12 @@ naming the field and never echoing the value.
 
 import copy
 
+import numpy as np
+
 from cellboot import exception
 from cellboot.scheduler import aggregate
 from tests import base as test_base
+from tests.unit.scheduler import fakes
 
 GOOD = {
     'hosts': 4, 'up_hosts': 3,
@@ -31,6 +35,64 @@ def _with(path, value):
         where = where[key]
     where[path[-1]] = value
     return document
+
+
+class OfStatesTest(test_base.TestCase):
+    """The figures sum the up hosts; only free room is summed anew each
+    time, the rest follows inventories and liveness."""
+
+    DOWN_TIME = 60
+
+    def setUp(self):
+        super().setUp()
+        self.states = fakes.states(
+            fakes.host('a', vcpus=16, used={'VCPU': 4}),
+            fakes.host('b', vcpus=8, az='east'),
+            fakes.host('off', vcpus=32, disabled=True, az='west'),
+            fakes.host('down', vcpus=32, last_seen_up=fakes.NOW - 1000,
+                       az='west'))
+
+    def _vcpu(self):
+        found = aggregate.of_states(self.states, self.DOWN_TIME)
+        return (found['hosts'], found['up_hosts'], found['zones'],
+                found['resources']['VCPU'])
+
+    def test_figures_count_the_up_hosts_only(self):
+        self.assertEqual(
+            (4, 2, ['east', 'nova'],
+             {'capacity': 24.0, 'free': 20.0, 'max_free': 12.0}),
+            self._vcpu())
+
+    def test_free_room_follows_every_claim(self):
+        self._vcpu()
+        self.states.add_usage(self.states.index['uuid-a'],
+                              np.array([10.0, 0.0, 0.0]))
+        self.assertEqual({'capacity': 24.0, 'free': 10.0, 'max_free': 8.0},
+                         self._vcpu()[3])
+
+    def test_an_over_committed_host_has_nothing_free(self):
+        self._vcpu()
+        self.states.set_resources(
+            self.states.index['uuid-b'],
+            {'VCPU': {'total': 2}, 'MEMORY_MB': {'total': 512},
+             'DISK_GB': {'total': 10}}, {'VCPU': 6})
+        self.assertEqual({'capacity': 18.0, 'free': 12.0, 'max_free': 12.0},
+                         self._vcpu()[3])
+
+    def test_a_removed_host_leaves_the_figures(self):
+        self._vcpu()
+        self.states.remove_host('uuid-a')
+        self.assertEqual(
+            (3, 1, ['east'],
+             {'capacity': 8.0, 'free': 8.0, 'max_free': 8.0}),
+            self._vcpu())
+
+    def test_no_host_up_has_nothing_free(self):
+        self.states.remove_host('uuid-a')
+        self.states.remove_host('uuid-b')
+        self.assertEqual(
+            (2, 0, [], {'capacity': 0.0, 'free': 0.0, 'max_free': 0.0}),
+            self._vcpu())
 
 
 class ValidatedTest(test_base.TestCase):
