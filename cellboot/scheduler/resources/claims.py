@@ -122,7 +122,7 @@ def _write_claim(context, provider, consumer_uuid, resources, held):
 
 
 def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
-                     resources):
+                     resources, _first):
     LOG.warning('Giving up claiming %s on resource provider %s for %s '
                 'after %d attempts: concurrent claims kept changing it.',
                 resources, provider_uuid, consumer_uuid, attempts)
