@@ -6,8 +6,11 @@ says; ``aggregate.validated`` refuses anything that is not an aggregate,
 naming the field and never echoing the value.
 """
 
+import contextlib
 import copy
+from unittest import mock
 
+import fixtures
 import numpy as np
 
 from cellboot import exception
@@ -93,6 +96,117 @@ class OfStatesTest(test_base.TestCase):
         self.assertEqual(
             (2, 0, [], {'capacity': 0.0, 'free': 0.0, 'max_free': 0.0}),
             self._vcpu())
+
+
+def _moved_by(path, value):
+    return aggregate.moved(GOOD, _with(path, value))
+
+
+class MovedTest(test_base.TestCase):
+    """What claims change that the API level must hear of."""
+
+    def test_nothing_published_yet(self):
+        self.assertTrue(aggregate.moved(None, GOOD))
+
+    def test_the_same_figures_did_not_move(self):
+        self.assertFalse(aggregate.moved(GOOD, copy.deepcopy(GOOD)))
+
+    def test_a_little_less_free_room_did_not_move(self):
+        # 1 % of 64 VCPUs is 0.64.
+        self.assertFalse(_moved_by(('resources', 'VCPU', 'free'), 39.5))
+
+    def test_free_room_moved_by_more_than_the_slack(self):
+        self.assertTrue(_moved_by(('resources', 'VCPU', 'free'), 39.0))
+
+    def test_more_free_room_moved_too(self):
+        self.assertTrue(_moved_by(('resources', 'VCPU', 'free'), 41.0))
+
+    def test_the_largest_free_room_always_moves(self):
+        self.assertTrue(_moved_by(('resources', 'VCPU', 'max_free'), 15.9))
+
+    def test_capacity_moves(self):
+        self.assertTrue(_moved_by(('resources', 'DISK_GB', 'capacity'),
+                                  801.0))
+
+    def test_hosts_up_and_zones_move(self):
+        self.assertEqual(
+            [True, True, True],
+            [_moved_by(('up_hosts',), 2), _moved_by(('hosts',), 5),
+             _moved_by(('zones',), ['nova'])])
+
+    def test_a_class_new_to_the_cell_moves(self):
+        before = copy.deepcopy(GOOD)
+        del before['resources']['DISK_GB']
+        self.assertTrue(aggregate.moved(before, GOOD))
+
+
+class _Cache:
+    """What a Publisher reads of a HostStateCache."""
+
+    def __init__(self, states):
+        self.states = states
+        self.version = 1
+        self.scope = mock.Mock()
+        self.scope.name = 'cell1'
+
+    @contextlib.contextmanager
+    def locked(self):
+        yield self.states
+
+
+class PublisherTest(test_base.TestCase):
+    """The bounded-rate writes: only figures that moved, or a heartbeat."""
+
+    def setUp(self):
+        super().setUp()
+        self.states = fakes.states(
+            *[fakes.host(f'h{i}', vcpus=100)
+              for i in range(4)])
+        self.cache = _Cache(self.states)
+        self.written = []
+        self.useFixture(fixtures.MockPatchObject(
+            aggregate, 'publish',
+            lambda ctx, name, document: self.written.append(document)))
+        self.publisher = aggregate.Publisher('s1', self.cache,
+                                             context=mock.Mock())
+        self.publisher.publish_now()
+
+    def _claim(self, pos, vcpus):
+        self.states.add_usage(pos, np.array([float(vcpus), 0.0, 0.0]))
+        self.cache.version += 1
+        self.publisher.publish_if_due()
+
+    def test_nothing_changed_writes_nothing(self):
+        self.publisher.publish_if_due()
+        self.assertEqual(1, len(self.written))
+
+    def test_claims_that_moved_nothing_are_not_written(self):
+        # Four hosts up to 100 VCPUs: taking 1 on two of them leaves the
+        # largest free room at 100 and moves free room by 0.5 %.
+        self._claim(0, 1)
+        self._claim(1, 1)
+        self.assertEqual(1, len(self.written))
+
+    def test_claims_add_up_until_they_move_the_figures(self):
+        self._claim(0, 1)
+        self._claim(1, 1)
+        self._claim(2, 1)  # 3 of 400 VCPUs is still within 1 %
+        self._claim(3, 2)  # 5 of 400 is not, and no host has 100 left
+        self.assertEqual((2, 395.0, 99.0),
+                         (len(self.written),
+                          self.written[-1]['resources']['VCPU']['free'],
+                          self.written[-1]['resources']['VCPU']['max_free']))
+
+    def test_the_heartbeat_writes_whatever_happened(self):
+        self.flags(aggregate_heartbeat_interval=0.1, group='scheduler')
+        self.publisher._published_at -= 1.0
+        self.publisher.publish_if_due()
+        self.assertEqual(2, len(self.written))
+
+    def test_room_given_back_is_written_at_once(self):
+        self.states.add_usage(0, np.array([-1.0, 0.0, 0.0]))
+        self.publisher.publish_now()
+        self.assertEqual(2, len(self.written))
 
 
 class ValidatedTest(test_base.TestCase):
