@@ -41,6 +41,7 @@ class HeldAlready(Exception):
 
 
 _PROVIDERS = tables.PROVIDERS
+_INVENTORIES = tables.INVENTORIES
 _ALLOCATIONS = tables.ALLOCATIONS
 
 
@@ -58,23 +59,34 @@ def validated(resources):
     return dict(resources)
 
 
-# Built once, like the reads in usage.py: claims are the hot path.
-_PROVIDER_BY_UUID = sa.select(_PROVIDERS.c.id, _PROVIDERS.c.generation).where(
-    _PROVIDERS.c.uuid == sa.bindparam('uuid'))
+# Built once, like the reads in usage.py: claims are the hot path. The
+# provider's generation and its inventories come in one statement (one
+# snapshot, read before the usages, see ``contention``), with whether the
+# consumer holds anything in the cell (``first`` claims): a statement is
+# worth more Python time than SQLite takes to run it.
+_PROVIDER_STATE = sa.select(
+    _PROVIDERS.c.id, _PROVIDERS.c.generation,
+    sa.exists().where(
+        _ALLOCATIONS.c.consumer_id == sa.bindparam('consumer'),
+    ).label('holds'),
+    _INVENTORIES.c.resource_class, *usage.INVENTORY_COLUMNS,
+).select_from(_PROVIDERS.outerjoin(
+    _INVENTORIES, _INVENTORIES.c.resource_provider_id == _PROVIDERS.c.id,
+)).where(_PROVIDERS.c.uuid == sa.bindparam('uuid'))
 _INSERT_ALLOCATIONS = sa.insert(_ALLOCATIONS)
-_HOLDS_ANY = sa.select(_ALLOCATIONS.c.id).where(
-    _ALLOCATIONS.c.consumer_id == sa.bindparam('consumer')).limit(1)
 
 
 def _read_provider_state(context, provider_uuid, consumer_uuid):
-    """Generation first, then inventories and usages (in that order)."""
-    provider = context.session.execute(_PROVIDER_BY_UUID,
-                                       {'uuid': provider_uuid}).first()
-    if provider is None:
+    """``(provider, inventories, holds, used, held)``: the generation and
+    inventories first, then the usages (in that order)."""
+    rows = context.session.execute(_PROVIDER_STATE, {
+        'uuid': provider_uuid, 'consumer': consumer_uuid}).all()
+    if not rows:
         raise exception.ResourceProviderNotFound(uuid=provider_uuid)
-    inventories = usage.read_inventories(context, provider.id)
-    used, held = usage.read_usages(context, provider.id, consumer_uuid)
-    return provider, inventories, used, held
+    inventories = {row.resource_class: usage.inventory_dict(row)
+                   for row in rows if row.resource_class is not None}
+    used, held = usage.read_usages(context, rows[0].id, consumer_uuid)
+    return rows[0], inventories, bool(rows[0].holds), used, held
 
 
 def misfit(rc, amount, inv, in_use):
@@ -134,10 +146,9 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
 @retry.on_contention
 @tables.writer
 def _claim(context, consumer_uuid, provider_uuid, resources, first):
-    provider, inventories, used, held = _read_provider_state(
+    provider, inventories, holds, used, held = _read_provider_state(
         context, provider_uuid, consumer_uuid)
-    if first and (held or context.session.execute(
-            _HOLDS_ANY, {'consumer': consumer_uuid}).first()):
+    if first and holds:
         raise HeldAlready(consumer_uuid)
     if held == resources:
         return True  # a replay of a claim that already succeeded

@@ -22,7 +22,7 @@ _PROVIDERS = tables.PROVIDERS
 _INVENTORIES = tables.INVENTORIES
 _ALLOCATIONS = tables.ALLOCATIONS
 
-_INVENTORY_COLUMNS = [_INVENTORIES.c[field] for field in inventory.FIELDS]
+INVENTORY_COLUMNS = [_INVENTORIES.c[field] for field in inventory.FIELDS]
 
 # Rows per chunk of a full load: large enough that the round trips and
 # the per-chunk numpy calls do not count, small enough that a chunk of
@@ -30,7 +30,7 @@ _INVENTORY_COLUMNS = [_INVENTORIES.c[field] for field in inventory.FIELDS]
 LOAD_CHUNK_ROWS = 10000
 
 
-def _inventory_dict(row):
+def inventory_dict(row):
     return {field: row._mapping[field] for field in inventory.FIELDS}
 
 
@@ -44,7 +44,7 @@ def _where_uuids(query, provider_uuids):
 # bound parameters: building a statement costs more Python time than
 # SQLite takes to run it.
 _INVENTORIES_OF_PROVIDER = sa.select(
-    _INVENTORIES.c.resource_class, *_INVENTORY_COLUMNS,
+    _INVENTORIES.c.resource_class, *INVENTORY_COLUMNS,
 ).where(_INVENTORIES.c.resource_provider_id == sa.bindparam('provider_id'))
 
 _USAGES_OF_PROVIDER = sa.select(
@@ -62,7 +62,7 @@ def read_inventories(context, provider_id):
     """``{rc: inventory}`` of one provider, in the caller's transaction."""
     rows = context.session.execute(_INVENTORIES_OF_PROVIDER,
                                    {'provider_id': provider_id})
-    return {row.resource_class: _inventory_dict(row) for row in rows}
+    return {row.resource_class: inventory_dict(row) for row in rows}
 
 
 def read_usages(context, provider_id, consumer_uuid=None):
@@ -87,7 +87,7 @@ def get_inventories(context, provider_uuids=None):
     """``{provider_uuid: {rc: inventory}}``; every selected provider."""
     query = sa.select(
         _PROVIDERS.c.uuid, _INVENTORIES.c.resource_class,
-        *_INVENTORY_COLUMNS,
+        *INVENTORY_COLUMNS,
     ).select_from(_PROVIDERS.outerjoin(
         _INVENTORIES,
         _INVENTORIES.c.resource_provider_id == _PROVIDERS.c.id))
@@ -95,7 +95,7 @@ def get_inventories(context, provider_uuids=None):
     for row in context.session.execute(_where_uuids(query, provider_uuids)):
         invs = result.setdefault(row.uuid, {})
         if row.resource_class is not None:
-            invs[row.resource_class] = _inventory_dict(row)
+            invs[row.resource_class] = inventory_dict(row)
     return result
 
 
@@ -152,7 +152,7 @@ _ALL_PROVIDERS = sa.select(
 
 _ALL_INVENTORIES = sa.select(
     _INVENTORIES.c.resource_provider_id.label('provider_id'),
-    _INVENTORIES.c.resource_class, *_INVENTORY_COLUMNS)
+    _INVENTORIES.c.resource_class, *INVENTORY_COLUMNS)
 
 _ALL_USAGES = sa.select(
     _ALLOCATIONS.c.resource_provider_id.label('provider_id'),
