@@ -39,7 +39,12 @@ LOG = logging.getLogger(__name__)
 
 
 class CellView:
-    """What the API level knows of one cell."""
+    """What the API level knows of one cell.
+
+    ``max_free`` is the aggregate's largest free room on one host per
+    resource class, kept beside it: the cell filters and weighers read it
+    for every cell on every request.
+    """
 
     def __init__(self, cell, aggregate=None, published_at=None):
         self.cell = cell
@@ -49,6 +54,17 @@ class CellView:
         self.learnt_at = time.time() if aggregate is not None else None
         self.silent = None  # why, while the cell does not answer
         self.invalid = False  # its newest row is no aggregate
+
+    @property
+    def aggregate(self):
+        return self._aggregate
+
+    @aggregate.setter
+    def aggregate(self, document):
+        self._aggregate = document
+        self.max_free = {} if document is None else {
+            rc: figures['max_free']
+            for rc, figures in document['resources'].items()}
 
     @property
     def age(self):

@@ -92,10 +92,16 @@ def _steps(request, refused, usable=True):
     steps.append(('ComputeFilter',
                   lambda view: view.aggregate['up_hosts'] > 0,
                   'needs an enabled compute service that is up'))
-    steps.append(('ResourceFilter',
-                  lambda view: all(
-                      _figure(view.aggregate, rc, 'max_free') >= amount
-                      for rc, amount in resources.items()),
+    needs = list(resources.items())
+
+    def _room_for_one(view):
+        room = view.max_free
+        for rc, amount in needs:
+            if room.get(rc, 0.0) < amount:
+                return False
+        return True
+
+    steps.append(('ResourceFilter', _room_for_one,
                   f'needs {request.request.describe_resources()} free on '
                   f'one host'))
     steps.append(('cells tried', lambda view: view.cell.uuid not in refused,
@@ -143,7 +149,7 @@ def weigh(views):
         multiplier = getattr(CONF.filter_scheduler, option)
         if name not in enabled or not multiplier or not views:
             continue
-        raw = [_figure(view.aggregate, rc, 'max_free') for view in views]
+        raw = [view.max_free.get(rc, 0.0) for view in views]
         low, span = min(raw), max(raw) - min(raw)
         if span > 0:
             for i, value in enumerate(raw):
