@@ -4,12 +4,9 @@ Every database (API, each cell, cell0) is reached through an oslo.db
 enginefacade transaction context created here, so that they all get the
 same engine set-up:
 
-* SQLite files run in WAL mode so that readers never block the single
-  writer (the scheduler claims while the API lists servers), with
-  ``synchronous=NORMAL``, which in WAL mode survives an application crash
-  and only risks the last commits on power loss, an accepted trade for the
-  embedded mode. Their connections are pooled, which oslo.db would not
-  do (see ``pool_sqlite_connections``).
+* SQLite files run in WAL mode with a busy timeout, and their
+  connections are pooled, which oslo.db would not do
+  (``cellboot.db.sqlite_files``).
 * Writers to one SQLite file queue in this process (``WriterQueue``)
   before they ask SQLite for its write lock.
 * Server databases keep oslo.db's reconnects, with pools sized to the
@@ -40,9 +37,10 @@ from cellboot.db import checkouts
 # connection limit become DBConnectionError on every facade engine.
 from cellboot.db import pools
 from cellboot.db import refusals  # noqa: F401
+from cellboot.db import sqlite_files
 from cellboot.db import tls
 
-SQLITE_BUSY_TIMEOUT_MS = 30000
+SQLITE_BUSY_TIMEOUT_MS = sqlite_files.BUSY_TIMEOUT_MS
 
 # Seconds to wait for a database server to accept a connection (and, for
 # the migrations' probe, to answer it) before giving up: long enough for
@@ -89,51 +87,6 @@ def _postgresql_connection_failed(error, match, engine_name, is_disconnect):
     raise db_exc.DBConnectionError(error)
 
 
-def install_sqlite_pragmas(engine):
-    """Install the per-connection pragmas on SQLite file engines.
-
-    Also used for engines built outside enginefacade (TaskFlow's
-    persistence, see ``cellboot.flowrun.backend``).
-    """
-    if engine.dialect.name != 'sqlite':
-        return
-    if engine.url.database in (None, '', ':memory:'):
-        return
-
-    @sqlalchemy.event.listens_for(engine, 'connect')
-    def _sqlite_pragmas(dbapi_con, con_record):
-        dbapi_con.execute('PRAGMA journal_mode=WAL')
-        dbapi_con.execute('PRAGMA synchronous=NORMAL')
-        dbapi_con.execute(f'PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}')
-
-
-def pool_sqlite_connections(engine):
-    """Give an enginefacade SQLite file engine a connection pool back.
-
-    oslo.db replaces SQLAlchemy's QueuePool with NullPool for SQLite
-    files, so every transaction opens a new connection and closing it (the
-    last one, in WAL mode) checkpoints the log: about 4 ms per transaction
-    here, against 0.07 ms with pooled connections — the difference between
-    ~100 and ~700 scheduler claims per second. Connections are pooled
-      (5 kept, unlimited overflow, so no caller ever waits for one, as with
-    NullPool); the old pool's event listeners are carried over. The pool
-    arguments mirror ``NullPool.recreate()``, but for the ping at every
-    check-out: the file is opened in this process, a pooled connection to
-    it cannot have gone away, and the ping was a statement per
-    transaction (a twentieth of a scheduler decision's CPU).
-    """
-    old = engine.pool
-    if not isinstance(old, sqlalchemy.pool.NullPool):
-        return
-    engine.pool = sqlalchemy.pool.QueuePool(
-        old._creator, pool_size=5, max_overflow=-1,
-        recycle=old._recycle, echo=old.echo,
-        logging_name=old._orig_logging_name,
-        reset_on_return=old._reset_on_return, pre_ping=False,
-        _dispatch=old.dispatch, dialect=old._dialect)
-    old.dispose()
-
-
 def new_context_manager(connection, **options):
     """A new, unstarted transaction context for the database at a URL.
 
@@ -153,8 +106,8 @@ def new_context_manager(connection, **options):
     manager.configure(connection=connection, thread_checkin=False,
                       **options)
     if parse_url(connection).get_backend_name() == 'sqlite':
-        manager.append_on_engine_create(pool_sqlite_connections)
-    manager.append_on_engine_create(install_sqlite_pragmas)
+        manager.append_on_engine_create(sqlite_files.pool_connections)
+    manager.append_on_engine_create(sqlite_files.install_pragmas)
     manager.append_on_engine_create(queue_sqlite_writers)
     manager.append_on_engine_create(checkouts.install)
     return manager

@@ -46,6 +46,7 @@ from cellboot.conf import CONF
 from cellboot.db import checkouts
 from cellboot.db import facade
 from cellboot.db import pools
+from cellboot.db import sqlite_files
 from cellboot.db import tls
 
 _SERVER_ISOLATION_LEVEL = 'READ COMMITTED'
@@ -122,7 +123,7 @@ def _create_engine(connection):
                 connect_args={'check_same_thread': False})
         else:
             engine = sa.create_engine(url)
-            facade.install_sqlite_pragmas(engine)
+            sqlite_files.install_pragmas(engine)
         return engine
     # A cell's server may accept connections and never answer: the
     # driver's timeouts bound how long a reader waits on it. TLS as for
