@@ -54,6 +54,7 @@ import cProfile
 import json
 import multiprocessing
 import pstats
+import queue
 import sys
 import tempfile
 import time
@@ -201,6 +202,23 @@ def _worker(api_url, overrides, index, requests, barrier, results):
     schedulers.stop()
 
 
+def _outcomes(workers, results):
+    """Each worker's result; exits (stopping the others, which would
+    wait at the barrier for ever) as soon as one of them died."""
+    outcomes = []
+    while len(outcomes) < len(workers):
+        try:
+            outcomes.append(results.get(timeout=1))
+        except queue.Empty:
+            dead = [w for w in workers if w.exitcode not in (None, 0)]
+            if dead:
+                for worker in workers:
+                    worker.terminate()
+                sys.exit(f'scheduler process {dead[0].name} failed (exit '
+                         f'{dead[0].exitcode}); see its traceback above')
+    return outcomes
+
+
 def run_concurrent(dbs, processes, requests, overrides):
     """``processes`` schedulers share ``requests`` against one fleet."""
     mp = multiprocessing.get_context('spawn')
@@ -212,7 +230,7 @@ def run_concurrent(dbs, processes, requests, overrides):
                for i, share in enumerate(_shares(requests, processes))]
     for worker in workers:
         worker.start()
-    outcomes = [results.get() for _ in workers]
+    outcomes = _outcomes(workers, results)
     for worker in workers:
         worker.join()
     elapsed = (max(o['ended'] for o in outcomes)
