@@ -108,9 +108,9 @@ level_opts = [
                  help='Seconds between two writes, by a cell\'s scheduler, '
                       'of the cell\'s aggregate after claims moved what '
                       'the API level schedules cells by (the largest free '
-                      'room on one host, or the free room by more than 1 '
-                      'percent of capacity; room given back is written at '
-                      'once). Bounds how '
+                      'room on one host, hosts up, zones, capacity, or the '
+                      'free room by more than 1 percent of capacity; room '
+                      'given back is written at once). Bounds how '
                       'stale the API level\'s figures of a cell can be '
                       'for other schedulers\' claims. 0 disables the '
                       'background writes (tests).'),

@@ -24,7 +24,8 @@ that gives room back (a release, a new or larger host), so that no
 request is refused on an aggregate that has not seen it; at most
 every ``[scheduler] aggregate_publish_interval`` seconds after claims
 that moved what the API level schedules by (``moved``: largest free
-room, hosts up, zones, or free room by more than 1 % of capacity);
+room, hosts up, zones, capacity, or free room by more than 1 % of
+capacity);
 and every ``aggregate_heartbeat_interval`` seconds whatever happened,
 which tells the API level that the scheduler is alive. The API level
 reads those rows (``read_latest``) -- it has every cell's database, no
@@ -213,9 +214,10 @@ def moved(before, after, slack=FREE_SLACK):
     ``before`` did not.
 
     Cells are filtered and weighed by their hosts up, zones and largest
-    free room on one host: any change to those counts, and so does free
-    room (which splits multi-creates) once it moved by more than
-    ``slack`` of the class's capacity.
+    free room on one host: any change to those counts, as does one to
+    capacity, and so does free room (which sizes the chunks of a split
+    multi-create) once it moved by more than ``slack`` of the class's
+    capacity.
     """
     if before is None or any(before[key] != after[key]
                              for key in ('hosts', 'up_hosts', 'zones')):

@@ -167,16 +167,3 @@ class SQLiteCheckoutTest(base.TestCase):
         checkouts.install(engine)
         self.assertEqual(before,
                          (engine.pool._pre_ping, engine.pool._reset_on_return))
-
-    def test_sqlite_file_engines_are_pooled_and_not_pinged(self):
-        path = self.useFixture(fixtures.TempDir()).path
-        manager = facade.new_context_manager(f'sqlite:///{path}/ping.db')
-        engine = manager.writer.get_engine()
-        self.addCleanup(engine.dispose)
-        with mock.patch.object(engine.dialect, 'do_ping',
-                               return_value=True) as ping:
-            for _ in range(3):
-                with engine.connect() as conn:
-                    conn.execute(sa.text('SELECT 1'))
-        self.assertEqual((sa.pool.QueuePool, 0),
-                         (type(engine.pool), ping.call_count))

@@ -1,12 +1,15 @@
 """SQLite files: the first connection of a service puts them in WAL mode,
-even while another process is writing to them."""
+even while another process is writing to them; their connections are
+pooled and not pinged."""
 
 import sqlite3
 import threading
+from unittest import mock
 
 import fixtures
 import sqlalchemy as sa
 
+from cellboot.db import facade
 from cellboot.db import sqlite_files
 from tests import base
 
@@ -50,3 +53,19 @@ class WalSwitchTest(base.TestCase):
             mode = conn.exec_driver_sql('PRAGMA journal_mode').scalar()
         self.writer.execute('COMMIT')
         self.assertEqual('wal', mode)
+
+
+class PoolTest(base.TestCase):
+
+    def test_sqlite_file_engines_are_pooled_and_not_pinged(self):
+        path = self.useFixture(fixtures.TempDir()).path
+        manager = facade.new_context_manager(f'sqlite:///{path}/ping.db')
+        engine = manager.writer.get_engine()
+        self.addCleanup(engine.dispose)
+        with mock.patch.object(engine.dialect, 'do_ping',
+                               return_value=True) as ping:
+            for _ in range(3):
+                with engine.connect() as conn:
+                    conn.execute(sa.text('SELECT 1'))
+        self.assertEqual((sa.pool.QueuePool, 0),
+                         (type(engine.pool), ping.call_count))
