@@ -148,7 +148,7 @@ def _check_zone(cell_uuid, zone_uuid):
     # cell0 holds the instances that no cell took; it is never scheduled
     # to, so it sits in no zone.
     if cell_uuid == CELL0_UUID and zone_uuid is not None:
-        raise exception.Invalid(reason='cell0 cannot be put in a zone')
+        raise exception.Cell0Unchangeable(what='a zone')
 
 
 def _raise_exists(exc, name, uuid):
