@@ -87,7 +87,7 @@ class _ZoneCommandTests:
                            base.RABBIT_URL, zone_uuid=region.uuid)
         before = self.api_snapshot()
         result = self.manage('zone', 'delete', 'region1')
-        self.assertOneLineError(result, 3, 'region1', '1 cell, 1 zone')
+        self.assertOneLineError(result, 3, 'region1', '1 cell and 1 zone')
         self.assertEqual(before, self.api_snapshot())
 
     def test_delete_of_an_unknown_zone_exits_1(self):
