@@ -185,6 +185,9 @@ class CellMapping(base.DomainObject):
             return cls.from_row(_create(context, values))
         except db_exc.DBDuplicateEntry as exc:
             _raise_exists(exc, name, uuid)
+        except db_exc.DBReferenceError as exc:
+            # The zone was deleted between our read and the insert.
+            raise exception.ZoneNotFound(zone=zone_uuid) from exc
 
     @classmethod
     def get_by_uuid(cls, context, uuid):
@@ -242,6 +245,10 @@ class CellMapping(base.DomainObject):
             row = _update(context, self.id, values)
         except db_exc.DBDuplicateEntry as exc:
             _raise_exists(exc, values.get('name'), self.uuid)
+        except db_exc.DBReferenceError as exc:
+            # The zone was deleted between our read and the update.
+            raise exception.ZoneNotFound(zone=values.get('zone_uuid')) \
+                from exc
         if row is None:
             raise exception.CellMappingNotFound(cell=self.uuid)
         self.load_row(row)

@@ -1,7 +1,9 @@
 """``/os-zones``: the zone tree over HTTP, each zone with its aggregate."""
 
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 
+from cellboot.db.api import models
 from cellboot.objects import zone as zone_obj
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
@@ -105,3 +107,25 @@ class ZonesTest(base.TestCase):
             response = self.admin.get(f'/os-zones?{query}')
             self.assertEqual(400, response.status_code, query)
             self.assertNotIn('Traceback', response.text)
+
+    def test_odd_zone_ids_in_the_path_are_404(self):
+        for ident in ('%07bell', 'x' * 300, '%20region1', 'region1%20'):
+            response = self.admin.get(f'/os-zones/{ident}')
+            self.assertIn(response.status_code, (400, 404), ident)
+            self.assertNotIn('Traceback', response.text)
+
+    def test_a_cycle_edited_into_the_rows_does_not_hang_the_listing(self):
+        zones = models.Zone.__table__
+        engine = sa.create_engine(self.api.cluster.api_url)
+        self.addCleanup(engine.dispose)
+        with engine.begin() as conn:
+            region_id = conn.execute(sa.select(zones.c.id).where(
+                zones.c.uuid == self.region.uuid)).scalar()
+            az_id = conn.execute(sa.select(zones.c.id).where(
+                zones.c.uuid == self.az.uuid)).scalar()
+            conn.execute(sa.update(zones).where(
+                zones.c.id == region_id).values(parent_id=az_id))
+        zones = self.zones()
+        self.assertEqual(zones['region1']['aggregate'],
+                         zones['az1']['aggregate'])
+        self.assertEqual(self.az.uuid, zones['region1']['parent_id'])
