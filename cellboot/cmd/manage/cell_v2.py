@@ -2,24 +2,22 @@
 
 The handlers here print and choose exit codes; the work is done by
 ``cells`` (mappings) and ``discovery`` (host mappings). Exit codes follow
-nova-manage where nova-manage has the same command.
+nova-manage where nova-manage has the same command. ``update_cell`` has
+a module of its own (``cell_update``), registered here in its place;
+what the commands print of a cell and their shared exit codes are in
+``cell_view``.
 """
 
 from cellboot.cells import discovery
 from cellboot.cells import mappings as cells
+from cellboot.cmd.manage import cell_update
+from cellboot.cmd.manage import cell_view
 from cellboot.cmd.manage import db
 from cellboot.conf import CONF
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import exception
 from cellboot import masking
-from cellboot.objects import zone as zone_obj
-from cellboot.scheduler import cell_aggregates
-
-EXIT_CELL_EXISTS = 2
-EXIT_HOSTS_REMAIN = 3
-EXIT_INSTANCES_REMAIN = 4
-EXIT_CELL0_PROTECTED = 5
 
 VERIFY_EXIT_CODES = {
     cells.MAPPED: 0,
@@ -30,10 +28,6 @@ VERIFY_EXIT_CODES = {
 }
 
 FIRST_CELL_NAME = 'cell1'
-
-
-def _label(cell):
-    return f'{cell.name} ({cell.uuid})'
 
 
 def _required(value, option, config):
@@ -95,87 +89,17 @@ def create_cell(context, args):
     except (exception.CellMappingExists, exception.CellDatabaseInUse,
             exception.CellTransportShared) as exc:
         output.error(str(exc))
-        return EXIT_CELL_EXISTS
+        return cell_view.EXIT_CELL_EXISTS
     if args.verbose:
-        _cell_table([cell], verbose=False, context=context)
+        cell_view.cell_table([cell], verbose=False, context=context)
     else:
         output.say(cell.uuid)
     return parsing.EXIT_OK
 
 
-def update_cell(context, args):
-    changes = {}
-    if args.zone is not None or args.no_zone:
-        changes['zone'] = args.zone
-    for option in ('name', 'transport_url', 'database_connection'):
-        if getattr(args, option) is not None:
-            changes[option] = getattr(args, option)
-    if not changes:
-        output.error('nothing to change: give --name, --zone, --no-zone, '
-                     '--transport-url or --database_connection')
-        return parsing.EXIT_ERROR
-    try:
-        cell = cells.update_cell(
-            context, args.cell_uuid,
-            allow_shared_transport=args.allow_shared_transport, **changes)
-    except (exception.CellMappingExists, exception.CellDatabaseInUse,
-            exception.CellTransportShared) as exc:
-        output.error(str(exc))
-        return EXIT_CELL_EXISTS
-    except exception.Cell0Unchangeable as exc:
-        output.error(str(exc))
-        return EXIT_CELL0_PROTECTED
-    if args.verbose:
-        _cell_table([cell], verbose=False, context=context)
-    else:
-        output.say(f'Updated cell {_label(cell)}')
-    return parsing.EXIT_OK
-
-
-def _figures(view):
-    """A cell's aggregate in two columns: what is up, and free room."""
-    if view is None:
-        return ['', '']
-    if view.silent:
-        return ['no answer', '']
-    aggregate = view.aggregate
-    if aggregate is None:
-        return ['no scheduler', '']
-    room = aggregate['resources']
-    free = ', '.join(
-        f'{rc} {room[rc]["free"]:g} (one host {room[rc]["max_free"]:g})'
-        for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB') if rc in room)
-    state = '' if view.usable() is None else ' (scheduler down)'
-    return [f'{aggregate["up_hosts"]} of {aggregate["hosts"]}, '
-            f'{view.age:.0f} s ago{state}', free]
-
-
-def _cell_table(cell_list, verbose, context=None):
-    headers = ['Name', 'UUID', 'Transport URL', 'Database Connection',
-               'Disabled', 'Zone']
-    zone_names = {zone.uuid: zone.name
-                  for zone in zone_obj.get_all(context)}
-    figures = {}
-    if verbose:
-        headers += ['Hosts', 'Instances', 'Up hosts (aggregate)', 'Free']
-        figures = cell_aggregates.read_all(
-            context, [cell for cell in cell_list if not cell.is_cell0])
-    rows = []
-    for cell in cell_list:
-        row = [cell.name, cell.uuid,
-               masking.mask_url(cell.transport_url),
-               masking.mask_url(cell.database_connection),
-               cell.disabled, zone_names.get(cell.zone_uuid, '')]
-        if verbose:
-            row += [cells.HostMapping.count_by_cell(context, cell.uuid),
-                    cells.InstanceMapping.count_by_cell(context, cell.uuid)]
-            row += _figures(figures.get(cell.uuid))
-        rows.append(row)
-    output.table(headers, rows)
-
-
 def list_cells(context, args):
-    _cell_table(cells.CellMapping.get_all(context), args.verbose, context)
+    cell_view.cell_table(cells.CellMapping.get_all(context), args.verbose,
+                         context)
     return parsing.EXIT_OK
 
 
@@ -185,18 +109,18 @@ def delete_cell(context, args):
                                                    force=args.force)
     except exception.CellHasHostMappings as exc:
         output.error(str(exc))
-        return EXIT_HOSTS_REMAIN
+        return cell_view.EXIT_HOSTS_REMAIN
     except exception.CellHasInstanceMappings as exc:
         output.error(str(exc))
-        return EXIT_INSTANCES_REMAIN
+        return cell_view.EXIT_INSTANCES_REMAIN
     except exception.Cell0Protected as exc:
         output.error(str(exc))
-        return EXIT_CELL0_PROTECTED
+        return cell_view.EXIT_CELL0_PROTECTED
     removed = ''
     if hosts or instances:
         removed = (f' with {hosts} host mapping(s) and {instances} instance '
                    f'mapping(s)')
-    output.say(f'Deleted cell {_label(cell)}{removed}')
+    output.say(f'Deleted cell {cell_view.label(cell)}{removed}')
     return parsing.EXIT_OK
 
 
@@ -204,7 +128,7 @@ def _report_discovery(reports, verbose):
     """Print what discovery did; the exit code (1 if a cell had trouble)."""
     ok = True
     for report in reports:
-        label = _label(report.cell)
+        label = cell_view.label(report.cell)
         if report.failure is not None:
             output.error(f'cell {label} was skipped: {report.failure}')
             ok = False
@@ -213,8 +137,8 @@ def _report_discovery(reports, verbose):
             output.say(f'Mapped host {host} to cell {label}')
         for host, other in report.conflicts.items():
             output.error(f'host {host} of cell {label} is already mapped to '
-                         f'cell {_label(other)}; its compute nodes were left '
-                         f'unmapped')
+                         f'cell {cell_view.label(other)}; its compute nodes '
+                         f'were left unmapped')
             ok = False
         if verbose and not report.mapped and report.ok:
             output.say(f'Cell {label} has no new hosts')
@@ -247,12 +171,12 @@ def simple_cell_setup(context, args):
     _say_mapped_cell0(cell0, created)
     if existing:
         output.say('Cells already mapped: '
-                   + ', '.join(_label(cell) for cell in existing))
+                   + ', '.join(cell_view.label(cell) for cell in existing))
     else:
         cell = cells.create_cell(
             context, FIRST_CELL_NAME, url, transport_url,
             allow_shared_transport=args.allow_shared_transport)
-        output.say(f'Created cell {_label(cell)}')
+        output.say(f'Created cell {cell_view.label(cell)}')
     code = max(code, db.report_sync(db.sync_cell_databases(context)))
     reports = discovery.discover_hosts(context)
     return max(code, _report_discovery(reports, args.verbose))
@@ -263,7 +187,7 @@ def verify_instance(context, args):
     if not args.quiet:
         where = ''
         if mapping is not None and mapping.cell_mapping is not None:
-            where = f' in cell {_label(mapping.cell_mapping)}'
+            where = f' in cell {cell_view.label(mapping.cell_mapping)}'
         output.say(f'Instance {args.uuid} is {status}{where}')
     return VERIFY_EXIT_CODES[status]
 
@@ -313,9 +237,10 @@ def register(groups):
         'nothing is written otherwise. Prints the new cell\'s uuid '
         '(--verbose: the whole mapping). Run `db sync` afterwards to '
         'create its tables.',
-        exit_codes=((EXIT_CELL_EXISTS, 'a cell with that name, database or '
-                                       'bus exists already (a shared bus '
-                                       'needs --allow-shared-transport)'),))
+        exit_codes=((cell_view.EXIT_CELL_EXISTS,
+                     'a cell with that name, database or bus exists '
+                     'already (a shared bus needs '
+                     '--allow-shared-transport)'),))
     command.add_argument('--name', required=True, help='the cell\'s name')
     command.add_argument(
         '--database_connection', '--database-connection', metavar='URL',
@@ -328,43 +253,7 @@ def register(groups):
                          help='the zone the cell sits in (uuid or name; '
                               'default: none, the top level)')
 
-    command = parsing.add_command(
-        commands, 'update_cell', update_cell, 'change a cell\'s mapping',
-        'Change a cell\'s name, zone, transport URL or database URL; only '
-        'what is given changes. The same checks as create_cell run first '
-        '(name, database and bus not another cell\'s, database answers, '
-        'zone exists), and nothing is written if one fails. cell0 keeps its '
-        'name and sits in no zone. Prints the cell (--verbose: the whole '
-        'mapping).',
-        exit_codes=(
-            (1, 'no cell or zone has that uuid or name, nothing to change, '
-                'or another error'),
-            (EXIT_CELL_EXISTS, 'another cell has that name, database or '
-                               'bus (a shared bus needs '
-                               '--allow-shared-transport)'),
-            (EXIT_CELL0_PROTECTED, 'the change would rename cell0 or put '
-                                   'it in a zone'),
-        ))
-    command.add_argument('--cell_uuid', '--cell-uuid', required=True,
-                         metavar='UUID', help='the cell\'s uuid (or name)')
-    command.add_argument('--name', help='the cell\'s new name')
-    where = command.add_mutually_exclusive_group()
-    where.add_argument('--zone', metavar='ZONE',
-                       help='put the cell in this zone (uuid or name)')
-    where.add_argument('--no-zone', action='store_true',
-                       help='take the cell out of its zone, back to the '
-                            'top level')
-    command.add_argument(
-        '--database_connection', '--database-connection', metavar='URL',
-        help='the cell\'s new database URL (the database must answer)')
-    command.add_argument(
-        '--transport-url', '--transport_url', dest='transport_url',
-        metavar='URL', help='the cell\'s new oslo.messaging URL, a bus of '
-                            'its own')
-    command.add_argument(
-        '--allow-shared-transport', action='store_true',
-        help='accept a transport URL that is the API\'s bus or another '
-             'cell\'s (see create_cell --help for what that costs)')
+    cell_update.register(commands)
 
     parsing.add_command(
         commands, 'list_cells', list_cells, 'list the cells',
@@ -385,9 +274,10 @@ def register(groups):
         'touched.',
         exit_codes=(
             (1, 'no cell has that uuid or name, or another error'),
-            (EXIT_HOSTS_REMAIN, 'hosts are mapped to the cell'),
-            (EXIT_INSTANCES_REMAIN, 'instances are mapped to the cell'),
-            (EXIT_CELL0_PROTECTED, 'the cell is cell0'),
+            (cell_view.EXIT_HOSTS_REMAIN, 'hosts are mapped to the cell'),
+            (cell_view.EXIT_INSTANCES_REMAIN,
+             'instances are mapped to the cell'),
+            (cell_view.EXIT_CELL0_PROTECTED, 'the cell is cell0'),
         ))
     command.add_argument('--cell_uuid', '--cell-uuid', required=True,
                          metavar='UUID', help='the cell\'s uuid (or name)')
