@@ -198,6 +198,11 @@ class ZoneTree:
     def is_zone(self, name):
         return name in self._named
 
+    def roots(self, zone_name=None):
+        """Where a descent starts: the top, or the zones called
+        ``zone_name`` that have a cell below them."""
+        return self.top if zone_name is None else self.zones_named(zone_name)
+
     def zones_named(self, name):
         """The zones called ``name`` that have a cell below them."""
         return [node for node in self._named.get(name, ())
