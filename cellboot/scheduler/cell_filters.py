@@ -20,6 +20,11 @@ The survivors are weighed as the hosts are: ``[filter_scheduler]``'s
 RAM, CPU and disk multipliers on the largest free room of each cell
 (the room of the best host a spreading scheduler would pick there),
 normalized across the candidates.
+
+The same steps judge a zone of the tree (``zones``) from its combined
+aggregate: the rules that name cells keep it when one of the cells below
+it (its ``cell_uuids``) passes, so a zone is pruned only when no cell
+below it would pass.
 """
 
 import math
