@@ -224,6 +224,7 @@ class ZoneTree:
         passes ``steps`` (``cell_filters.steps``) or None, and the
         ``(zone name, why)`` of the zones pruned on the way."""
         pruned = []
+        weighers = cell_filters.weighing()
 
         def removed(name, before, left, detail):
             kept = set(map(id, left))
@@ -233,7 +234,7 @@ class ZoneTree:
 
         def visit(nodes):
             for node in cell_filters.ranked(cell_filters.sift(
-                    nodes, steps, removed)):
+                    nodes, steps, removed), weighers):
                 if not isinstance(node, ZoneNode):
                     return node
                 found = visit(node.children)
