@@ -1,41 +1,53 @@
-"""A zone's aggregate: the aggregates of what is below it, combined.
+"""A zone's aggregate: the sum of what is below it.
 
-A zone (region, zone... any level above cells) is filtered and weighed
-by the API level exactly as a cell is, from one aggregate of the shape
-``cellboot.scheduler.aggregate`` documents. For a zone that aggregate
-must never say "no" where some cell below it would say "yes": counts,
-capacity and free room add up, the largest free room on one host is the
-largest of any child, the host availability zones are every child's,
-and the figures are as old as the oldest child's.
+Zones group cells (and other zones) above the cell level. The API level
+schedules a zone by the same kind of summary it schedules a cell by
+(see ``cellboot.scheduler.aggregate``), so a zone's summary is built
+from its children's with ``combine`` -- the one place the rule lives,
+used by the admin API that shows zones and by the scheduler that
+descends them.
+
+Summing keeps the cell-level promise: ``max_free`` is the largest free
+room of any one host below, so a request above it fits no host of the
+zone and the whole subtree can be pruned, never one a host could take.
+``computed_at`` is the oldest child's, since the summary is no fresher
+than its stalest part.
 """
+
+FIGURES = ('capacity', 'free', 'max_free')
+
+
+def _add_resources(total, resources):
+    for rc, figures in resources.items():
+        was = total.get(rc)
+        if was is None:
+            total[rc] = {key: float(figures[key]) for key in FIGURES}
+            continue
+        was['capacity'] += figures['capacity']
+        was['free'] += figures['free']
+        was['max_free'] = max(was['max_free'], figures['max_free'])
 
 
 def combine(aggregates):
     """The aggregate of a zone whose children have ``aggregates``.
 
-    ``None`` children (no figures) are skipped; None when none is left.
+    Children with no aggregate (None: a cell that never published, an
+    empty zone) are skipped; None when no child has one. Hosts, up hosts,
+    capacity and free room are summed, ``max_free`` is the largest of
+    the children's, ``zones`` (host availability zones) is the sorted
+    union and ``computed_at`` the oldest. A resource class some child
+    does not report is summed over the children that do.
     """
-    present = [aggregate for aggregate in aggregates
-               if aggregate is not None]
+    present = [one for one in aggregates if one is not None]
     if not present:
         return None
     resources = {}
     zones = set()
-    for aggregate in present:
-        for rc, figures in aggregate['resources'].items():
-            into = resources.get(rc)
-            if into is None:
-                resources[rc] = {'capacity': figures['capacity'],
-                                 'free': figures['free'],
-                                 'max_free': figures['max_free']}
-                continue
-            into['capacity'] += figures['capacity']
-            into['free'] += figures['free']
-            if figures['max_free'] > into['max_free']:
-                into['max_free'] = figures['max_free']
-        zones.update(aggregate['zones'])
-    return {'hosts': sum(aggregate['hosts'] for aggregate in present),
-            'up_hosts': sum(aggregate['up_hosts'] for aggregate in present),
-            'resources': resources, 'zones': sorted(zones),
-            'computed_at': min(aggregate['computed_at']
-                               for aggregate in present)}
+    for one in present:
+        _add_resources(resources, one['resources'])
+        zones.update(one['zones'])
+    return {'hosts': sum(one['hosts'] for one in present),
+            'up_hosts': sum(one['up_hosts'] for one in present),
+            'resources': resources,
+            'zones': sorted(zones),
+            'computed_at': min(one['computed_at'] for one in present)}
