@@ -37,14 +37,10 @@ from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
+from cellboot.objects import zone as zone_obj
 from cellboot.scheduler import aggregate as aggregate_mod
 from cellboot.scheduler import periodic
 from cellboot.scheduler import zones as zones_mod
-
-try:
-    from cellboot.objects import zone as zone_obj
-except ImportError:  # until the zones of the API database are merged
-    zone_obj = None
 
 LOG = logging.getLogger(__name__)
 
@@ -110,10 +106,8 @@ class CellView:
 
 
 def read_zones(context):
-    """Every zone of the API database (none where there are none)."""
-    if zone_obj is None:
-        return []
-    return list(zone_obj.get_all(context))
+    """Every zone of the API database, in one query."""
+    return zone_obj.get_all(context)
 
 
 def _read(context):

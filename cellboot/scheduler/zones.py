@@ -43,6 +43,7 @@ name, confines the descent to the zones of that name.
 
 import collections
 
+from cellboot.objects import zone as zone_obj
 from cellboot.scheduler import cell_filters
 from cellboot.scheduler import zone_aggregate
 
@@ -103,19 +104,6 @@ class ZoneNode:
         return None
 
 
-def _in_loop(uuid, parents):
-    """Whether going up from zone ``uuid`` comes back to it (bad rows:
-    such a zone hangs at the top, which breaks the loop)."""
-    seen = set()
-    up = parents.get(uuid)
-    while up in parents and up not in seen:
-        if up == uuid:
-            return True
-        seen.add(up)
-        up = parents[up]
-    return False
-
-
 class ZoneTree:
     """Zones and cells' views as a tree; see the module docstring.
 
@@ -126,15 +114,17 @@ class ZoneTree:
     """
 
     def __init__(self, zones=(), views=None):
-        parents = {zone.uuid: zone.parent_uuid for zone in zones}
-        self._zones = {zone.uuid: ZoneNode(zone.uuid, zone.name)
-                       for zone in zones}
+        self._zones = {}
         self._named = collections.defaultdict(list)
-        for zone in zones:
-            node = self._zones[zone.uuid]
+        # A zone whose parent is missing, or that is in a loop of bad
+        # rows, is at the top, as the zones' listing has it.
+        path = []
+        for depth, zone in zone_obj.depth_first(list(zones)):
+            node = self._zones[zone.uuid] = ZoneNode(zone.uuid, zone.name)
             self._named[zone.name].append(node)
-            if not _in_loop(zone.uuid, parents):
-                node.parent = self._zones.get(zone.parent_uuid)
+            del path[depth:]
+            node.parent = path[-1] if path else None
+            path.append(node)
         self.top = []
         self._cells = {}  # cell uuid -> (view, its zone or None)
         for view in (views or {}).values():

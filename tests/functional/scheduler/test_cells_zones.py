@@ -1,33 +1,23 @@
 """The API level's scheduler descending a tree of zones, cells in-process.
 
 Four cells: region ``eu`` holds zone ``eu-a`` (cells 1 and 2) and zone
-``eu-b`` (cell 3); cell 4 is in no zone. The zones are what the API
-database would give (``cell_aggregates.read_zones`` and each cell
-mapping's ``zone_uuid``). A request naming a zone lands in one of its
-cells; a full zone is skipped; a zone whose cells refuse hands the
-request to the next; and a zone no cell is in says so.
+``eu-b`` (cell 3); cell 4 is in no zone; zone ``empty`` has no cell.
+They are rows of the API database, read as the scheduler starts. A
+request naming a zone lands in one of its cells; a full zone is
+skipped; a zone whose cells refuse hands the request to the next; and a
+zone no cell is in says so.
 """
 
-import types
-
-import fixtures
-
 from cellboot import exception
-from cellboot.objects import cell_mapping
-from cellboot.scheduler import cell_aggregates
+from cellboot.objects import zone as zone_obj
 from tests import base
 from tests.functional.scheduler import cell_doubles
 from tests.functional.scheduler import placement_base
 from tests.functional.scheduler.placement_base import spec
 
-ZONES = [types.SimpleNamespace(uuid='zone-eu', name='eu', parent_uuid=None),
-         types.SimpleNamespace(uuid='zone-eu-a', name='eu-a',
-                               parent_uuid='zone-eu'),
-         types.SimpleNamespace(uuid='zone-eu-b', name='eu-b',
-                               parent_uuid='zone-eu'),
-         types.SimpleNamespace(uuid='zone-empty', name='empty',
-                               parent_uuid=None)]
-ZONE_OF_CELL = ['zone-eu-a', 'zone-eu-a', 'zone-eu-b', None]
+# (zone, its parent), and the zone of each cell.
+ZONES = [('eu', None), ('eu-a', 'eu'), ('eu-b', 'eu'), ('empty', None)]
+ZONE_OF_CELL = ['eu-a', 'eu-a', 'eu-b', None]
 
 
 class _ZonesTestCase(placement_base.RamWeighedSelection,
@@ -37,20 +27,11 @@ class _ZonesTestCase(placement_base.RamWeighedSelection,
 
     def setUp(self):
         super().setUp()
-        zone_of = {cell.uuid: ZONE_OF_CELL[i]
-                   for i, cell in enumerate(self.cells)}
-        get_enabled = cell_mapping.CellMapping.get_enabled
-
-        def enabled_in_zones(context):
-            cells = get_enabled(context)
-            for cell in cells:
-                cell.zone_uuid = zone_of.get(cell.uuid)
-            return cells
-
-        self.useFixture(fixtures.MockPatchObject(
-            cell_mapping.CellMapping, 'get_enabled', enabled_in_zones))
-        self.useFixture(fixtures.MockPatchObject(
-            cell_aggregates, 'read_zones', lambda context: list(ZONES)))
+        uuids = {}
+        for name, parent in ZONES:
+            uuids[name] = zone_obj.Zone.create(self.ctx, name, parent).uuid
+        for cell, zone in zip(self.cells, ZONE_OF_CELL):
+            cell.update(self.ctx, zone_uuid=uuids.get(zone))
 
     def fleet(self, memory=(8192, 8192, 8192, 65536), vcpus=8):
         """One host per cell (``h1``..``h4``); cell 4, in no zone, has
