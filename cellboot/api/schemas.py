@@ -64,6 +64,7 @@ SERVER_CREATE = {
                 'group': {'type': 'string', 'format': 'uuid',
                           'maxLength': 36},
                 'target_cell': _ident,
+                'zone': _ident,
                 'same_host': {'type': 'array', 'items': _ident,
                               'maxItems': 64},
                 'different_host': {'type': 'array', 'items': _ident,

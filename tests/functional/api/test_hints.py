@@ -1,7 +1,10 @@
 """Scheduler hints through the API: target_cell by policy, no peeking."""
 
+from cellboot import context as cb_context
 from cellboot.objects import build_request
+from cellboot.objects import cell_mapping
 from cellboot.objects import instance_mapping
+from cellboot.objects import zone
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
@@ -53,3 +56,50 @@ class HintsTest(base.TestCase):
             shown.append((server['status'], server['fault']['message']))
         self.assertEqual(shown[1], shown[0])
         self.assertEqual('ERROR', shown[0][0])
+
+
+class ZoneHintTest(base.TestCase):
+    """The ``zone`` hint confines a boot to the cells below a zone."""
+
+    def setUp(self):
+        super().setUp()
+        self.api = self.useFixture(api_fixtures.APIServer(cells=2,
+                                                          hosts_per_cell=1))
+        self.cluster = self.api.cluster
+        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
+        ctx = cb_context.get_admin_context()
+        zone.Zone.create(ctx, 'east')
+        cell2 = cell_mapping.CellMapping.get_by_name(ctx, 'cell2')
+        cell2.update(ctx, zone_uuid=zone.Zone.get(ctx, 'east').uuid)
+        # The API level reads the zone tree with the cell mappings.
+        self.cluster.scheduler.refresh(ctx)
+
+    def boot(self, hints):
+        response = self.alice.boot(**{'os:scheduler_hints': hints})
+        self.assertEqual(202, response.status_code, response.text)
+        self.cluster.wait_for_quiet()
+        return response.json()['server']['id']
+
+    def test_a_boot_naming_a_zone_lands_in_its_cell(self):
+        landed = []
+        for _ in range(2):
+            where, instance = self.cluster.find(self.boot({'zone': 'east'}))
+            landed.append((where.name, instance.vm_state))
+        self.assertEqual([('cell2', 'active')] * 2, landed)
+
+    def test_a_zone_with_no_cell_ends_in_error_naming_it(self):
+        # The user reads NoValidHost; an admin reads why.
+        uuid = self.boot({'zone': 'west'})
+        admin = self.api.client(api_fixtures.ADMIN_TOKEN)
+        server = admin.get(f'/servers/{uuid}').json()['server']
+        self.assertEqual('ERROR', server['status'])
+        self.assertIn("'west'", server['fault']['details'] or '')
+
+    def test_a_zone_hint_that_is_no_name_is_refused_and_writes_nothing(self):
+        for bad in ('', ['east'], 7, 'x' * 256):
+            response = self.alice.boot(**{'os:scheduler_hints': {
+                'zone': bad}})
+            self.assertEqual(400, response.status_code, bad)
+        self.assertEqual(
+            [], build_request.BuildRequest.get_by_project(
+                self.cluster.ctx, 'project-a'))
