@@ -122,7 +122,14 @@ class Follower:
             if entry.kind == changes.USAGE:
                 usage.add(entry.key)
             elif entry.kind == changes.BUILD and not mine:
-                self.cache.set_build_failures(entry.key, int(entry.value))
+                count = _count(entry.value)
+                if count is None:
+                    LOG.warning('Cell %s: ignoring a build-failure count '
+                                'of %r for host %s from the change feed',
+                                self.cache.scope.name, entry.value,
+                                entry.key)
+                else:
+                    self.cache.set_build_failures(entry.key, count)
         known = [uuid for uuid in usage if self.cache.knows(uuid)]
         self.cache.refresh_providers(context, known)
         for uuid in usage.difference(known):
@@ -162,3 +169,12 @@ class Follower:
                 'lag_p50': lags[len(lags) // 2] if lags else None,
                 'lag_p99': lags[int(len(lags) * 0.99)] if lags else None,
                 'lag_max': lags[-1] if lags else None}
+
+
+def _count(value):
+    """A feed's failure count as a non-negative int, or None."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        return None
+    return count if 0 <= count < 2 ** 31 else None
