@@ -93,8 +93,13 @@ class Follower:
             self._lock.release()
 
     def publish(self, context, entries):
-        """Announce ``(kind, key, value)`` entries; never raises."""
-        if not entries or not self.in_sync:
+        """Announce ``(kind, key, value)`` entries; never raises.
+
+        While the feed is down, tried once per retry interval only: a
+        feed that does not answer must not slow every claim down.
+        """
+        if not entries or (not self.in_sync
+                           and time.monotonic() < self._retry_at):
             return
         try:
             self.feed.publish(context, entries, self.origin)

@@ -13,6 +13,7 @@ import time
 from unittest import mock
 
 from oslo_db import exception as db_exc
+import redis
 
 from cellboot import context
 from cellboot import exception
@@ -234,3 +235,72 @@ class MySQLSyncTest(_SyncTests, placement_base.FleetTestCase,
 class PostgreSQLSyncTest(_SyncTests, placement_base.FleetTestCase,
                          base.PostgreSQLMixin):
     pass
+
+
+REDIS_URL = 'redis://127.0.0.1:6379/0'
+CLOSED_PORT_URL = 'redis://127.0.0.1:1/0'
+
+
+class RedisSyncTest(placement_base.FleetTestCase, base.SQLiteMixin):
+    """The same, through a Redis stream (the Redis of the test hosts)."""
+
+    CELLS = 1
+    pair = _SyncTests.pair
+    start_both = _SyncTests.start_both
+    place = _SyncTests.place
+    vcpus_used = _SyncTests.vcpus_used
+    test_a_claim_is_seen_before_the_others_next_decision = \
+        _SyncTests.test_a_claim_is_seen_before_the_others_next_decision
+    test_build_failures_counted_by_one_weigh_in_the_other = \
+        _SyncTests.test_build_failures_counted_by_one_weigh_in_the_other
+
+    def setUp(self):
+        super().setUp()
+        self.flags(sync_backend='redis', sync_redis_url=REDIS_URL,
+                   sync_pull_interval=0.0, sync_retry_interval=0.1,
+                   group='scheduler')
+        self.flags(host_subset_size=1, group='filter_scheduler')
+        self.a, self.b = self.pair()
+        self.addCleanup(redis.Redis.from_url(REDIS_URL).delete,
+                        self.a.sync.feed.key)
+
+    def test_no_row_is_written_in_the_cell_database(self):
+        self.add_host('h')
+        self.start_both()
+        self.place(self.a)
+        with context.target_cell(self.ctx, self.cells[0]) as cctxt:
+            self.assertEqual([], changes.read(cctxt, 0, [], 10))
+
+    def test_redis_down_places_within_capacity_then_recovers(self):
+        hosts = [self.add_host(f'h{i}', vcpus=4) for i in range(3)]
+        self.flags(sync_redis_url=CLOSED_PORT_URL, group='scheduler')
+        self.start_both()   # the feed cannot be reached from the start
+        placed = rejected = 0
+        for i in range(8):
+            try:
+                self.place((self.a, self.b)[i % 2])
+                placed += 1
+            except exception.NoValidHost:
+                rejected += 1
+        self.assertEqual((6, 2), (placed, rejected))
+        self.assertEqual((False, False),
+                         (self.a.sync.in_sync, self.b.sync.in_sync))
+        with context.target_cell(self.ctx, self.cells[0]) as cctxt:
+            self.assertEqual(
+                [], test_select_concurrent._over_committed(cctxt))
+        # Redis is back (here: the right address).
+        self.flags(sync_redis_url=REDIS_URL, group='scheduler')
+        for scheduler in (self.a, self.b):
+            scheduler.sync.feed._client = None
+        time.sleep(0.15)   # sync_retry_interval
+        self.assertRaises(exception.NoValidHost, self.place, self.b)
+        self.assertTrue(self.b.sync.in_sync)
+        self.assertEqual({h: 4.0 for h in hosts},
+                         {h: self.vcpus_used(self.b, h) for h in hosts})
+        # And following again: a host reported to A is placed on by B.
+        uuid = self.add_host('late', provider=False)
+        self.a.update_provider(self.ctx, uuid, 'late',
+                               {'VCPU': {'total': 4}, 'MEMORY_MB':
+                                {'total': 4096}, 'DISK_GB': {'total': 40}})
+        [[chosen, *_alternates]] = self.place(self.b)
+        self.assertEqual(uuid, chosen['compute_node_uuid'])
