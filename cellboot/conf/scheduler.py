@@ -163,10 +163,29 @@ sync_opts = [
                     'schedulers rely on the periodic reload (claims are '
                     'still checked in the database), and reload in full '
                     'once it is back.'),
+    cfg.StrOpt('api_sync_backend',
+               default=SYNC_NONE,
+               choices=[
+                   (SYNC_REDIS, 'a Redis stream (sync_redis_url) shared by '
+                                'the API-level schedulers'),
+                   (SYNC_NONE, 'none: each API-level scheduler learns '
+                               'the others\' placements when it reads the '
+                               'cells\' aggregates again '
+                               '(cell_check_interval)'),
+               ],
+               help='Where the API-level schedulers (one per super '
+                    'conductor) put the aggregate that comes back with '
+                    'each placement in a cell, so that the others rank '
+                    'that cell by its new figures from their next '
+                    'decision on rather than after their next read of '
+                    'the cells. A newer aggregate only replaces an older '
+                    'one. While Redis is unreachable the periodic reads '
+                    'of the cells go on as without it.'),
     cfg.StrOpt('sync_redis_url',
                default='redis://127.0.0.1:6379/0',
                secret=True,
-               help='Redis URL of the change feed (sync_backend = redis), '
+               help='Redis URL of the change feeds (sync_backend or '
+                    'api_sync_backend = redis), '
                     'redis://[[USER]:PASSWORD@]HOST:PORT/DB.'),
     cfg.FloatOpt('sync_pull_interval',
                  default=0.01,

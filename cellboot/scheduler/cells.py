@@ -45,6 +45,7 @@ from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
 from cellboot.scheduler import migrate
 from cellboot.scheduler import routing
+from cellboot.scheduler import sync
 
 LOG = logging.getLogger(__name__)
 
@@ -89,6 +90,8 @@ class CellsScheduler:
 
     def __init__(self, clients=None):
         self.aggregates = cell_aggregates.CellAggregates()
+        # The other API-level schedulers' news of the cells, or None.
+        self.sync = sync.for_api_level(self.aggregates)
         self._clients = dict(clients or {})
         self._lock = threading.Lock()
         self._claimed_in = collections.OrderedDict()
@@ -108,6 +111,8 @@ class CellsScheduler:
                         '(their hosts may be over-committed) until '
                         '"cellboot-manage scheduler migrate_to_cells" moves '
                         'them to their cells\' databases', left)
+        if self.sync is not None:
+            self.sync.start(context)   # its tail first: nothing missed
         views = self.aggregates.refresh(context)
         self.aggregates.start(refresh_interval)
         return {'cells': len(views),
@@ -205,6 +210,8 @@ class CellsScheduler:
         use). The cells are read once first, for which are enabled."""
         if self.aggregates.refreshed_at is None:
             self.aggregates.refresh(context)
+        if self.sync is not None:
+            self.sync.catch_up(context)
         views = self.aggregates.views()
         with self._lock:
             local = [client for client in self._clients.values()
@@ -276,6 +283,8 @@ class CellsScheduler:
                 continue
             if document is not None:
                 self.aggregates.take(cell, document)
+                if self.sync is not None:
+                    self.sync.taken(context, cell, document)
             try:
                 checked = _checked_selections(cell, selections, chunk)
             except cell_clients.CellUnreachable:

@@ -23,12 +23,16 @@ Two backends (``[scheduler] sync_backend``):
   service; a cell's feed is only its own schedulers'.
 * ``redis``: a Redis stream per cell, written after the commit.
 
+The API-level schedulers share the cells' aggregates the same way
+(``aggregates``), through Redis (``[scheduler] api_sync_backend``).
+
 While the feed cannot be reached, the schedulers rely on the periodic
 reload and the claims' swaps, which stay correct; once it is back each
 reloads in full (changes were missed) and follows the feed again.
 """
 
 import collections
+import types
 import uuid
 
 from cellboot.conf import CONF
@@ -39,6 +43,20 @@ from cellboot.conf import scheduler as scheduler_conf
 # failures); ``origin`` names the scheduler that wrote it, ``at`` when
 # (epoch seconds).
 Change = collections.namedtuple('Change', 'kind key value origin at')
+
+# Where the API-level schedulers' feed lives (a scope of its own).
+API_LEVEL = types.SimpleNamespace(key='api-level', name='API level')
+
+
+def for_api_level(aggregates, origin=None):
+    """The ``AggregateFollower`` of an API-level scheduler, or None."""
+    if CONF.scheduler.api_sync_backend != scheduler_conf.SYNC_REDIS:
+        return None
+    from cellboot.scheduler.sync import aggregates as aggregates_sync
+    from cellboot.scheduler.sync import redis_feed
+    feed = redis_feed.RedisFeed(API_LEVEL)
+    return aggregates_sync.AggregateFollower(aggregates, feed,
+                                             origin or uuid.uuid4().hex)
 
 
 def for_cell(cache, origin=None):
@@ -54,5 +72,5 @@ def for_cell(cache, origin=None):
         feed = redis_feed.RedisFeed(cache.scope)
     else:
         return None
-    return follower.Follower(cache, feed,
-                             origin or uuid.uuid4().hex)
+    return follower.CacheFollower(cache, feed,
+                                  origin or uuid.uuid4().hex)

@@ -32,10 +32,14 @@ TRIM_INTERVAL = 60.0
 
 
 class Follower:
-    """Keeps a ``HostStateCache`` current with a feed (see module)."""
+    """Pulls a feed, and falls back while it is down (see module).
 
-    def __init__(self, cache, feed, origin):
-        self.cache = cache
+    Subclasses say what an entry changes (``_apply``) and how to reload
+    everything (``_reload``); ``name`` is for the logs.
+    """
+
+    def __init__(self, name, feed, origin):
+        self.name = name
         self.feed = feed
         self.origin = origin
         self.in_sync = False
@@ -77,9 +81,9 @@ class Follower:
             entries, overflow = self.feed.pull(context)
             self.pulls += 1
             if overflow:
-                LOG.info('Cell %s: more changes waiting than '
+                LOG.info('%s: more changes waiting than '
                          'sync_max_entries; reloading every host',
-                         self.cache.scope.name)
+                         self.name)
                 self._resume(context)
                 return
             self._apply(context, entries)
@@ -106,6 +110,63 @@ class Follower:
         except Exception as exc:
             self._lost(exc)
 
+    def _resume(self, context):
+        """Tail, then a full load: nothing written meanwhile is missed.
+
+        Also how a follower whose scheduler was never ``start``-ed (its
+        states loaded on first use) begins.
+        """
+        self.feed.start(context)
+        self._reload(context)
+        self.reloads += 1
+        if self.started and not self.in_sync:
+            LOG.info('%s: the scheduler change feed is back; host '
+                     'states reloaded, following it again',
+                     self.name)
+        self.in_sync = self.started = True
+
+    def _lost(self, exc):
+        self.errors += 1
+        self._retry_at = (time.monotonic()
+                          + CONF.scheduler.sync_retry_interval)
+        if self.in_sync or self.errors == 1:
+            LOG.warning('%s: the scheduler change feed failed (%s); '
+                        'relying on periodic reloads until it is back',
+                        self.name, exc)
+        self.in_sync = False
+
+    def _apply(self, context, entries):
+        raise NotImplementedError()
+
+    def _reload(self, context):
+        raise NotImplementedError()
+
+    def mine(self, entry):
+        """Whether this scheduler wrote ``entry``; counts the others'."""
+        if entry.origin == self.origin:
+            return True
+        self.seen += 1
+        self.lags.append(time.time() - entry.at)
+        return False
+
+    def stats(self):
+        """Counters and the staleness figures, for operators and tests."""
+        lags = sorted(self.lags)
+        return {'in_sync': self.in_sync, 'errors': self.errors,
+                'reloads': self.reloads, 'pulls': self.pulls,
+                'seen': self.seen,
+                'lag_p50': lags[len(lags) // 2] if lags else None,
+                'lag_p99': lags[int(len(lags) * 0.99)] if lags else None,
+                'lag_max': lags[-1] if lags else None}
+
+
+class CacheFollower(Follower):
+    """A cell scheduler's: keeps its ``HostStateCache`` current."""
+
+    def __init__(self, cache, feed, origin):
+        super().__init__(f'Cell {cache.scope.name}', feed, origin)
+        self.cache = cache
+
     def claimed(self, context, provider_uuids):
         """Announce claims or releases, unless the feed has them already
         (the database feed is written in the claim's transaction)."""
@@ -118,20 +179,16 @@ class Follower:
 
     def _apply(self, context, entries):
         usage = set()
-        wall = time.time()
         for entry in entries:
-            mine = entry.origin == self.origin
-            if not mine:
-                self.seen += 1
-                self.lags.append(wall - entry.at)
+            mine = self.mine(entry)
             if entry.kind == changes.USAGE:
                 usage.add(entry.key)
             elif entry.kind == changes.BUILD and not mine:
                 count = _count(entry.value)
                 if count is None:
-                    LOG.warning('Cell %s: ignoring a build-failure count '
+                    LOG.warning('%s: ignoring a build-failure count '
                                 'of %r for host %s from the change feed',
-                                self.cache.scope.name, entry.value,
+                                self.name, entry.value,
                                 entry.key)
                 else:
                     self.cache.set_build_failures(entry.key, count)
@@ -140,40 +197,8 @@ class Follower:
         for uuid in usage.difference(known):
             self.cache.refresh_host(context, uuid)   # a new host
 
-    def _resume(self, context):
-        """Tail, then a full load: nothing written meanwhile is missed.
-
-        Also how a follower whose scheduler was never ``start``-ed (its
-        states loaded on first use) begins.
-        """
-        self.feed.start(context)
+    def _reload(self, context):
         self.cache.refresh(context)
-        self.reloads += 1
-        if self.started and not self.in_sync:
-            LOG.info('Cell %s: the scheduler change feed is back; host '
-                     'states reloaded, following it again',
-                     self.cache.scope.name)
-        self.in_sync = self.started = True
-
-    def _lost(self, exc):
-        self.errors += 1
-        self._retry_at = (time.monotonic()
-                          + CONF.scheduler.sync_retry_interval)
-        if self.in_sync or self.errors == 1:
-            LOG.warning('Cell %s: the scheduler change feed failed (%s); '
-                        'relying on periodic reloads until it is back',
-                        self.cache.scope.name, exc)
-        self.in_sync = False
-
-    def stats(self):
-        """Counters and the staleness figures, for operators and tests."""
-        lags = sorted(self.lags)
-        return {'in_sync': self.in_sync, 'errors': self.errors,
-                'reloads': self.reloads, 'pulls': self.pulls,
-                'seen': self.seen,
-                'lag_p50': lags[len(lags) // 2] if lags else None,
-                'lag_p99': lags[int(len(lags) * 0.99)] if lags else None,
-                'lag_max': lags[-1] if lags else None}
 
 
 def _count(value):
