@@ -237,6 +237,22 @@ def failed_claims(schedulers):
                for scheduler in schedulers.cells.values())
 
 
+def sync_figures(schedulers):
+    """The cell schedulers' change feed figures (``sync.Follower``):
+    ``lags`` (seconds from a peer's write to this scheduler's pull),
+    pulls, the seconds they took, and feed errors."""
+    lags, pulls, seconds, errors = [], 0, 0.0, 0
+    for scheduler in schedulers.cells.values():
+        if scheduler.sync is None:
+            continue
+        lags.extend(scheduler.sync.lags)
+        pulls += scheduler.sync.pulls
+        seconds += scheduler.sync.pull_seconds
+        errors += scheduler.sync.errors
+    return {'lags': lags, 'pulls': pulls, 'pull_seconds': seconds,
+            'errors': errors}
+
+
 def extra_cells(top):
     """Cells asked beyond the first: refusals and silences."""
     return top.stats['cells refused'] + top.stats['cells unreachable']

@@ -25,6 +25,7 @@ from cellboot.scheduler import aggregate as aggregate_mod
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import manager as manager_mod
 from cellboot.scheduler import sync
+from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import providers
 
@@ -99,7 +100,7 @@ class CellScheduler:
         generation = providers.update_provider(
             self.scope.context(context), uuid, name, inventories,
             availability_zone=availability_zone, origin=self.manager.origin)
-        self.manager.announce(context, [uuid])
+        self.manager.announce(context, {uuid: None})
         self.cache.refresh_host(context, uuid)
         self._given_back()
         return generation
@@ -108,7 +109,7 @@ class CellScheduler:
         """Forget a compute host (refused while it holds allocations)."""
         providers.delete_provider(self.scope.context(context), uuid,
                                   origin=self.manager.origin)
-        self.manager.announce(context, [uuid])
+        self.manager.announce(context, {uuid: None})
         self.cache.remove_host(uuid)
 
     def claim_resources(self, context, consumer_uuid, provider_uuid,
@@ -127,7 +128,7 @@ class CellScheduler:
             raise
         # Re-read rather than add: a replayed claim is a no-op in the
         # database and must not count twice here.
-        self.manager.announce(context, [provider_uuid])
+        self.manager.announce(context, {provider_uuid: None})
         self.cache.refresh_providers(context, [provider_uuid])
         return result
 
@@ -138,7 +139,9 @@ class CellScheduler:
             origin=self.manager.origin)
         for uuid, resources in released.items():
             self.cache.add_usage(uuid, resources, sign=-1)
-        self.manager.announce(context, released)
+        self.manager.announce(context, {
+            uuid: changes.released(amounts)
+            for uuid, amounts in released.items()})
         if released:
             self._given_back()
         return released

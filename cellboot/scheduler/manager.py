@@ -54,6 +54,7 @@ from cellboot.scheduler import candidates
 from cellboot.scheduler import filters as filters_mod
 from cellboot.scheduler import request as request_mod
 from cellboot.scheduler.resources import batch_claims
+from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler import weighers as weighers_mod
 from cellboot.scheduler.weighers import base as weigher_base
@@ -99,9 +100,10 @@ class SchedulerManager:
     def origin(self):
         return None if self.sync is None else self.sync.origin
 
-    def announce(self, context, provider_uuids):
-        if self.sync is not None and provider_uuids:
-            self.sync.claimed(context, provider_uuids)
+    def announce(self, context, deltas):
+        """Tell the cell's other schedulers (``changes.announce``)."""
+        if self.sync is not None and deltas:
+            self.sync.claimed(context, deltas)
 
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
@@ -199,7 +201,13 @@ class SchedulerManager:
                           len(instance_uuids), exc)
                 return None
             raise
-        self.announce(context, [uuid for _i, uuid, _hosts in picks])
+        deltas = {}
+        for _instance_uuid, uuid, _hosts in picks:
+            delta = deltas.setdefault(uuid, dict.fromkeys(request.resources,
+                                                          0))
+            for rc, amount in request.resources.items():
+                delta[rc] += amount
+        self.announce(context, deltas)
         for _instance_uuid, _uuid, hosts in picks:
             request.placed(hosts[0].compute_node_uuid, hosts[0].service_host)
         return [[s.to_dict() for s in hosts] for _i, _u, hosts in picks]
@@ -249,7 +257,7 @@ class SchedulerManager:
                 claims.claim_resources(context, instance_uuid, uuid,
                                        request.resources,
                                        origin=self.origin)
-            self.announce(context, [uuid])
+            self.announce(context, {uuid: dict(request.resources)})
             return True
         except (exception.ClaimFailed, exception.ClaimConflict) as exc:
             self.failed_claims += 1
@@ -294,4 +302,5 @@ class SchedulerManager:
                 continue
             for provider_uuid, resources in released.items():
                 self.cache.add_usage(provider_uuid, resources, sign=-1)
-            self.announce(context, released)
+            self.announce(context, {uuid: changes.released(amounts)
+                                    for uuid, amounts in released.items()})

@@ -65,7 +65,9 @@ def claim_all(context, placements, resources, origin=None):
         except contention.GenerationConflict as exc:
             raise NotBatchable(str(exc))
         ids[provider.uuid] = provider.id
-    changes.announce(context, ids, origin)
+    changes.announce(context, {uuid: {
+        rc: by_provider[uuid] * amount for rc, amount in resources.items()}
+        for uuid in ids}, origin)
     context.session.execute(sa.insert(_ALLOCATIONS), [
         {'resource_provider_id': ids[provider], 'consumer_id': consumer,
          'resource_class': rc, 'used': amount}

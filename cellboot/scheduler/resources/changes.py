@@ -36,14 +36,51 @@ def in_database():
     return CONF.scheduler.sync_backend == scheduler_conf.SYNC_DATABASE
 
 
-def announce(context, provider_uuids, origin):
-    """In the caller's write transaction: these providers changed."""
-    if not in_database() or not provider_uuids:
+def announce(context, deltas, origin):
+    """In the caller's write transaction: these providers changed.
+
+    ``deltas``: ``{provider_uuid: {rc: signed amount}}`` of what a claim
+    or release moved, so that the others add it without reading the
+    provider; ``None`` for a provider to re-read (its inventory changed).
+    """
+    if not in_database() or not deltas:
         return
     now = time.time()
     context.session.execute(_INSERT, [
-        {'kind': USAGE, 'key': uuid, 'value': None, 'origin': origin,
-         'at': now} for uuid in sorted(set(provider_uuids))])
+        {'kind': USAGE, 'key': uuid, 'value': encode(deltas[uuid]),
+         'origin': origin, 'at': now} for uuid in sorted(deltas)])
+
+
+def encode(delta):
+    """``{rc: amount}`` as ``RC=AMOUNT,...``; None (re-read) when there
+    is none or it does not fit the column."""
+    if not delta:
+        return None
+    text = ','.join(f'{rc}={int(amount)}'
+                    for rc, amount in sorted(delta.items()) if amount)
+    return text if 0 < len(text) <= 255 else None
+
+
+def decode(text):
+    """``encode``'s ``{rc: amount}``; ValueError when it is not one."""
+    delta = {}
+    for item in text.split(','):
+        rc, sep, amount = item.partition('=')
+        if not sep or not rc or rc in delta:
+            raise ValueError(f'not RC=AMOUNT: {item!r}')
+        delta[rc] = int(amount)
+    return delta
+
+
+def claimed(resources, held=None):
+    """The delta of a claim of ``resources`` replacing ``held``."""
+    held = held or {}
+    return {rc: resources.get(rc, 0) - held.get(rc, 0)
+            for rc in set(resources) | set(held)}
+
+
+def released(resources):
+    return {rc: -amount for rc, amount in resources.items()}
 
 
 @tables.writer

@@ -125,7 +125,9 @@ def _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
 def _write_claim(context, provider, provider_uuid, consumer_uuid, resources,
                  held, origin):
     contention.compare_and_swap(context, provider.id, provider.generation)
-    changes.announce(context, [provider_uuid], origin)
+    changes.announce(context, {provider_uuid: changes.claimed(resources,
+                                                              held)},
+                     origin)
     if held:
         context.session.execute(sa.delete(_ALLOCATIONS).where(
             _ALLOCATIONS.c.resource_provider_id == provider.id,
@@ -208,7 +210,9 @@ def _release(context, consumer_uuid, provider_uuid, origin):
     context.session.execute(sa.delete(_ALLOCATIONS).where(
         _ALLOCATIONS.c.consumer_id == consumer_uuid,
         _ALLOCATIONS.c.resource_provider_id.in_(sorted(provider_ids))))
-    changes.announce(context, released, origin)
+    changes.announce(context, {uuid: changes.released(amounts)
+                               for uuid, amounts in released.items()},
+                     origin)
     return released
 
 

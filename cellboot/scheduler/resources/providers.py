@@ -107,7 +107,7 @@ def _update(context, uuid, values, inventories, origin):
         _check_name_free(context, uuid, values['name'])
     if row is None:
         generation = _create(context, uuid, values, inventories)
-        changes.announce(context, [uuid], origin)
+        changes.announce(context, {uuid: None}, origin)
         return generation
     # The generation was read first: every read below is at least as
     # fresh, so a change made meanwhile fails the swap.
@@ -119,7 +119,7 @@ def _update(context, uuid, values, inventories, origin):
     generation = contention.compare_and_swap(context, row.id, row.generation,
                                              **changed)
     _replace_inventories(context, row, current, inventories)
-    changes.announce(context, [uuid], origin)
+    changes.announce(context, {uuid: None}, origin)
     return generation
 
 
@@ -186,7 +186,7 @@ def _delete(context, uuid, origin):
         _INVENTORIES.c.resource_provider_id == row.id))
     context.session.execute(sa.delete(_PROVIDERS).where(
         _PROVIDERS.c.id == row.id))
-    changes.announce(context, [uuid], origin)
+    changes.announce(context, {uuid: None}, origin)
 
 
 def delete_provider(context, uuid, origin=None):

@@ -5,9 +5,12 @@ when it commits: on MariaDB and PostgreSQL a claim holding sequence 7
 may commit after one holding 8 was read. A reader that just moved past 8
 would miss 7 for ever. So every sequence skipped below the highest one
 read is kept as missing and asked for again at each pull, until it
-shows up or ``[scheduler] sync_gap_wait`` seconds have passed (a
-transaction that rolled back leaves its number unused for good).
-SQLite commits one writer at a time and never leaves such a gap open.
+shows up or ``[scheduler] sync_gap_wait`` seconds have passed. Then it
+is either a transaction that rolled back after its insert (rare: the
+row is written once the claim's swap succeeded) or rows trimmed before
+this scheduler read them: the caller cannot tell, and reloads in full
+(``overflow``). SQLite commits one writer at a time and never leaves
+such a gap open.
 """
 
 import time
@@ -16,8 +19,8 @@ from cellboot.conf import CONF
 from cellboot.scheduler.resources import changes
 from cellboot.scheduler import sync
 
-# Missing sequences followed at most: a larger hole (a burst of rolled
-# back claims) is left to the periodic reload rather than asked for.
+# Missing sequences followed at most: a larger hole is taken as missed
+# changes (a full reload) rather than asked for.
 MAX_MISSING = 1000
 
 
@@ -41,13 +44,15 @@ class DatabaseFeed:
         """``(changes, overflow)``: what was written since the last pull.
 
         ``overflow``: more than ``[scheduler] sync_max_entries`` were
-        waiting; the caller reloads in full and calls ``start`` again.
+        waiting, or changes may have been missed (see the module); the
+        caller reloads in full and calls ``start`` again.
         """
         limit = CONF.scheduler.sync_max_entries
         rows = changes.read(self.scope.context(context), self._after,
                             list(self._missing), limit)
         now = time.monotonic()
         past = 0
+        lost = False
         for row in rows:
             if row.seq <= self._after:
                 self._missing.pop(row.seq, None)
@@ -56,13 +61,17 @@ class DatabaseFeed:
             if row.seq - self._after - 1 <= MAX_MISSING - len(self._missing):
                 for seq in range(self._after + 1, row.seq):
                     self._missing[seq] = now
+            else:
+                lost = True
             self._after = row.seq
         wait = CONF.scheduler.sync_gap_wait
         for seq, since in list(self._missing.items()):
             if now - since > wait:
                 del self._missing[seq]
+                lost = True
         return ([sync.Change(row.kind, row.key, row.value, row.origin,
-                             row.at) for row in rows], past >= limit)
+                             row.at) for row in rows],
+                lost or past >= limit)
 
     def publish(self, context, entries, origin):
         """Write ``(kind, key, value)`` entries that no claim wrote."""

@@ -2,11 +2,17 @@
 
 ``catch_up`` runs before each decision: it pulls what the cell's other
 schedulers wrote since the last pull (at most once per ``[scheduler]
-sync_pull_interval``) and re-reads the providers named, in one query.
-Entries a scheduler wrote itself are re-read too: between choosing a
-host and committing its claim the scheduler counts that claim in memory
-only, and a re-read made meanwhile (for another scheduler's change on
-the same host) drops it; the re-read after its own commit puts it back.
+sync_pull_interval``). A claim or release comes with what it moved on
+its provider (``changes.announce``), added to the host states as the
+scheduler adds its own claims, without a read; a provider whose
+inventory changed is re-read, all of them in one query. A scheduler
+skips its own entries: it applied them when it wrote them.
+
+An entry is applied once, so a host re-read between another scheduler's
+commit and the pull of its entry (after a failed claim of ours) counts
+that claim twice until its next re-read or reload: a host that looks
+fuller than it is (or, for a release, emptier, and the claim's swap
+then refuses it). The periodic reload ends any such drift.
 
 A feed that fails (pull or publish) puts the follower out of sync: the
 failure is logged once, counted in ``errors``, and decisions go on
@@ -23,6 +29,7 @@ import time
 from oslo_log import log as logging
 
 from cellboot.conf import CONF
+from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import changes
 
 LOG = logging.getLogger(__name__)
@@ -47,6 +54,8 @@ class Follower:
         self.errors = 0          # failed pulls and publishes
         self.reloads = 0         # full reloads after an outage or overflow
         self.pulls = 0
+        # Time spent pulling and applying: the feed's cost to decisions.
+        self.pull_seconds = 0.0
         self.seen = 0            # entries of other schedulers applied
         # Seconds from an other scheduler's write to its pull, latest
         # first out: the staleness that the feed leaves.
@@ -78,15 +87,17 @@ class Follower:
                 if now >= self._retry_at:
                     self._resume(context)
                 return
+            started = time.perf_counter()
             entries, overflow = self.feed.pull(context)
             self.pulls += 1
             if overflow:
                 LOG.info('%s: more changes waiting than '
-                         'sync_max_entries; reloading every host',
-                         self.name)
+                         'sync_max_entries, or some missed; reloading '
+                         'every host', self.name)
                 self._resume(context)
                 return
             self._apply(context, entries)
+            self.pull_seconds += time.perf_counter() - started
             self._next_pull = now + CONF.scheduler.sync_pull_interval
             if now >= self._next_trim:
                 self._next_trim = now + TRIM_INTERVAL
@@ -154,6 +165,7 @@ class Follower:
         lags = sorted(self.lags)
         return {'in_sync': self.in_sync, 'errors': self.errors,
                 'reloads': self.reloads, 'pulls': self.pulls,
+                'pull_seconds': self.pull_seconds,
                 'seen': self.seen,
                 'lag_p50': lags[len(lags) // 2] if lags else None,
                 'lag_p99': lags[int(len(lags) * 0.99)] if lags else None,
@@ -167,12 +179,14 @@ class CacheFollower(Follower):
         super().__init__(f'Cell {cache.scope.name}', feed, origin)
         self.cache = cache
 
-    def claimed(self, context, provider_uuids):
-        """Announce claims or releases, unless the feed has them already
-        (the database feed is written in the claim's transaction)."""
+    def claimed(self, context, deltas):
+        """Announce claims or releases (``changes.announce``), unless the
+        feed has them already (the database feed is written in the
+        claim's transaction)."""
         if not self.feed.in_transaction:
-            self.publish(context, [(changes.USAGE, uuid, None)
-                                   for uuid in sorted(set(provider_uuids))])
+            self.publish(context, [
+                (changes.USAGE, uuid, changes.encode(deltas[uuid]))
+                for uuid in sorted(deltas)])
 
     def build_result(self, context, provider_uuid, failures):
         self.publish(context, [(changes.BUILD, provider_uuid, failures)])
@@ -180,10 +194,15 @@ class CacheFollower(Follower):
     def _apply(self, context, entries):
         usage = set()
         for entry in entries:
-            mine = self.mine(entry)
+            if self.mine(entry):
+                continue   # applied when it was written
             if entry.kind == changes.USAGE:
-                usage.add(entry.key)
-            elif entry.kind == changes.BUILD and not mine:
+                delta = _delta(entry.value)
+                if delta is None:
+                    usage.add(entry.key)
+                else:
+                    self.cache.add_usage(entry.key, delta)
+            elif entry.kind == changes.BUILD:
                 count = _count(entry.value)
                 if count is None:
                     LOG.warning('%s: ignoring a build-failure count '
@@ -199,6 +218,21 @@ class CacheFollower(Follower):
 
     def _reload(self, context):
         self.cache.refresh(context)
+
+
+def _delta(value):
+    """A feed's usage delta ``{rc: amount}``, or None: re-read instead
+    (none given, an inventory change; or one we cannot apply)."""
+    if not value:
+        return None
+    try:
+        delta = changes.decode(value)
+    except ValueError:
+        return None
+    if not delta.keys() <= host_state.RC_POSITION.keys() or any(
+            abs(amount) >= 2 ** 31 for amount in delta.values()):
+        return None
+    return delta
 
 
 def _count(value):

@@ -141,6 +141,8 @@ class _SyncTests:
     def test_feed_down_places_within_capacity_then_recovers(self):
         hosts = [self.add_host(f'h{i}', vcpus=4) for i in range(3)]
         self.start_both()
+        # No retry during the outage, whatever the time it takes.
+        self.flags(sync_retry_interval=60, group='scheduler')
         failing = mock.patch.object(
             changes, 'read',
             side_effect=db_exc.DBConnectionError('feed table gone'))
@@ -159,7 +161,7 @@ class _SyncTests:
                 self.assertEqual(
                     [], test_select_concurrent._over_committed(cctxt))
         reloads = self.b.sync.reloads
-        time.sleep(0.15)   # sync_retry_interval
+        self.b.sync._retry_at = 0   # the retry interval is over
         self.assertRaises(exception.NoValidHost, self.place, self.b)
         self.assertTrue(self.b.sync.in_sync)
         self.assertEqual(reloads + 1, self.b.sync.reloads)
@@ -183,6 +185,32 @@ class _SyncTests:
         self.assertEqual(['first'], [e.key for e in entries])
         self.assertEqual({}, feed._missing)
 
+    def test_a_sequence_never_committed_means_a_full_reload(self):
+        self.flags(sync_gap_wait=0.0, group='scheduler')
+        feed = database.DatabaseFeed(self.a.scope)
+        feed.start(self.ctx)
+        with self.cell_context() as cctxt:
+            self.insert(cctxt, feed._after + 2, 'second')
+        self.assertFalse(feed.pull(self.ctx)[1])   # the first missing
+        time.sleep(0.01)
+        self.assertTrue(feed.pull(self.ctx)[1])    # and given up on
+
+    def test_malformed_deltas_mean_a_re_read(self):
+        host = self.add_host('h', vcpus=8)
+        self.start_both()
+        self.flags(sync_backend='none', group='scheduler')
+        self.place(self.a)   # unannounced: B can only learn it by a read
+        with self.cell_context() as cctxt:
+            changes.record(cctxt, [
+                (changes.USAGE, host, value) for value in (
+                    'VCPU', 'VCPU=two', 'NO_SUCH_CLASS=1',
+                    f'VCPU={2 ** 40}', 'VCPU=1,VCPU=1', '=1', 'x' * 255)],
+                'intruder')
+        self.b.sync.catch_up(self.ctx)
+        self.assertEqual(2.0, self.vcpus_used(self.b, host))
+        self.assertEqual((True, 0), (self.b.sync.in_sync,
+                                     self.b.sync.errors))
+
     @staticmethod
     @changes.tables.writer
     def insert(context, seq, key):
@@ -193,6 +221,7 @@ class _SyncTests:
         self.add_host('h')
         self.start_both()
         self.place(self.a)
+        self.b.sync.catch_up(self.ctx)
         with self.cell_context() as cctxt:
             written = len(changes.read(cctxt, 0, [], 100))
         self.assertGreater(written, 0)
