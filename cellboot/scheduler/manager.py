@@ -8,7 +8,8 @@ cell, see ``request``). For each instance of the request, in order:
 1. ``candidates.find`` runs the enabled filters over the in-memory host
    states;
 2. the weighers order the survivors; the chosen host is picked at random
-   among the best ``host_subset_size``;
+   among the best ``host_subset_size`` (or more: as many as the cell's
+   schedulers seen deciding lately, ``_subset_size``);
 3. its resources are claimed in the cell's database (atomic, compare-
    and-swap on the provider generation). If the claim fails, our copy of that
    host was stale: it and the next best hosts are re-read, the host is
@@ -222,8 +223,22 @@ class SchedulerManager:
             raise exception.NoValidHost(reason=reason)
         weights = weigher_base.weigh(states, mask, request, self.weighers)
         chosen = random.choice(best_first(
-            weights, CONF.filter_scheduler.host_subset_size))
+            weights, self._subset_size()))
         return chosen, mask, weights
+
+    def _subset_size(self):
+        """How many of the best hosts the choice is made among.
+
+        Schedulers that follow each other's claims (``sync``) hold the
+        same host states: each picking the one best host, they would all
+        claim it at once and all but one lose the swap. So the choice is
+        spread over at least as many hosts as schedulers were seen
+        deciding lately.
+        """
+        size = CONF.filter_scheduler.host_subset_size
+        if self.sync is not None:
+            size = max(size, self.sync.deciders())
+        return size
 
     def _after_failed_claim(self, context, request, uuid, states, weights):
         """Give back the room taken and re-read the stale hosts.

@@ -34,8 +34,11 @@ from cellboot.scheduler.resources import changes
 
 LOG = logging.getLogger(__name__)
 
-# A full load of the feed's retention happens once a minute at most.
+# The feed is trimmed once a minute at most.
 TRIM_INTERVAL = 60.0
+# Seconds after which a scheduler no longer seen writing is taken for
+# idle (``deciders``).
+WRITERS_WINDOW = 10.0
 
 
 class Follower:
@@ -60,6 +63,8 @@ class Follower:
         # Seconds from an other scheduler's write to its pull, latest
         # first out: the staleness that the feed leaves.
         self.lags = collections.deque(maxlen=100000)
+        # Origin -> when last seen writing: the schedulers deciding now.
+        self._writers = {}
         self._lock = threading.Lock()
         self._next_pull = 0.0
         self._retry_at = 0.0
@@ -160,6 +165,21 @@ class Follower:
         self.lags.append(time.time() - entry.at)
         return False
 
+    def deciding(self, origin):
+        """``origin`` was seen claiming (see ``deciders``)."""
+        if origin is not None:
+            self._writers[origin] = time.monotonic()
+
+    def deciders(self):
+        """This scheduler and the others seen writing in the last
+        ``WRITERS_WINDOW`` seconds: how many schedulers of the cell
+        decide now."""
+        horizon = time.monotonic() - WRITERS_WINDOW
+        for origin, seen in list(self._writers.items()):
+            if seen < horizon:
+                self._writers.pop(origin, None)
+        return 1 + len(self._writers)
+
     def stats(self):
         """Counters and the staleness figures, for operators and tests."""
         lags = sorted(self.lags)
@@ -202,6 +222,7 @@ class CacheFollower(Follower):
                     usage.add(entry.key)
                 else:
                     self.cache.add_usage(entry.key, delta)
+                    self.deciding(entry.origin)
             elif entry.kind == changes.BUILD:
                 count = _count(entry.value)
                 if count is None:

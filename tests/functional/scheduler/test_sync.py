@@ -105,6 +105,19 @@ class _SyncTests:
         [[chosen, *_alternates]] = self.place(self.b)
         self.assertEqual(uuid, chosen['compute_node_uuid'])
 
+    def test_the_choice_spreads_over_as_many_hosts_as_deciders(self):
+        # Same host states, same best host: without the spread, the
+        # schedulers of a cell would all claim it at once.
+        self.add_host('h', vcpus=64, memory_mb=65536, disk_gb=1000)
+        self.start_both()
+        self.assertEqual(1, self.b.manager._subset_size())
+        self.place(self.a)
+        self.place(self.b)
+        self.assertEqual(2, self.b.manager._subset_size())
+        self.assertEqual(1, self.a.manager._subset_size())  # B unseen yet
+        self.place(self.a)
+        self.assertEqual(2, self.a.manager._subset_size())
+
     # -- build failures ------------------------------------------------
 
     def test_build_failures_counted_by_one_weigh_in_the_other(self):

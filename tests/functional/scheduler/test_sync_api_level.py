@@ -42,8 +42,11 @@ class _ApiLevelSyncTests:
             self.clients[name] = cell_doubles.NotLocal(self.cells[0],
                                                        self.cell)
             top.set_client(self.cells[0].uuid, self.clients[name])
+        # A stream of this test's own: tests run in parallel.
+        key = f'{self.a.sync.feed.key}:{self.cells[0].uuid}'
+        self.a.sync.feed.key = self.b.sync.feed.key = key
         self.addCleanup(redis.Redis.from_url(test_sync.REDIS_URL).delete,
-                        self.a.sync.feed.key)
+                        key)
 
     def start_all(self):
         self.cell.start(self.ctx, refresh_interval=0)
