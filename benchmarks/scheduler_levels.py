@@ -243,12 +243,14 @@ def sync_figures(schedulers):
     pulls, the seconds they took, and feed errors."""
     lags, pulls, seconds, errors = [], 0, 0.0, 0
     for scheduler in schedulers.cells.values():
-        if scheduler.sync is None:
+        # None: the feed is off (or a cellboot from before it).
+        follower = getattr(scheduler, 'sync', None)
+        if follower is None:
             continue
-        lags.extend(scheduler.sync.lags)
-        pulls += scheduler.sync.pulls
-        seconds += scheduler.sync.pull_seconds
-        errors += scheduler.sync.errors
+        lags.extend(follower.lags)
+        pulls += follower.pulls
+        seconds += follower.pull_seconds
+        errors += follower.errors
     return {'lags': lags, 'pulls': pulls, 'pull_seconds': seconds,
             'errors': errors}
 
