@@ -192,6 +192,7 @@ def _worker(api_url, overrides, index, requests, barrier, results):
                  'latencies': latencies, 'placed': placed,
                  'rejected': rejected, 'unavailable': unavailable,
                  'failed_claims': scheduler_levels.failed_claims(schedulers),
+                 'sync': scheduler_levels.sync_figures(schedulers),
                  'extra_cells': scheduler_levels.extra_cells(top),
                  'rss_mb': scheduler_levels.peak_rss_mb()
                  - info['rss_before_mb'],
@@ -250,12 +251,32 @@ def run_concurrent(dbs, processes, requests, overrides):
         holding_consumers=scheduler_fleet.consumers(dbs.cell_urls),
         conflicts=sum(o['conflicts'] for o in outcomes),
         failed_claims=sum(o['failed_claims'] for o in outcomes),
+        **_sync_stats([o['sync'] for o in outcomes], requests),
         extra_cells_per_request=round(
             sum(o['extra_cells'] for o in outcomes) / requests, 4),
         rss_mb=round(max(o['rss_mb'] for o in outcomes), 1),
         load_s=max(o['load_s'] for o in outcomes),
         cache_mb=memory['cell_cache_mb'],
         **memory, **_latency_stats(latencies))
+
+
+def _sync_stats(figures, requests):
+    """The change feed's staleness (a peer's write to its pull, p50 and
+    p99 in ms) and cost (pull time per decision, ms), summed over the
+    processes; empty when the feed is off."""
+    lags = [lag for f in figures for lag in f['lags']]
+    pulls = sum(f['pulls'] for f in figures)
+    if not pulls:
+        return {}
+    millis = np.array(lags or [0.0]) * 1000
+    return {'sync_lag_p50_ms': round(float(np.percentile(millis, 50)), 2),
+            'sync_lag_p99_ms': round(float(np.percentile(millis, 99)), 2),
+            'sync_lag_max_ms': round(float(millis.max()), 2),
+            'sync_changes_seen': len(lags), 'sync_pulls': pulls,
+            'sync_pull_ms_per_decision': round(
+                sum(f['pull_seconds'] for f in figures) / requests * 1000,
+                3),
+            'sync_errors': sum(f['errors'] for f in figures)}
 
 
 def _parse_args(argv):

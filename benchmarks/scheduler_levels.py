@@ -237,6 +237,24 @@ def failed_claims(schedulers):
                for scheduler in schedulers.cells.values())
 
 
+def sync_figures(schedulers):
+    """The cell schedulers' change feed figures (``sync.Follower``):
+    ``lags`` (seconds from a peer's write to this scheduler's pull),
+    pulls, the seconds they took, and feed errors."""
+    lags, pulls, seconds, errors = [], 0, 0.0, 0
+    for scheduler in schedulers.cells.values():
+        # None: the feed is off (or a cellboot from before it).
+        follower = getattr(scheduler, 'sync', None)
+        if follower is None:
+            continue
+        lags.extend(follower.lags)
+        pulls += follower.pulls
+        seconds += follower.pull_seconds
+        errors += follower.errors
+    return {'lags': lags, 'pulls': pulls, 'pull_seconds': seconds,
+            'errors': errors}
+
+
 def extra_cells(top):
     """Cells asked beyond the first: refusals and silences."""
     return top.stats['cells refused'] + top.stats['cells unreachable']

@@ -230,8 +230,13 @@ class CellAggregates:
         with self._lock:
             self._room_published = True
 
-    def take(self, cell, document):
-        """A cell's aggregate from its answer; ignored when malformed."""
+    def take(self, cell, document, newer_only=False):
+        """A cell's aggregate from its answer; ignored when malformed.
+
+        ``newer_only``: a peer's (``sync.aggregates``), taken only if
+        computed after ours, and saying nothing of whether the cell
+        answers us.
+        """
         try:
             aggregate = aggregate_mod.validated(document)
         except exception.Invalid as exc:
@@ -241,10 +246,15 @@ class CellAggregates:
             view = self._views.get(cell.uuid)
             if view is None:
                 view = self._views[cell.uuid] = CellView(cell)
+            elif newer_only and view.aggregate is not None and (
+                    view.aggregate['computed_at']
+                    >= aggregate['computed_at']):
+                return
             view.aggregate = aggregate
             view.learnt_at = time.time()
             view.published_at = timeutils.utcnow()
-            view.silent = None
+            if not newer_only:
+                view.silent = None
             self._tree.changed(view)
 
     def mark_silent(self, cell, why):

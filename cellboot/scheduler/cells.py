@@ -46,6 +46,7 @@ from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
 from cellboot.scheduler import migrate
 from cellboot.scheduler import routing
+from cellboot.scheduler import sync
 from cellboot.scheduler import zones
 
 LOG = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ class CellsScheduler:
 
     def __init__(self, clients=None):
         self.aggregates = cell_aggregates.CellAggregates()
+        # The other API-level schedulers' news of the cells, or None.
+        self.sync = sync.for_api_level(self.aggregates)
         self._clients = dict(clients or {})
         # Those of this process, asked for figures none published: kept
         # apart, so that a request does not look through every cell's.
@@ -89,6 +92,8 @@ class CellsScheduler:
                         '(their hosts may be over-committed) until '
                         '"cellboot-manage scheduler migrate_to_cells" moves '
                         'them to their cells\' databases', left)
+        if self.sync is not None:
+            self.sync.start(context)   # its tail first: nothing missed
         views = self.aggregates.refresh(context)
         self.aggregates.start(refresh_interval)
         return {'cells': len(views),
@@ -191,6 +196,8 @@ class CellsScheduler:
         use). The cells are read once first, for which are enabled."""
         if self.aggregates.refreshed_at is None:
             self.aggregates.refresh(context)
+        if self.sync is not None:
+            self.sync.catch_up(context)
         with self._lock:
             local = list(self._local.values())
         if not local:
@@ -280,6 +287,8 @@ class CellsScheduler:
                 continue
             if document is not None:
                 self.aggregates.take(cell, document)
+                if self.sync is not None:
+                    self.sync.taken(context, cell, document)
             try:
                 checked = cell_clients.checked_selections(
                     cell, selections, chunk)

@@ -8,7 +8,8 @@ cell, see ``request``). For each instance of the request, in order:
 1. ``candidates.find`` runs the enabled filters over the in-memory host
    states;
 2. the weighers order the survivors; the chosen host is picked at random
-   among the best ``host_subset_size``;
+   among the best ``host_subset_size`` (or more: as many as the cell's
+   schedulers seen deciding lately, ``_subset_size``);
 3. its resources are claimed in the cell's database (atomic, compare-
    and-swap on the provider generation). If the claim fails, our copy of that
    host was stale: it and the next best hosts are re-read, the host is
@@ -54,6 +55,7 @@ from cellboot.scheduler import candidates
 from cellboot.scheduler import filters as filters_mod
 from cellboot.scheduler import request as request_mod
 from cellboot.scheduler.resources import batch_claims
+from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler import weighers as weighers_mod
 from cellboot.scheduler.weighers import base as weigher_base
@@ -91,6 +93,18 @@ class SchedulerManager:
             CONF.filter_scheduler.enabled_weighers)
         # How many claims failed and were retried on another host.
         self.failed_claims = 0
+        # The cell's other schedulers' changes (``sync.Follower``), or
+        # None: learnt at the periodic reloads and failed claims only.
+        self.sync = None
+
+    @property
+    def origin(self):
+        return None if self.sync is None else self.sync.origin
+
+    def announce(self, context, deltas):
+        """Tell the cell's other schedulers (``changes.announce``)."""
+        if self.sync is not None and deltas:
+            self.sync.claimed(context, deltas)
 
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
@@ -103,6 +117,8 @@ class SchedulerManager:
         filters = self.filters
         context = self.cache.scope.context(context)
         self.cache.ensure_loaded(context)
+        if self.sync is not None:
+            self.sync.catch_up(context)
         request.resolve(context, instance_uuids)
         if len(instance_uuids) > 1 and not request.has_group:
             batch = self._place_batch(context, request, instance_uuids,
@@ -176,7 +192,7 @@ class SchedulerManager:
             batch_claims.claim_all(
                 context, [(instance_uuid, uuid)
                           for instance_uuid, uuid, _hosts in picks],
-                request.resources)
+                request.resources, origin=self.origin)
         except BaseException as exc:
             for _instance_uuid, uuid, _hosts in picks:
                 self.cache.add_usage(uuid, request.resources, sign=-1)
@@ -186,6 +202,13 @@ class SchedulerManager:
                           len(instance_uuids), exc)
                 return None
             raise
+        deltas = {}
+        for _instance_uuid, uuid, _hosts in picks:
+            delta = deltas.setdefault(uuid, dict.fromkeys(request.resources,
+                                                          0))
+            for rc, amount in request.resources.items():
+                delta[rc] += amount
+        self.announce(context, deltas)
         for _instance_uuid, _uuid, hosts in picks:
             request.placed(hosts[0].compute_node_uuid, hosts[0].service_host)
         return [[s.to_dict() for s in hosts] for _i, _u, hosts in picks]
@@ -200,8 +223,22 @@ class SchedulerManager:
             raise exception.NoValidHost(reason=reason)
         weights = weigher_base.weigh(states, mask, request, self.weighers)
         chosen = random.choice(best_first(
-            weights, CONF.filter_scheduler.host_subset_size))
+            weights, self._subset_size()))
         return chosen, mask, weights
+
+    def _subset_size(self):
+        """How many of the best hosts the choice is made among.
+
+        Schedulers that follow each other's claims (``sync``) hold the
+        same host states: each picking the one best host, they would all
+        claim it at once and all but one lose the swap. So the choice is
+        spread over at least as many hosts as schedulers were seen
+        deciding lately.
+        """
+        size = CONF.filter_scheduler.host_subset_size
+        if self.sync is not None:
+            size = max(size, self.sync.deciders())
+        return size
 
     def _after_failed_claim(self, context, request, uuid, states, weights):
         """Give back the room taken and re-read the stale hosts.
@@ -225,14 +262,17 @@ class SchedulerManager:
         try:
             try:
                 claims.claim_resources(context, instance_uuid, uuid,
-                                       request.resources, first=True)
+                                       request.resources, first=True,
+                                       origin=self.origin)
             except claims.HeldAlready:
                 LOG.info('Instance %s held allocations in this cell '
                          'already: giving them back before placing it '
                          'anew', instance_uuid)
                 self._release(context, [(instance_uuid, None)])
                 claims.claim_resources(context, instance_uuid, uuid,
-                                       request.resources)
+                                       request.resources,
+                                       origin=self.origin)
+            self.announce(context, {uuid: dict(request.resources)})
             return True
         except (exception.ClaimFailed, exception.ClaimConflict) as exc:
             self.failed_claims += 1
@@ -268,7 +308,7 @@ class SchedulerManager:
             provider = hosts[0].compute_node_uuid if hosts else None
             try:
                 released = claims.release_resources(
-                    context, instance_uuid, provider)
+                    context, instance_uuid, provider, origin=self.origin)
             except Exception:
                 LOG.exception('Could not release the claim of instance %s '
                               'on %s; its allocations stay until the '
@@ -277,3 +317,5 @@ class SchedulerManager:
                 continue
             for provider_uuid, resources in released.items():
                 self.cache.add_usage(provider_uuid, resources, sign=-1)
+            self.announce(context, {uuid: changes.released(amounts)
+                                    for uuid, amounts in released.items()})

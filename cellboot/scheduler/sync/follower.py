@@ -1,0 +1,265 @@
+"""A scheduler following its cell's change feed.
+
+``catch_up`` runs before each decision: it pulls what the cell's other
+schedulers wrote since the last pull (at most once per ``[scheduler]
+sync_pull_interval``). A claim or release comes with what it moved on
+its provider (``changes.announce``), added to the host states as the
+scheduler adds its own claims, without a read; a provider whose
+inventory changed is re-read, all of them in one query. A scheduler
+skips its own entries: it applied them when it wrote them.
+
+An entry is applied once, so a host re-read between another scheduler's
+commit and the pull of its entry (after a failed claim of ours) counts
+that claim twice until its next re-read or reload: a host that looks
+fuller than it is (or, for a release, emptier, and the claim's swap
+then refuses it). The periodic reload ends any such drift.
+
+A feed that fails (pull or publish) puts the follower out of sync: the
+failure is logged once, counted in ``errors``, and decisions go on
+without waiting, on the periodic reloads and the claims' swaps. Every
+``sync_retry_interval`` the feed is tried again; when it answers, the
+follower moves to the feed's tail, reloads every host (what happened
+meanwhile is unknown) and follows from there.
+"""
+
+import collections
+import threading
+import time
+
+from oslo_log import log as logging
+
+from cellboot.conf import CONF
+from cellboot.scheduler import host_state
+from cellboot.scheduler.resources import changes
+
+LOG = logging.getLogger(__name__)
+
+# The feed is trimmed once a minute at most.
+TRIM_INTERVAL = 60.0
+# Seconds after which a scheduler no longer seen writing is taken for
+# idle (``deciders``).
+WRITERS_WINDOW = 10.0
+
+
+class Follower:
+    """Pulls a feed, and falls back while it is down (see module).
+
+    Subclasses say what an entry changes (``_apply``) and how to reload
+    everything (``_reload``); ``name`` is for the logs.
+    """
+
+    def __init__(self, name, feed, origin):
+        self.name = name
+        self.feed = feed
+        self.origin = origin
+        self.in_sync = False
+        self.started = False
+        self.errors = 0          # failed pulls and publishes
+        self.reloads = 0         # full reloads after an outage or overflow
+        self.pulls = 0
+        # Time spent pulling and applying: the feed's cost to decisions.
+        self.pull_seconds = 0.0
+        self.seen = 0            # entries of other schedulers applied
+        # Seconds from an other scheduler's write to its pull, latest
+        # first out: the staleness that the feed leaves.
+        self.lags = collections.deque(maxlen=100000)
+        # Origin -> when last seen writing: the schedulers deciding now.
+        self._writers = {}
+        self._lock = threading.Lock()
+        self._next_pull = 0.0
+        self._retry_at = 0.0
+        self._next_trim = time.monotonic() + TRIM_INTERVAL
+
+    def start(self, context):
+        """Take the feed's tail; call before the first full load, so that
+        nothing written between the two is missed."""
+        try:
+            self.feed.start(context)
+            self.in_sync = self.started = True
+        except Exception as exc:
+            self._lost(exc)
+
+    def catch_up(self, context):
+        """Apply what the others wrote since the last pull (see module).
+
+        Never raises, and never waits for another thread's pull.
+        """
+        now = time.monotonic()
+        if now < self._next_pull or not self._lock.acquire(blocking=False):
+            return
+        try:
+            if not self.in_sync:
+                if now >= self._retry_at:
+                    self._resume(context)
+                return
+            started = time.perf_counter()
+            entries, overflow = self.feed.pull(context)
+            self.pulls += 1
+            if overflow:
+                LOG.info('%s: more changes waiting than '
+                         'sync_max_entries, or some missed; reloading '
+                         'every host', self.name)
+                self._resume(context)
+                return
+            self._apply(context, entries)
+            self.pull_seconds += time.perf_counter() - started
+            self._next_pull = now + CONF.scheduler.sync_pull_interval
+            if now >= self._next_trim:
+                self._next_trim = now + TRIM_INTERVAL
+                self.feed.trim(context)
+        except Exception as exc:
+            self._lost(exc)
+        finally:
+            self._lock.release()
+
+    def publish(self, context, entries):
+        """Announce ``(kind, key, value)`` entries; never raises.
+
+        While the feed is down, tried once per retry interval only: a
+        feed that does not answer must not slow every claim down.
+        """
+        if not entries or (not self.in_sync
+                           and time.monotonic() < self._retry_at):
+            return
+        try:
+            self.feed.publish(context, entries, self.origin)
+        except Exception as exc:
+            self._lost(exc)
+
+    def _resume(self, context):
+        """Tail, then a full load: nothing written meanwhile is missed.
+
+        Also how a follower whose scheduler was never ``start``-ed (its
+        states loaded on first use) begins.
+        """
+        self.feed.start(context)
+        self._reload(context)
+        self.reloads += 1
+        if self.started and not self.in_sync:
+            LOG.info('%s: the scheduler change feed is back; host '
+                     'states reloaded, following it again',
+                     self.name)
+        self.in_sync = self.started = True
+
+    def _lost(self, exc):
+        self.errors += 1
+        self._retry_at = (time.monotonic()
+                          + CONF.scheduler.sync_retry_interval)
+        if self.in_sync or self.errors == 1:
+            LOG.warning('%s: the scheduler change feed failed (%s); '
+                        'relying on periodic reloads until it is back',
+                        self.name, exc)
+        self.in_sync = False
+
+    def _apply(self, context, entries):
+        raise NotImplementedError()
+
+    def _reload(self, context):
+        raise NotImplementedError()
+
+    def mine(self, entry):
+        """Whether this scheduler wrote ``entry``; counts the others'."""
+        if entry.origin == self.origin:
+            return True
+        self.seen += 1
+        self.lags.append(time.time() - entry.at)
+        return False
+
+    def deciding(self, origin):
+        """``origin`` was seen claiming (see ``deciders``)."""
+        if origin is not None:
+            self._writers[origin] = time.monotonic()
+
+    def deciders(self):
+        """This scheduler and the others seen writing in the last
+        ``WRITERS_WINDOW`` seconds: how many schedulers of the cell
+        decide now."""
+        horizon = time.monotonic() - WRITERS_WINDOW
+        for origin, seen in list(self._writers.items()):
+            if seen < horizon:
+                self._writers.pop(origin, None)
+        return 1 + len(self._writers)
+
+    def stats(self):
+        """Counters and the staleness figures, for operators and tests."""
+        lags = sorted(self.lags)
+        return {'in_sync': self.in_sync, 'errors': self.errors,
+                'reloads': self.reloads, 'pulls': self.pulls,
+                'pull_seconds': self.pull_seconds,
+                'seen': self.seen,
+                'lag_p50': lags[len(lags) // 2] if lags else None,
+                'lag_p99': lags[int(len(lags) * 0.99)] if lags else None,
+                'lag_max': lags[-1] if lags else None}
+
+
+class CacheFollower(Follower):
+    """A cell scheduler's: keeps its ``HostStateCache`` current."""
+
+    def __init__(self, cache, feed, origin):
+        super().__init__(f'Cell {cache.scope.name}', feed, origin)
+        self.cache = cache
+
+    def claimed(self, context, deltas):
+        """Announce claims or releases (``changes.announce``), unless the
+        feed has them already (the database feed is written in the
+        claim's transaction)."""
+        if not self.feed.in_transaction:
+            self.publish(context, [
+                (changes.USAGE, uuid, changes.encode(deltas[uuid]))
+                for uuid in sorted(deltas)])
+
+    def build_result(self, context, provider_uuid, failures):
+        self.publish(context, [(changes.BUILD, provider_uuid, failures)])
+
+    def _apply(self, context, entries):
+        usage = set()
+        for entry in entries:
+            if self.mine(entry):
+                continue   # applied when it was written
+            if entry.kind == changes.USAGE:
+                delta = _delta(entry.value)
+                if delta is None:
+                    usage.add(entry.key)
+                else:
+                    self.cache.add_usage(entry.key, delta)
+                    self.deciding(entry.origin)
+            elif entry.kind == changes.BUILD:
+                count = _count(entry.value)
+                if count is None:
+                    LOG.warning('%s: ignoring a build-failure count '
+                                'of %r for host %s from the change feed',
+                                self.name, entry.value,
+                                entry.key)
+                else:
+                    self.cache.set_build_failures(entry.key, count)
+        known = [uuid for uuid in usage if self.cache.knows(uuid)]
+        self.cache.refresh_providers(context, known)
+        for uuid in usage.difference(known):
+            self.cache.refresh_host(context, uuid)   # a new host
+
+    def _reload(self, context):
+        self.cache.refresh(context)
+
+
+def _delta(value):
+    """A feed's usage delta ``{rc: amount}``, or None: re-read instead
+    (none given, an inventory change; or one we cannot apply)."""
+    if not value:
+        return None
+    try:
+        delta = changes.decode(value)
+    except ValueError:
+        return None
+    if not delta.keys() <= host_state.RC_POSITION.keys() or any(
+            abs(amount) >= 2 ** 31 for amount in delta.values()):
+        return None
+    return delta
+
+
+def _count(value):
+    """A feed's failure count as a non-negative int, or None."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        return None
+    return count if 0 <= count < 2 ** 31 else None
