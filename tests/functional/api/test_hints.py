@@ -1,4 +1,5 @@
-"""Scheduler hints through the API: target_cell by policy, no peeking."""
+"""Scheduler hints through the API: target_cell by policy, no peeking,
+zone to a zone's cells."""
 
 from cellboot import context as cb_context
 from cellboot.objects import build_request
@@ -9,7 +10,8 @@ from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
 
-class HintsTest(base.TestCase):
+class _HintsBase(base.TestCase):
+    """Two cells of one host each behind the API, and its users."""
 
     def setUp(self):
         super().setUp()
@@ -25,6 +27,9 @@ class HintsTest(base.TestCase):
         self.assertEqual(202, response.status_code, response.text)
         self.cluster.wait_for_quiet()
         return response.json()['server']['id']
+
+
+class HintsTest(_HintsBase):
 
     def test_target_cell_answers_403_to_a_user_and_writes_nothing(self):
         response = self.alice.boot(**{'os:scheduler_hints': {
@@ -58,15 +63,11 @@ class HintsTest(base.TestCase):
         self.assertEqual('ERROR', shown[0][0])
 
 
-class ZoneHintTest(base.TestCase):
+class ZoneHintTest(_HintsBase):
     """The ``zone`` hint confines a boot to the cells below a zone."""
 
     def setUp(self):
         super().setUp()
-        self.api = self.useFixture(api_fixtures.APIServer(cells=2,
-                                                          hosts_per_cell=1))
-        self.cluster = self.api.cluster
-        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
         ctx = cb_context.get_admin_context()
         zone.Zone.create(ctx, 'east')
         cell2 = cell_mapping.CellMapping.get_by_name(ctx, 'cell2')
@@ -74,24 +75,18 @@ class ZoneHintTest(base.TestCase):
         # The API level reads the zone tree with the cell mappings.
         self.cluster.scheduler.refresh(ctx)
 
-    def boot(self, hints):
-        response = self.alice.boot(**{'os:scheduler_hints': hints})
-        self.assertEqual(202, response.status_code, response.text)
-        self.cluster.wait_for_quiet()
-        return response.json()['server']['id']
-
     def test_a_boot_naming_a_zone_lands_in_its_cell(self):
         landed = []
         for _ in range(2):
-            where, instance = self.cluster.find(self.boot({'zone': 'east'}))
+            uuid = self.boot(self.alice, {'zone': 'east'})
+            where, instance = self.cluster.find(uuid)
             landed.append((where.name, instance.vm_state))
         self.assertEqual([('cell2', 'active')] * 2, landed)
 
     def test_a_zone_with_no_cell_ends_in_error_naming_it(self):
         # The user reads NoValidHost; an admin reads why.
-        uuid = self.boot({'zone': 'west'})
-        admin = self.api.client(api_fixtures.ADMIN_TOKEN)
-        server = admin.get(f'/servers/{uuid}').json()['server']
+        uuid = self.boot(self.alice, {'zone': 'west'})
+        server = self.admin.get(f'/servers/{uuid}').json()['server']
         self.assertEqual('ERROR', server['status'])
         self.assertIn("'west'", server['fault']['details'] or '')
 
