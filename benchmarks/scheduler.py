@@ -70,7 +70,7 @@ import scheduler_levels
 WARMUP = 20  # decisions before timing starts (lazy imports, caches)
 
 
-def _build_fleet(dbs_args, hosts, capacity):
+def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1):
     """Child process: create and fill the databases.
 
     Run apart so that the rows built in memory do not count in the
@@ -78,7 +78,25 @@ def _build_fleet(dbs_args, hosts, capacity):
     """
     dbs = scheduler_fleet.Databases(*dbs_args)
     dbs.create()
-    scheduler_fleet.build(dbs, hosts, dbs.cells, capacity)
+    scheduler_fleet.build(dbs, hosts, dbs.cells, capacity, zone_levels,
+                          fan_out)
+
+
+def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1):
+    """``_build_fleet`` in a child process; the zones written, and the
+    seconds it took."""
+    mp = multiprocessing.get_context('spawn')
+    started = time.perf_counter()
+    builder = mp.Process(target=_build_fleet,
+                         args=(dbs.args(), hosts, capacity, zone_levels,
+                               fan_out))
+    builder.start()
+    builder.join()
+    if builder.exitcode:
+        sys.exit(f'building the fleet failed (exit {builder.exitcode})')
+    zones = (sum(fan_out ** level for level in range(1, zone_levels + 1))
+             if scheduler_fleet.has_zones() else 0)
+    return zones, round(time.perf_counter() - started, 1)
 
 
 def _select_loop(top, ctx, requests):
@@ -165,12 +183,15 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
         decisions_per_s=round(requests / elapsed, 1),
         cpu_ms=round(cpu / requests * 1000, 3),
         rss_mb=round(scheduler_levels.peak_rss_mb() - rss_before, 1),
+        process_rss_mb=round(scheduler_levels.rss_mb(), 1),
+        process_peak_rss_mb=round(scheduler_levels.peak_rss_mb(), 1),
         failed_claims=scheduler_levels.failed_claims(schedulers),
         extra_cells_per_request=round(
             (scheduler_levels.extra_cells(top) - extra_before) / requests,
             4),
         **_latency_stats(latencies))
     result.update(scheduler_levels.memory_figures(schedulers))
+    result.update(scheduler_levels.cell_level_figures(schedulers))
     schedulers.stop()
     return result
 
@@ -282,6 +303,7 @@ def _parse_args(argv):
                         help='throughput mode: cProfile the timed '
                              'decisions, dump the stats to FILE and print '
                              'the top 25 by cumulative time')
+    scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
     scheduler_levels.check_fleet_args(parser, args)
@@ -292,16 +314,10 @@ def main(argv=None):
     args = _parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='cellboot-bench-')
     dbs = scheduler_fleet.Databases(args.cells, args.db_url, workdir)
-    mp = multiprocessing.get_context('spawn')
-    started = time.perf_counter()
-    builder = mp.Process(target=_build_fleet,
-                         args=(dbs.args(), args.hosts, args.capacity))
-    builder.start()
-    builder.join()
-    if builder.exitcode:
-        sys.exit(f'building the fleet failed (exit {builder.exitcode})')
-    print(f'fleet: {args.hosts} hosts in {args.cells} cells on '
-          f'{dbs.backend}, built in {time.perf_counter() - started:.1f} s',
+    zones, build_s = build_fleet(dbs, args.hosts, args.capacity,
+                                 args.zone_levels, args.fan_out)
+    print(f'fleet: {args.hosts} hosts in {args.cells} cells under '
+          f'{zones} zones on {dbs.backend}, built in {build_s} s',
           flush=True)
     try:
         if args.processes > 1:
@@ -316,7 +332,9 @@ def main(argv=None):
         else:
             dbs.drop()
     print(json.dumps(dict(hosts=args.hosts, cells=args.cells,
-                          backend=dbs.backend, **result)))
+                          backend=dbs.backend, zone_levels=args.zone_levels,
+                          fan_out=args.fan_out, zones=zones,
+                          build_s=build_s, **result)))
 
 
 if __name__ == '__main__':
