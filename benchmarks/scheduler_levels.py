@@ -111,8 +111,9 @@ def check_fleet_args(parser, args):
     if args.cells > args.hosts:
         parser.error(f'--cells: must not exceed --hosts ({args.hosts}), '
                      f'not {args.cells}')
-    leaves = args.fan_out ** getattr(args, 'zone_levels', 0)
-    if leaves > max(args.cells, 1) and getattr(args, 'zone_levels', 0):
+    levels = getattr(args, 'zone_levels', 0)
+    leaves = args.fan_out ** levels if levels else 0
+    if leaves > args.cells:
         parser.error(f'--fan-out: {args.fan_out} ** --zone-levels '
                      f'{args.zone_levels} = {leaves} leaf zones, more than '
                      f'the {args.cells} cells to put in them')
