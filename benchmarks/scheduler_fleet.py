@@ -248,28 +248,37 @@ def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1):
     """
     now = datetime.datetime.utcnow()
     sizes = host_inventories(hosts, capacity)
-    zones = zone_rows(zone_levels, fan_out) if has_zones() else []
+    zone_of, zones = write_zones(dbs, cells, zone_levels, fan_out)
     api_engine = _engine(dbs.api_url)
     try:
-        with api_engine.begin() as conn:
-            if zones:
-                _insert(conn, api_models.Base.metadata.tables['zones'],
-                        zones)
-        leaves = [z['id'] for z in zones[-fan_out ** zone_levels:]] \
-            if zones else None
         for cell in range(cells):
             rows = CellRows()
             for i in range(cell, hosts, cells):
                 rows.add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:07d}',
                          sizes[i], 'nova', now)
-            zone_id = leaf_of(cell, cells, leaves) if leaves else None
             with api_engine.begin() as conn:
-                _write_mappings(conn, dbs, [cell], {cell: rows},
-                                {cell: zone_id} if leaves else None)
+                _write_mappings(conn, dbs, [cell], {cell: rows}, zone_of)
             rows.write(dbs.cell_urls[cell])
     finally:
         api_engine.dispose()
-    return len(zones)
+    return zones
+
+
+def write_zones(dbs, cells, levels, fan_out):
+    """The zone tree in the API database, if it has one (``has_zones``):
+    ``({cell index: leaf zone id}, zones written)``, or ``(None, 0)``."""
+    if not levels or not has_zones():
+        return None, 0
+    zones = zone_rows(levels, fan_out)
+    engine = _engine(dbs.api_url)
+    try:
+        with engine.begin() as conn:
+            _insert(conn, api_models.Base.metadata.tables['zones'], zones)
+    finally:
+        engine.dispose()
+    leaves = [zone['id'] for zone in zones[-fan_out ** levels:]]
+    return {cell: leaf_of(cell, cells, leaves)
+            for cell in range(cells)}, len(zones)
 
 
 def _write_mappings(conn, dbs, cells, per_cell, zone_of=None):
@@ -278,7 +287,7 @@ def _write_mappings(conn, dbs, cells, per_cell, zone_of=None):
                  'database_connection': dbs.cell_urls[c],
                  'transport_url': 'fake://', 'disabled': False}
                 for c in cells]
-    if zone_of:
+    if zone_of is not None:
         for mapping, c in zip(mappings, cells):
             mapping['zone_id'] = zone_of[c]
     _insert(conn, api_models.CellMapping.__table__, mappings)
