@@ -24,9 +24,20 @@ line is one JSON object:
   api_level_traced_mb (tracemalloc around its start), extra_cells_per_
   request (cells asked beyond the first, from ``CellsScheduler.stats``),
   load_s (every cell loaded, then the API level's first read),
-  cells_load_s, and cpu_ms (the scheduler process's CPU time per
+  cells_load_s, cpu_ms (the scheduler process's CPU time per
   decision: what the wall-clock figures would be on an idle core,
-  database server aside);
+  database server aside), process_rss_mb and process_peak_rss_mb (the
+  whole process, interpreter and libraries included: what the host
+  pays), cell_cache_mb_per_1000_hosts and
+  cell_scheduler_mb_per_1000_hosts (one cell scheduler's memory for
+  its own hosts: arrays, then a ``deep_size`` walk of the whole
+  scheduler; see scheduler_levels.cell_level_figures), and zone_levels,
+  fan_out, zones (written), build_s;
+
+with --zone-levels L --fan-out F the cells sit under a tree of zones
+(scheduler_fleet: F roots, F children each, L levels; written only where
+the API database has zones, so the same command measures a revision
+without them, flat);
 
 with --processes (concurrency mode), P processes, each with its own
 ``InProcessSchedulers`` (so P schedulers per cell and P API levels),
@@ -38,6 +49,8 @@ retries inside the claims) and failed_claims (claims refused for
 capacity and retried on another host).
 
   .venv/bin/python benchmarks/scheduler.py --hosts 100000 --cells 50
+  .venv/bin/python benchmarks/scheduler.py --hosts 1000000 --cells 1000 \\
+      --zone-levels 3 --fan-out 10
   .venv/bin/python benchmarks/scheduler.py --hosts 1000 --cells 10 \\
       --db-url 'mysql+pymysql://root@127.0.0.1/?charset=utf8mb4'
   .venv/bin/python benchmarks/scheduler.py --hosts 500 --cells 10 \\
