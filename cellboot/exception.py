@@ -86,6 +86,23 @@ class CellHasResources(Conflict):
                '--force.')
 
 
+class ZoneNotFound(NotFound):
+    msg_fmt = 'Zone %(zone)s does not exist.'
+
+
+class ZoneExists(Conflict):
+    msg_fmt = 'A zone named %(name)s already exists.'
+
+
+class ZoneInUse(Conflict):
+    msg_fmt = ('Zone %(zone)s still holds %(what)s; move its cells out '
+               '(cell_v2 update_cell --no-zone) and delete its zones first.')
+
+
+class InvalidZoneName(Invalid):
+    msg_fmt = 'Invalid zone name: %(reason)s'
+
+
 class HostMappingNotFound(NotFound):
     msg_fmt = 'Host %(host)s is not mapped to any cell.'
 

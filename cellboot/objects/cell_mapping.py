@@ -4,6 +4,10 @@ A cell mapping row in the API database is the only thing API-level
 services know about a cell; ``context.target_cell`` turns one into a
 context that reads and writes that cell's database. cell0, the cell of
 instances that never got a host, has the fixed uuid ``CELL0_UUID``.
+
+Every read carries the uuid of the zone the cell sits in (``zone_uuid``,
+None at the top level), joined in, so that whoever reads the cells has
+the zone tree's leaves without another query.
 """
 
 from oslo_db import exception as db_exc
@@ -22,17 +26,46 @@ _CELLS = models.CellMapping.__table__
 _HOSTS = models.HostMapping.__table__
 _INSTANCES = models.InstanceMapping.__table__
 _PROVIDERS = models.ResourceProvider.__table__
+_ZONES = models.Zone.__table__
 
 UPDATABLE_FIELDS = frozenset({'name', 'database_connection', 'transport_url',
-                              'disabled'})
+                              'disabled', 'zone_uuid'})
+
+# The zone of a cell when rows are joined to its cell (``select_with_cell``).
+_CELL_ZONES = _ZONES.alias('cell_zones')
 
 # cell0 sorts before every other cell, then cells sort by name.
 _CELL0_FIRST = sa.case((_CELLS.c.uuid == CELL0_UUID, 0), else_=1)
 
 
+def _select():
+    """SELECT cell mappings with the uuid of their zone, if any."""
+    return sa.select(_CELLS, _ZONES.c.uuid.label('zone_uuid')).select_from(
+        _CELLS.outerjoin(_ZONES, _CELLS.c.zone_id == _ZONES.c.id))
+
+
+def _zone_id(context, zone_uuid):
+    """The id of the zone with ``zone_uuid`` (None: none); ZoneNotFound."""
+    if zone_uuid is None:
+        return None
+    zone_id = context.session.execute(
+        sa.select(_ZONES.c.id).where(_ZONES.c.uuid == zone_uuid)).scalar()
+    if zone_id is None:
+        raise exception.ZoneNotFound(zone=zone_uuid)
+    return zone_id
+
+
+def _with_zone_id(context, values):
+    values = dict(values)
+    if 'zone_uuid' in values:
+        values['zone_id'] = _zone_id(context, values.pop('zone_uuid'))
+    return values
+
+
 @api_db.writer
 def _create(context, values):
-    result = context.session.execute(sa.insert(_CELLS).values(**values))
+    result = context.session.execute(
+        sa.insert(_CELLS).values(**_with_zone_id(context, values)))
     return _get_one(context, _CELLS.c.id == result.inserted_primary_key[0])
 
 
@@ -42,13 +75,12 @@ def _get_one_or_none(context, where):
 
 
 def _get_one(context, where):
-    return context.session.execute(sa.select(_CELLS).where(where)).first()
+    return context.session.execute(_select().where(where)).first()
 
 
 @api_db.reader
 def _get_all(context, where=sa.true()):
-    query = sa.select(_CELLS).where(where).order_by(_CELL0_FIRST,
-                                                    _CELLS.c.name)
+    query = _select().where(where).order_by(_CELL0_FIRST, _CELLS.c.name)
     return context.session.execute(query).all()
 
 
@@ -63,12 +95,12 @@ def _get_page(context, limit, marker):
             raise exception.MarkerNotFound(marker=marker)
         marker_values = tuple(found)
     return context.session.execute(
-        pages.page(sa.select(_CELLS), order, marker_values, limit)).all()
+        pages.page(_select(), order, marker_values, limit)).all()
 
 
 @api_db.reader
 def _get_by_uuid_or_name(context, ident):
-    query = sa.select(_CELLS).where(
+    query = _select().where(
         sa.or_(_CELLS.c.uuid == ident, _CELLS.c.name == ident))
     rows = context.session.execute(query).all()
     # A uuid match wins over a cell that happens to be named like a uuid.
@@ -79,7 +111,8 @@ def _get_by_uuid_or_name(context, ident):
 @api_db.writer
 def _update(context, cell_id, values):
     result = context.session.execute(
-        sa.update(_CELLS).where(_CELLS.c.id == cell_id).values(**values))
+        sa.update(_CELLS).where(_CELLS.c.id == cell_id).values(
+            **_with_zone_id(context, values)))
     if not result.rowcount:
         return None
     return _get_one(context, _CELLS.c.id == cell_id)
@@ -111,6 +144,13 @@ def _destroy(context, cell_id):
     return [], result.rowcount
 
 
+def _check_zone(cell_uuid, zone_uuid):
+    # cell0 holds the instances that no cell took; it is never scheduled
+    # to, so it sits in no zone.
+    if cell_uuid == CELL0_UUID and zone_uuid is not None:
+        raise exception.Invalid(reason='cell0 cannot be put in a zone')
+
+
 def _raise_exists(exc, name, uuid):
     if 'uuid' in exc.columns:
         raise exception.CellMappingUuidExists(uuid=uuid) from exc
@@ -121,7 +161,7 @@ class CellMapping(base.DomainObject):
     """A cell: its name, database URL and transport URL."""
 
     FIELDS = ('id', 'uuid', 'name', 'database_connection', 'transport_url',
-              'disabled', 'created_at', 'updated_at')
+              'disabled', 'zone_uuid', 'created_at', 'updated_at')
 
     @property
     def is_cell0(self):
@@ -129,12 +169,18 @@ class CellMapping(base.DomainObject):
 
     @classmethod
     def create(cls, context, name, database_connection, transport_url,
-               uuid=None, disabled=False):
-        """Map a new cell; a taken name or uuid raises CellMappingExists."""
+               uuid=None, disabled=False, zone_uuid=None):
+        """Map a new cell; a taken name or uuid raises CellMappingExists.
+
+        ``zone_uuid`` is the zone the cell sits in (None: the top level);
+        an unknown one raises ZoneNotFound and maps nothing.
+        """
         uuid = uuid or uuidutils.generate_uuid()
+        _check_zone(uuid, zone_uuid)
         values = {'uuid': uuid, 'name': name,
                   'database_connection': database_connection,
-                  'transport_url': transport_url, 'disabled': disabled}
+                  'transport_url': transport_url, 'disabled': disabled,
+                  'zone_uuid': zone_uuid}
         try:
             return cls.from_row(_create(context, values))
         except db_exc.DBDuplicateEntry as exc:
@@ -183,12 +229,15 @@ class CellMapping(base.DomainObject):
                 for row in _get_all(context, _CELLS.c.disabled == sa.false())]
 
     def update(self, context, **values):
-        """Change name, URLs or ``disabled``; a taken name raises Exists."""
+        """Change name, URLs, ``disabled`` or ``zone_uuid`` (None: the top
+        level); a taken name raises Exists, an unknown zone ZoneNotFound."""
         unknown = set(values) - UPDATABLE_FIELDS
         if unknown:
             raise exception.Invalid(
                 reason=f'cell mappings have no updatable field(s) '
                        f'{", ".join(sorted(unknown))}')
+        if 'zone_uuid' in values:
+            _check_zone(self.uuid, values['zone_uuid'])
         try:
             row = _update(context, self.id, values)
         except db_exc.DBDuplicateEntry as exc:
@@ -235,9 +284,11 @@ def cell_id_subquery(cell_uuid):
 
 def select_with_cell(table):
     """SELECT ``table``'s rows with their cell (if any) joined in."""
-    return sa.select(table, *base.labelled_columns(_CELLS, _PREFIX)
-                     ).select_from(table.outerjoin(
-                         _CELLS, table.c.cell_id == _CELLS.c.id))
+    return sa.select(
+        table, *base.labelled_columns(_CELLS, _PREFIX),
+        _CELL_ZONES.c.uuid.label(_PREFIX + 'zone_uuid')).select_from(
+        table.outerjoin(_CELLS, table.c.cell_id == _CELLS.c.id).outerjoin(
+            _CELL_ZONES, _CELLS.c.zone_id == _CELL_ZONES.c.id))
 
 
 def cell_from_joined_row(row):

@@ -26,11 +26,36 @@ class Base(orm.DeclarativeBase):
     pass
 
 
+class Zone(Base):
+    """A level above cells: a region, a zone, ... as deep as wanted.
+
+    ``parent_id`` NULL is a top-level zone; a zone's aggregate is that of
+    the cells and zones below it (docs/architecture.md, "Zones").
+    """
+
+    __tablename__ = 'zones'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_zones0uuid'),
+        sa.UniqueConstraint('name', name='uniq_zones0name'),
+        sa.Index('zones_parent_id_idx', 'parent_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    parent_id = sa.Column(sa.Integer,
+                          sa.ForeignKey('zones.id',
+                                        name='zones_parent_id_fkey'),
+                          nullable=True)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
 class CellMapping(Base):
     __tablename__ = 'cell_mappings'
     __table_args__ = (
         sa.UniqueConstraint('uuid', name='uniq_cell_mappings0uuid'),
         sa.UniqueConstraint('name', name='uniq_cell_mappings0name'),
+        sa.Index('cell_mappings_zone_id_idx', 'zone_id'),
     )
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     uuid = uuid_column(nullable=False)
@@ -38,6 +63,11 @@ class CellMapping(Base):
     database_connection = sa.Column(sa.Text, nullable=False)
     transport_url = sa.Column(sa.Text, nullable=False)
     disabled = sa.Column(sa.Boolean, nullable=False, default=False)
+    # NULL: the cell hangs at the top level, as before zones existed.
+    zone_id = sa.Column(sa.Integer,
+                        sa.ForeignKey('zones.id',
+                                      name='cell_mappings_zone_id_fkey'),
+                        nullable=True)
     created_at = created_at()
     updated_at = updated_at()
 
