@@ -42,9 +42,14 @@ ACCURACY_KEYS = {
 
 
 def _run(script, *args, timeout=300):
+    # A script's own directory heads sys.path, not the working one: name
+    # this checkout, or the venv's editable install's cellboot is run.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.abspath(os.path.join(BENCHMARKS, os.pardir))]
+        + [p for p in [os.environ.get('PYTHONPATH')] if p]))
     return subprocess.run(
         [sys.executable, os.path.join(BENCHMARKS, script), *args],
-        capture_output=True, text=True, timeout=timeout)
+        capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def _zones(levels, fan_out):
