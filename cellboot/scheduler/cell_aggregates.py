@@ -18,6 +18,11 @@ and when the API level learnt it. It learns them three ways:
   ``[scheduler] aggregate_max_age`` has no live scheduler: it is sent
   nothing either.
 
+The views hang in a tree of zones (``zones.ZoneTree``), built anew
+with each ``refresh`` from the zones and cell mappings it reads, and
+told of every ``take`` and ``mark_silent``, so that only the changed
+cell's ancestors are combined again.
+
 Nothing here reads a host: an aggregate is a few numbers per resource
 class, so 50 cells cost a few kilobytes.
 """
@@ -34,6 +39,12 @@ from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.scheduler import aggregate as aggregate_mod
 from cellboot.scheduler import periodic
+from cellboot.scheduler import zones as zones_mod
+
+try:
+    from cellboot.objects import zone as zone_obj
+except ImportError:  # until the zones of the API database are merged
+    zone_obj = None
 
 LOG = logging.getLogger(__name__)
 
@@ -43,11 +54,14 @@ class CellView:
 
     ``max_free`` is the aggregate's largest free room on one host per
     resource class, kept beside it: the cell filters and weighers read it
-    for every cell on every request.
+    for every cell on every request. ``cell_uuids`` is the cell's own
+    uuid: the filters ask a cell and a zone (``zones``) the same way
+    which cells they stand for.
     """
 
     def __init__(self, cell, aggregate=None, published_at=None):
         self.cell = cell
+        self.cell_uuids = frozenset((cell.uuid,))
         self.aggregate = aggregate
         # The cell's clock (the row), and ours (when we learnt it).
         self.published_at = published_at
@@ -95,6 +109,13 @@ class CellView:
         return None
 
 
+def read_zones(context):
+    """Every zone of the API database (none where there are none)."""
+    if zone_obj is None:
+        return []
+    return list(zone_obj.get_all(context))
+
+
 def _read(context):
     return aggregate_mod.read_latest(context)
 
@@ -140,6 +161,7 @@ class CellAggregates:
     def __init__(self):
         self._lock = threading.Lock()
         self._views = {}
+        self._tree = zones_mod.ZoneTree()
         self.refreshed_at = None
         self._room_published = False  # since the last read began
         # Cells found publishing something that is no aggregate: named
@@ -154,6 +176,10 @@ class CellAggregates:
         with self._lock:
             return dict(self._views)
 
+    def tree(self):
+        """The ``zones.ZoneTree`` of the views, kept current."""
+        return self._tree
+
     def view(self, cell_uuid):
         with self._lock:
             return self._views.get(cell_uuid)
@@ -166,6 +192,7 @@ class CellAggregates:
         cells = [cell for cell in
                  cell_mapping_obj.CellMapping.get_enabled(context)
                  if not cell.is_cell0]
+        zones = read_zones(context)
         views = read_all(context, cells, known=self.views(),
                          report=self._report)
         with self._lock:
@@ -183,6 +210,7 @@ class CellAggregates:
                     view.published_at = known.published_at
                     view.learnt_at = known.learnt_at
             self._views = views
+            self._tree = zones_mod.ZoneTree(zones, views)
             # When the read began: what was published before then is in.
             self.refreshed_at = started
         return views
@@ -223,12 +251,14 @@ class CellAggregates:
             view.learnt_at = time.time()
             view.published_at = timeutils.utcnow()
             view.silent = None
+            self._tree.changed(view)
 
     def mark_silent(self, cell, why):
         with self._lock:
             view = self._views.get(cell.uuid)
             if view is not None:
                 view.silent = why
+                self._tree.changed(view)
 
     # -- the periodic reads ------------------------------------------------
 

@@ -53,49 +53,56 @@ def _fits(aggregate, request, count):
     return max(fits, 0)
 
 
-def _steps(request, refused, usable=True):
-    """``(name, keep(view), detail)`` in the order they run (``usable``
-    False: cells are judged from their last figures, answering or not)."""
+def steps(request, refused, usable=True):
+    """``(name, keep(node), detail)`` in the order they run (``usable``
+    False: cells are judged from their last figures, answering or not).
+
+    A node is a cell's view or a zone of the tree (``zones``): both have
+    an aggregate, ``max_free``, ``usable`` and ``cell_uuids`` (the cells
+    at or below the node), so that the rules naming cells keep a zone
+    when some cell below it passes them.
+    """
     resources = request.resources
     steps = []
     if usable:
         now = timeutils.utcnow()
         max_age = CONF.scheduler.aggregate_max_age
         steps.append(('usable',
-                      lambda view: view.usable(now, max_age) is None,
+                      lambda node: node.usable(now, max_age) is None,
                       'cells without a live scheduler or not answering'))
     else:
-        steps.append(('figures', lambda view: view.aggregate is not None,
+        steps.append(('figures', lambda node: node.aggregate is not None,
                       'cells that never published an aggregate'))
     if request.target_cell or request.target_unknown:
+        target = request.target_cell
         steps.append(('CellFilter',
-                      lambda view: view.cell.uuid == request.target_cell,
+                      lambda node: target in node.cell_uuids,
                       f'target_cell {request.request.target_cell} asked '
                       f'for'))
     if request.request.same_host:
-        cells = set(request.same_host.values())
+        cells = frozenset(request.same_host.values())
         steps.append(('SameHostFilter',
-                      lambda view: view.cell.uuid in cells,
+                      lambda node: not cells.isdisjoint(node.cell_uuids),
                       'same_host: the cells of '
                       f'{", ".join(request.request.same_host)}'))
     if request.group_policy == 'affinity' and request.group_cells():
-        cells = request.group_cells()
+        group = frozenset(request.group_cells())
         steps.append(('ServerGroupAffinityFilter',
-                      lambda view: view.cell.uuid in cells,
+                      lambda node: not group.isdisjoint(node.cell_uuids),
                       f'affinity with the members of server group '
                       f'{request.request.group_uuid}'))
-    zone = request.availability_zone
+    zone = request.host_zone
     if zone:
         steps.append(('AvailabilityZoneFilter',
-                      lambda view: zone in view.aggregate['zones'],
+                      lambda node: zone in node.aggregate['zones'],
                       f'availability zone {zone!r} asked for'))
     steps.append(('ComputeFilter',
-                  lambda view: view.aggregate['up_hosts'] > 0,
+                  lambda node: node.aggregate['up_hosts'] > 0,
                   'needs an enabled compute service that is up'))
     needs = list(resources.items())
 
-    def _room_for_one(view):
-        room = view.max_free
+    def _room_for_one(node):
+        room = node.max_free
         for rc, amount in needs:
             if room.get(rc, 0.0) < amount:
                 return False
@@ -104,9 +111,37 @@ def _steps(request, refused, usable=True):
     steps.append(('ResourceFilter', _room_for_one,
                   f'needs {request.request.describe_resources()} free on '
                   f'one host'))
-    steps.append(('cells tried', lambda view: view.cell.uuid not in refused,
-                  'cells that refused the request already'))
+    if refused:
+        tried = frozenset(refused)
+        steps.append(('cells tried',
+                      lambda node: not node.cell_uuids <= tried,
+                      'cells that refused the request already'))
     return steps
+
+
+def sift(nodes, steps, removed):
+    """The ``nodes`` that pass every step; ``removed(name, before, left,
+    detail)`` is told of each step that removed some."""
+    kept = list(nodes)
+    for name, keep, detail in steps:
+        if not kept:
+            break
+        left = [node for node in kept if keep(node)]
+        if len(left) < len(kept):
+            removed(name, kept, left, detail)
+        kept = left
+    return kept
+
+
+def ranked(nodes):
+    """``nodes`` best first (``weigh``); equal weights in random order:
+    API-level schedulers that see the same figures must not all send
+    their requests to the same cell."""
+    nodes = list(nodes)
+    random.shuffle(nodes)
+    weights = weigh(nodes)
+    order = sorted(zip(nodes, weights), key=lambda pair: -pair[1])
+    return [node for node, _weight in order]
 
 
 def candidates(views, request, refused, count, usable=True):
@@ -118,21 +153,15 @@ def candidates(views, request, refused, count, usable=True):
     schedulers are down) and judges them from their last figures: what
     the API level asks to tell an outage from a request no cell fits.
     """
-    kept = list(views.values())
-    elimination = host_candidates.Elimination(len(kept), len(kept),
+    views = list(views.values())
+    elimination = host_candidates.Elimination(len(views), len(views),
                                               unit='cell')
-    for name, keep, detail in _steps(request, refused, usable):
-        if not kept:
-            break
-        left = [view for view in kept if keep(view)]
-        elimination.removed(name, len(kept) - len(left), detail)
-        kept = left
-    # Equal weights in random order: API-level schedulers that see the
-    # same figures must not all send their requests to the same cell.
-    random.shuffle(kept)
-    weights = weigh(kept)
-    ranked = sorted(zip(kept, weights), key=lambda pair: -pair[1])
-    return [view for view, _weight in ranked], elimination
+
+    def removed(name, before, left, detail):
+        elimination.removed(name, len(before) - len(left), detail)
+
+    kept = sift(views, steps(request, refused, usable), removed)
+    return ranked(kept), elimination
 
 
 def fits(view, request, count):

@@ -9,7 +9,9 @@ The API level holds no host. It keeps one aggregate per cell
    target cell, same-host and affinity cells, the zone, an up host, the
    largest free room on one host of every class asked) -- never a false
    "no" for a request that some host of the cell could take -- and
-   orders them best first (``cell_filters.weigh``);
+   takes the best (``cell_filters.weigh``), descending the tree of
+   zones (``zones``): the best of the top-level zones and cells, then
+   of the best zone's children, down to a cell;
 3. forwards the request to the best cell's scheduler (``cell_clients``),
    which filters, weighs and claims among its own hosts and answers with
    the selections and its new aggregate; on that cell's NoValidHost, or
@@ -45,6 +47,7 @@ from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
 from cellboot.scheduler import migrate
 from cellboot.scheduler import routing
+from cellboot.scheduler import zones
 
 LOG = logging.getLogger(__name__)
 
@@ -144,6 +147,7 @@ class CellsScheduler:
         """
         request = routing.CellsRequest(request_spec)
         request.resolve(context, instance_uuids)
+        request.name_zones(self.aggregates.tree().is_zone)
         placed = {}
         unreachable = set()
         try:
@@ -172,8 +176,8 @@ class CellsScheduler:
                         reason=cell_filters.tried(refused))
                 raise exception.NoValidHost(reason=cell_filters.tried(
                     refused))
-            view = self._ranked(context, request, refused, unreachable,
-                                len(remaining))[0]
+            view = self._best(context, request, refused, unreachable,
+                              len(remaining))
             fits = cell_filters.fits(view, request, len(remaining))
             cell = view.cell
             count = len(remaining) if (
@@ -205,10 +209,12 @@ class CellsScheduler:
         use). The cells are read once first, for which are enabled."""
         if self.aggregates.refreshed_at is None:
             self.aggregates.refresh(context)
-        views = self.aggregates.views()
         with self._lock:
             local = [client for client in self._clients.values()
                      if client.local]
+        if not local:
+            return
+        views = self.aggregates.views()
         now = timeutils.utcnow()
         max_age = CONF.scheduler.aggregate_max_age
         for client in local:
@@ -223,8 +229,24 @@ class CellsScheduler:
             except Exception as exc:
                 self.aggregates.mark_silent(client.cell, str(exc)[:200])
 
-    def _ranked(self, context, request, refused, unreachable, count):
-        """The candidate cells' views, best first.
+    def _descend(self, request, refused):
+        """``(view or None, zones pruned)``: the best cell, descending the
+        tree from its top or from the zones the request names."""
+        tree = self.aggregates.tree()
+        roots = (tree.top if request.tree_zone is None
+                 else tree.zones_named(request.tree_zone))
+        return tree.descend(roots, cell_filters.steps(request, refused))
+
+    def _candidate_views(self, request):
+        """Every cell's view the request may go to (those below the zone
+        it names, if it names one)."""
+        if request.tree_zone is None:
+            return self.aggregates.views()
+        tree = self.aggregates.tree()
+        return tree.cells_below(tree.zones_named(request.tree_zone))
+
+    def _best(self, context, request, refused, unreachable, count):
+        """The best candidate cell's view.
 
         None left: NoValidHost, unless cells that do not answer (or whose
         schedulers are down) might have taken the request, judged from
@@ -232,22 +254,31 @@ class CellsScheduler:
         an outage to wait out rather than a verdict.
         """
         self._learn_local(context)
-        ranked, elimination = cell_filters.candidates(
-            self.aggregates.views(), request, refused, count)
-        if not ranked:
+        best, pruned = self._descend(request, refused)
+        if best is None:
             # Room a cell published before this request arrived must
             # not be missed: read again before saying no, unless a read
             # began after the request arrived.
             self.aggregates.refresh_unless_read_since(
                 context, request.asked_at)
-            views = self.aggregates.views()
-            ranked, elimination = cell_filters.candidates(
-                views, request, refused, count)
+            best, pruned = self._descend(request, refused)
+        if best is not None:
+            return best
+        # Every cell judged, as the descent judged the zones: the
+        # elimination names what removed the last of them.
+        views = self._candidate_views(request)
+        ranked, elimination = cell_filters.candidates(
+            views, request, refused, count)
         if ranked:
-            return ranked
-        reason = elimination.reason()
+            return ranked[0]
+        if request.tree_zone is not None and not views:
+            reason = (f'No zone called {request.tree_zone!r} has a cell '
+                      f'(asked for by the request).')
+        else:
+            reason = elimination.reason()
         if refused:
             reason = cell_filters.tried(refused) + ' ' + reason
+        reason += zones.pruned_reason(pruned)
         blocked = [view.cell.name for view in cell_filters.candidates(
             views, request, {uuid: why for uuid, why in refused.items()
                              if uuid not in unreachable}, count,

@@ -13,6 +13,7 @@ The request spec is a plain, JSON-serializable dict (it is persisted in
             'same_host': [INSTANCE_UUID, ...],       # on a host of these
             'different_host': [INSTANCE_UUID, ...],  # on none of theirs
             'group': SERVER_GROUP_UUID,
+            'zone': ZONE_NAME,     # a zone of the API level's tree
         },
         'project_id': '...', 'user_id': '...',
         'ignore_hosts': [SERVICE_HOST, ...],
@@ -39,7 +40,9 @@ database.
 request's own project: another project's server is treated exactly as an
 unknown uuid, so that the hints neither tell whether it exists nor put a
 server next to another tenant's. ``target_cell`` is for administrators;
-the API checks that by policy before the spec is written.
+the API checks that by policy before the spec is written. ``zone``
+names a zone of the API level's tree (``cellboot.scheduler.zones``); a
+cell's scheduler is never sent it.
 """
 
 from cellboot import exception
@@ -49,6 +52,7 @@ from cellboot.scheduler.resources import usage
 FLAVOR_RESOURCES = (('vcpus', 'VCPU'), ('memory_mb', 'MEMORY_MB'),
                     ('root_gb', 'DISK_GB'))
 GROUP_POLICIES = ('affinity', 'anti-affinity')
+MAX_ZONE_NAME = 255
 
 
 def _as_list(value):
@@ -65,6 +69,18 @@ def _as_one(value, hint):
         raise exception.Invalid(
             reason=f'scheduler hint {hint} takes one value, not {values}')
     return values[0] if values else None
+
+
+def _zone_name(value):
+    """The ``zone`` hint: one zone name (a string of 1 to 255
+    characters), or None."""
+    zone = _as_one(value, 'zone')
+    if zone is not None and (not isinstance(zone, str)
+                             or len(zone) > MAX_ZONE_NAME):
+        raise exception.Invalid(
+            reason=f'scheduler hint zone takes a zone name (a string of '
+                   f'at most {MAX_ZONE_NAME} characters)')
+    return zone
 
 
 def _resources(flavor):
@@ -102,6 +118,7 @@ class ScheduleRequest:
         self.ignore_hosts = _as_list(spec.get('ignore_hosts'))
         hints = spec.get('scheduler_hints') or {}
         self.target_cell = _as_one(hints.get('target_cell'), 'target_cell')
+        self.zone = _zone_name(hints.get('zone'))
         self.same_host = _as_list(hints.get('same_host'))
         self.different_host = _as_list(hints.get('different_host'))
         group = spec.get('instance_group') or {}

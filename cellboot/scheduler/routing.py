@@ -10,6 +10,12 @@ that cell's own (``spec_for``): the hints and members that are in that
 cell, the request's own instances already placed there, the group whole
 (``instance_group``), no ``target_cell`` (the cell is chosen). Members
 and hinted instances of other cells never leave the API level.
+
+Zones of the API level's tree (``zones``) are the API level's alone:
+``name_zones`` reads which zone, if any, the request names (the
+``zone`` hint, else an ``availability_zone`` that is a tree zone's
+name), and a cell is sent neither the hint nor such an
+``availability_zone`` -- its hosts know only host availability zones.
 """
 
 import copy
@@ -52,6 +58,10 @@ class CellsRequest:
         self.members = {}             # group member -> its cell
         # The request's own instances placed so far: uuid -> (cell, host).
         self.placed = {}
+        # The zone of the tree the request is confined to (a name), and
+        # the host availability zone its hosts must be in (name_zones).
+        self.tree_zone = None
+        self.host_zone = self.request.availability_zone
 
     @property
     def resources(self):
@@ -64,6 +74,23 @@ class CellsRequest:
     @property
     def group_policy(self):
         return self.request.group_policy if self.request.has_group else None
+
+    def name_zones(self, is_tree_zone):
+        """Read the zone names against the tree's (``is_tree_zone(name)``).
+
+        The ``zone`` hint names a tree zone (whether or not one has that
+        name: a name no zone has confines the request to nothing); the
+        ``availability_zone`` then stays a host availability zone.
+        Without the hint, an ``availability_zone`` that is a tree zone's
+        name confines the request to that zone instead of naming a host
+        availability zone.
+        """
+        hint = self.request.zone
+        zone = self.request.availability_zone
+        if hint:
+            self.tree_zone = hint
+        elif zone and is_tree_zone(zone):
+            self.tree_zone, self.host_zone = zone, None
 
     def resolve(self, context, instance_uuids):
         request = self.request
@@ -112,6 +139,9 @@ class CellsRequest:
         spec = copy.copy(self.spec)
         hints = dict(spec.get('scheduler_hints') or {})
         hints.pop('target_cell', None)
+        hints.pop('zone', None)
+        if self.host_zone != self.request.availability_zone:
+            spec['availability_zone'] = None  # a tree zone's name
         for name, found in (('same_host', self.same_host),
                             ('different_host', self.different_host)):
             if name in hints:
