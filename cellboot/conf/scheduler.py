@@ -132,7 +132,84 @@ level_opts = [
                       'above.'),
 ]
 
-scheduler_opts = claim_opts + selection_opts + level_opts
+# -- schedulers of one level kept in sync (cellboot.scheduler.sync) -------
+
+SYNC_DATABASE = 'database'
+SYNC_REDIS = 'redis'
+SYNC_NONE = 'none'
+
+sync_opts = [
+    cfg.StrOpt('sync_backend',
+               default=SYNC_DATABASE,
+               choices=[
+                   (SYNC_DATABASE, 'a change feed table in the cell\'s own '
+                                   'database, written in the claim\'s '
+                                   'transaction: no new service, and a '
+                                   'cell can only disturb its own '
+                                   'schedulers'),
+                   (SYNC_REDIS, 'a Redis stream per cell (sync_redis_url), '
+                                'written after the claim commits'),
+                   (SYNC_NONE, 'no feed: other schedulers\' claims are '
+                               'learnt at the periodic reload or after a '
+                               'failed claim'),
+               ],
+               help='Where the schedulers of one cell announce their '
+                    'claims, releases, provider updates and build-failure '
+                    'counts to each other. Each scheduler pulls what is new '
+                    'before every decision and re-reads only the providers '
+                    'named, so it sees the others\' claims within about '
+                    'sync_pull_interval instead of host_state_refresh_'
+                    'interval. While the backend is unreachable the '
+                    'schedulers rely on the periodic reload (claims are '
+                    'still checked in the database), and reload in full '
+                    'once it is back.'),
+    cfg.StrOpt('sync_redis_url',
+               default='redis://127.0.0.1:6379/0',
+               secret=True,
+               help='Redis URL of the change feed (sync_backend = redis), '
+                    'redis://[[USER]:PASSWORD@]HOST:PORT/DB.'),
+    cfg.FloatOpt('sync_pull_interval',
+                 default=0.01,
+                 min=0.0,
+                 help='Seconds during which a scheduler makes decisions '
+                      'without pulling the change feed again. Bounds the '
+                      'cost of the pull under load (one cheap query per '
+                      'this interval, not per decision) and adds at most '
+                      'this much to how stale a decision can be. 0 pulls '
+                      'before every decision.'),
+    cfg.FloatOpt('sync_gap_wait',
+                 default=5.0,
+                 min=0.0,
+                 help='Seconds a scheduler keeps looking for a change that '
+                      'is missing from the database feed (a lower sequence '
+                      'number becomes visible after a higher one when its '
+                      'transaction commits later, or never when it rolled '
+                      'back). A transaction longer than this is seen at the '
+                      'next periodic reload.'),
+    cfg.FloatOpt('sync_retry_interval',
+                 default=1.0,
+                 min=0.1,
+                 help='Seconds between two attempts to reach the feed while '
+                      'it is down; decisions meanwhile do not wait for it.'),
+    cfg.IntOpt('sync_retention',
+               default=600,
+               min=10,
+               help='Seconds a change stays in the feed before it is '
+                    'trimmed (database: deleted once a minute by one of '
+                    'the schedulers; redis: the stream is capped at about '
+                    'sync_max_entries). A scheduler that fell further '
+                    'behind reloads in full.'),
+    cfg.IntOpt('sync_max_entries',
+               default=1000,
+               min=10,
+               help='Most changes taken in one pull. A scheduler that finds '
+                    'more waiting reloads its host states in full instead, '
+                    'which is cheaper than re-reading that many providers '
+                    'one pull at a time; for redis also the approximate '
+                    'length of the stream, times ten.'),
+]
+
+scheduler_opts = claim_opts + selection_opts + level_opts + sync_opts
 
 
 def register_opts(conf):

@@ -24,6 +24,7 @@ from cellboot import exception
 from cellboot.scheduler import aggregate as aggregate_mod
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import manager as manager_mod
+from cellboot.scheduler import sync
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import providers
 
@@ -39,6 +40,8 @@ class CellScheduler:
         self.scope = scope
         self.cache = host_state_cache.HostStateCache(scope)
         self.manager = manager_mod.SchedulerManager(self.cache)
+        # The other schedulers of the cell, through the change feed.
+        self.sync = self.manager.sync = sync.for_cell(self.cache)
         self.publisher = aggregate_mod.Publisher(
             name or f'scheduler-{scope.name}', self.cache)
 
@@ -53,6 +56,8 @@ class CellScheduler:
         host_state_refresh_interval``; 0 starts no background thread.
         Returns the load summary.
         """
+        if self.sync is not None:
+            self.sync.start(context)   # its tail first: nothing missed
         summary = self.cache.refresh(context)
         self.publisher.publish_now()
         self.cache.start_periodic_refresh(refresh_interval)
@@ -93,14 +98,17 @@ class CellScheduler:
         """
         generation = providers.update_provider(
             self.scope.context(context), uuid, name, inventories,
-            availability_zone=availability_zone)
+            availability_zone=availability_zone, origin=self.manager.origin)
+        self.manager.announce(context, [uuid])
         self.cache.refresh_host(context, uuid)
         self._given_back()
         return generation
 
     def delete_provider(self, context, uuid):
         """Forget a compute host (refused while it holds allocations)."""
-        providers.delete_provider(self.scope.context(context), uuid)
+        providers.delete_provider(self.scope.context(context), uuid,
+                                  origin=self.manager.origin)
+        self.manager.announce(context, [uuid])
         self.cache.remove_host(uuid)
 
     def claim_resources(self, context, consumer_uuid, provider_uuid,
@@ -113,21 +121,24 @@ class CellScheduler:
         try:
             result = claims.claim_resources(
                 self.scope.context(context), consumer_uuid, provider_uuid,
-                resources)
+                resources, origin=self.manager.origin)
         except (exception.ClaimFailed, exception.ClaimConflict):
             self.cache.refresh_host(context, provider_uuid)
             raise
         # Re-read rather than add: a replayed claim is a no-op in the
         # database and must not count twice here.
+        self.manager.announce(context, [provider_uuid])
         self.cache.refresh_providers(context, [provider_uuid])
         return result
 
     def release_resources(self, context, consumer_uuid, provider_uuid=None):
         """Give back a consumer's allocations; returns what was released."""
         released = claims.release_resources(
-            self.scope.context(context), consumer_uuid, provider_uuid)
+            self.scope.context(context), consumer_uuid, provider_uuid,
+            origin=self.manager.origin)
         for uuid, resources in released.items():
             self.cache.add_usage(uuid, resources, sign=-1)
+        self.manager.announce(context, released)
         if released:
             self._given_back()
         return released
@@ -139,8 +150,11 @@ class CellScheduler:
 
     def record_build_result(self, context, provider_uuid, succeeded):
         """Count a failed build against a host (BuildFailureWeigher); a
-        success clears its count."""
-        self.cache.record_build_result(provider_uuid, succeeded)
+        success clears its count; the cell's other schedulers take the
+        count from the change feed."""
+        failures = self.cache.record_build_result(provider_uuid, succeeded)
+        if self.sync is not None:
+            self.sync.build_result(context, provider_uuid, failures)
 
     def refresh(self, context):
         """Reload every host state now (e.g. after adding hosts)."""

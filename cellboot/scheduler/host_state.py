@@ -308,9 +308,16 @@ class HostStates:
             self.failed_builds[pos] += 1
 
     def clear_build_failures(self, uuid):
+        self.set_build_failures(uuid, 0)
+
+    def set_build_failures(self, uuid, count):
         pos = self.position(uuid)
         if pos is not None:
-            self.failed_builds[pos] = 0
+            self.failed_builds[pos] = count
+
+    def build_failures(self, uuid):
+        pos = self.position(uuid)
+        return 0 if pos is None else int(self.failed_builds[pos])
 
     # -- reading ------------------------------------------------------
 

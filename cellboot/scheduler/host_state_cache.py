@@ -292,11 +292,23 @@ class HostStateCache:
                                  sign * host_state.resource_vector(resources))
 
     def record_build_result(self, provider_uuid, succeeded):
+        """Count a build's outcome; returns the host's failure count."""
         with self.locked() as states:
             if succeeded:
                 states.clear_build_failures(provider_uuid)
             else:
                 states.record_build_failure(provider_uuid)
+            return states.build_failures(provider_uuid)
+
+    def set_build_failures(self, provider_uuid, count):
+        """Take another scheduler's failure count of a host."""
+        with self.locked() as states:
+            states.set_build_failures(provider_uuid, count)
+
+    def knows(self, provider_uuid):
+        with self._lock:
+            return (provider_uuid in self._pending
+                    or self._states.position(provider_uuid) is not None)
 
     def host_dicts(self):
         """Every live host as plain values."""

@@ -91,6 +91,17 @@ class SchedulerManager:
             CONF.filter_scheduler.enabled_weighers)
         # How many claims failed and were retried on another host.
         self.failed_claims = 0
+        # The cell's other schedulers' changes (``sync.Follower``), or
+        # None: learnt at the periodic reloads and failed claims only.
+        self.sync = None
+
+    @property
+    def origin(self):
+        return None if self.sync is None else self.sync.origin
+
+    def announce(self, context, provider_uuids):
+        if self.sync is not None and provider_uuids:
+            self.sync.claimed(context, provider_uuids)
 
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):
@@ -103,6 +114,8 @@ class SchedulerManager:
         filters = self.filters
         context = self.cache.scope.context(context)
         self.cache.ensure_loaded(context)
+        if self.sync is not None:
+            self.sync.catch_up(context)
         request.resolve(context, instance_uuids)
         if len(instance_uuids) > 1 and not request.has_group:
             batch = self._place_batch(context, request, instance_uuids,
@@ -176,7 +189,7 @@ class SchedulerManager:
             batch_claims.claim_all(
                 context, [(instance_uuid, uuid)
                           for instance_uuid, uuid, _hosts in picks],
-                request.resources)
+                request.resources, origin=self.origin)
         except BaseException as exc:
             for _instance_uuid, uuid, _hosts in picks:
                 self.cache.add_usage(uuid, request.resources, sign=-1)
@@ -186,6 +199,7 @@ class SchedulerManager:
                           len(instance_uuids), exc)
                 return None
             raise
+        self.announce(context, [uuid for _i, uuid, _hosts in picks])
         for _instance_uuid, _uuid, hosts in picks:
             request.placed(hosts[0].compute_node_uuid, hosts[0].service_host)
         return [[s.to_dict() for s in hosts] for _i, _u, hosts in picks]
@@ -225,14 +239,17 @@ class SchedulerManager:
         try:
             try:
                 claims.claim_resources(context, instance_uuid, uuid,
-                                       request.resources, first=True)
+                                       request.resources, first=True,
+                                       origin=self.origin)
             except claims.HeldAlready:
                 LOG.info('Instance %s held allocations in this cell '
                          'already: giving them back before placing it '
                          'anew', instance_uuid)
                 self._release(context, [(instance_uuid, None)])
                 claims.claim_resources(context, instance_uuid, uuid,
-                                       request.resources)
+                                       request.resources,
+                                       origin=self.origin)
+            self.announce(context, [uuid])
             return True
         except (exception.ClaimFailed, exception.ClaimConflict) as exc:
             self.failed_claims += 1
@@ -268,7 +285,7 @@ class SchedulerManager:
             provider = hosts[0].compute_node_uuid if hosts else None
             try:
                 released = claims.release_resources(
-                    context, instance_uuid, provider)
+                    context, instance_uuid, provider, origin=self.origin)
             except Exception:
                 LOG.exception('Could not release the claim of instance %s '
                               'on %s; its allocations stay until the '
@@ -277,3 +294,4 @@ class SchedulerManager:
                 continue
             for provider_uuid, resources in released.items():
                 self.cache.add_usage(provider_uuid, resources, sign=-1)
+            self.announce(context, released)

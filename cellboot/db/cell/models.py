@@ -184,3 +184,30 @@ class SchedulerAggregate(Base):
     aggregate = sa.Column(LargeText, nullable=False)  # JSON, <= 256 KiB
     sequence = sa.Column(sa.BigInteger, nullable=False, default=0)
     published_at = sa.Column(sa.DateTime, nullable=False)
+
+
+class SchedulerChange(Base):
+    """One entry of the change feed of the cell's schedulers.
+
+    Written by a scheduler in the same transaction as the claim, release
+    or provider update it announces (so a committed change is always
+    announced), or alone for a build-failure count; pulled by the cell's
+    other schedulers by ``seq`` (``cellboot.scheduler.sync``). ``kind``
+    ``usage``: re-read provider ``key``; ``build``: ``key``'s consecutive
+    build failures are ``value``. ``origin`` names the writing scheduler,
+    which skips its own entries. ``at`` (epoch seconds, sub-second) is
+    what the trim and the staleness figures go by. Trimmed after
+    ``[scheduler] sync_retention`` seconds.
+    """
+
+    __tablename__ = 'scheduler_changes'
+    # AUTOINCREMENT on SQLite: without it a trimmed-empty table would
+    # hand out its sequence numbers again from 1.
+    __table_args__ = {'sqlite_autoincrement': True}
+    seq = sa.Column(sa.BigInteger().with_variant(sa.Integer, 'sqlite'),
+                    primary_key=True, autoincrement=True)
+    kind = sa.Column(sa.String(16), nullable=False)
+    key = sa.Column(sa.String(36), nullable=False)
+    value = sa.Column(sa.String(255), nullable=True)
+    origin = sa.Column(sa.String(36), nullable=True)
+    at = sa.Column(sa.Double, nullable=False)

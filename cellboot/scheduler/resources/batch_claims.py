@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from cellboot.db import retry
 from cellboot import exception
+from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import tables
@@ -34,13 +35,13 @@ class NotBatchable(Exception):
 
 @retry.on_contention
 @tables.writer
-def claim_all(context, placements, resources):
+def claim_all(context, placements, resources, origin=None):
     """Allocate ``resources`` to each consumer on its provider, at once.
 
     ``placements``: ``[(consumer_uuid, provider_uuid), ...]``. Raises
     NotBatchable (nothing written) when a provider is gone, a consumer
     already holds allocations, the sum on a provider does not fit, or a
-    provider changed meanwhile.
+    provider changed meanwhile. ``origin``: as for ``claims``.
     """
     resources = claims.validated(resources)
     consumers = [consumer for consumer, _provider in placements]
@@ -64,6 +65,7 @@ def claim_all(context, placements, resources):
         except contention.GenerationConflict as exc:
             raise NotBatchable(str(exc))
         ids[provider.uuid] = provider.id
+    changes.announce(context, ids, origin)
     context.session.execute(sa.insert(_ALLOCATIONS), [
         {'resource_provider_id': ids[provider], 'consumer_id': consumer,
          'resource_class': rc, 'used': amount}

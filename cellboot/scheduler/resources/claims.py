@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from cellboot.db import retry
 from cellboot import exception
+from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
 from cellboot.scheduler.resources import tables
@@ -121,8 +122,10 @@ def _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
                 consumer=consumer_uuid, reason=reason)
 
 
-def _write_claim(context, provider, consumer_uuid, resources, held):
+def _write_claim(context, provider, provider_uuid, consumer_uuid, resources,
+                 held, origin):
     contention.compare_and_swap(context, provider.id, provider.generation)
+    changes.announce(context, [provider_uuid], origin)
     if held:
         context.session.execute(sa.delete(_ALLOCATIONS).where(
             _ALLOCATIONS.c.resource_provider_id == provider.id,
@@ -134,7 +137,7 @@ def _write_claim(context, provider, consumer_uuid, resources, held):
 
 
 def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
-                     resources, _first):
+                     resources, _first, _origin):
     LOG.warning('Giving up claiming %s on resource provider %s for %s '
                 'after %d attempts: concurrent claims kept changing it.',
                 resources, provider_uuid, consumer_uuid, attempts)
@@ -145,7 +148,8 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
 @contention.retry_on_generation_conflict(_claim_exhausted)
 @retry.on_contention
 @tables.writer
-def _claim(context, consumer_uuid, provider_uuid, resources, first):
+def _claim(context, consumer_uuid, provider_uuid, resources, first,
+           origin):
     provider, inventories, holds, used, held = _read_provider_state(
         context, provider_uuid, consumer_uuid)
     if first and holds:
@@ -154,12 +158,13 @@ def _claim(context, consumer_uuid, provider_uuid, resources, first):
         return True  # a replay of a claim that already succeeded
     _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
                held)
-    _write_claim(context, provider, consumer_uuid, resources, held)
+    _write_claim(context, provider, provider_uuid, consumer_uuid, resources,
+                 held, origin)
     return True
 
 
 def claim_resources(context, consumer_uuid, provider_uuid, resources,
-                    first=False):
+                    first=False, origin=None):
     """Allocate ``resources`` ({rc: amount}) on a provider to a consumer.
 
     Returns True once the allocations are written (or were already there
@@ -169,15 +174,16 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources,
     ClaimConflict when concurrent claims won every retry,
     ResourceProviderNotFound, or Invalid for malformed ``resources``;
     with ``first``, HeldAlready when the consumer holds anything in the
-    cell (on any provider), and nothing is written.
+    cell (on any provider), and nothing is written. ``origin`` names
+    the scheduler writing, in the cell's change feed (``changes``).
     """
     return _claim(context, consumer_uuid, provider_uuid,
-                  validated(resources), bool(first))
+                  validated(resources), bool(first), origin)
 
 
 @retry.on_contention
 @tables.writer
-def _release(context, consumer_uuid, provider_uuid):
+def _release(context, consumer_uuid, provider_uuid, origin):
     query = sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
         _ALLOCATIONS.c.used,
@@ -202,10 +208,12 @@ def _release(context, consumer_uuid, provider_uuid):
     context.session.execute(sa.delete(_ALLOCATIONS).where(
         _ALLOCATIONS.c.consumer_id == consumer_uuid,
         _ALLOCATIONS.c.resource_provider_id.in_(sorted(provider_ids))))
+    changes.announce(context, released, origin)
     return released
 
 
-def release_resources(context, consumer_uuid, provider_uuid=None):
+def release_resources(context, consumer_uuid, provider_uuid=None,
+                      origin=None):
     """Delete a consumer's allocations (on one provider, or everywhere).
 
     Moves each touched provider's generation on, so a claim that counted
@@ -213,4 +221,4 @@ def release_resources(context, consumer_uuid, provider_uuid=None):
     amount}}`` of what was released; ``{}`` when there was nothing, so a
     repeated release is harmless.
     """
-    return _release(context, consumer_uuid, provider_uuid)
+    return _release(context, consumer_uuid, provider_uuid, origin)

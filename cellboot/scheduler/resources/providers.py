@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from cellboot.db import retry
 from cellboot import exception
+from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
 from cellboot.scheduler.resources import tables
@@ -99,13 +100,15 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 @contention.retry_on_generation_conflict(_update_exhausted)
 @retry.on_contention
 @tables.writer
-def _update(context, uuid, values, inventories):
+def _update(context, uuid, values, inventories, origin):
     row = context.session.execute(
         sa.select(_PROVIDERS).where(_PROVIDERS.c.uuid == uuid)).first()
     if row is None or row.name != values['name']:
         _check_name_free(context, uuid, values['name'])
     if row is None:
-        return _create(context, uuid, values, inventories)
+        generation = _create(context, uuid, values, inventories)
+        changes.announce(context, [uuid], origin)
+        return generation
     # The generation was read first: every read below is at least as
     # fresh, so a change made meanwhile fails the swap.
     current = usage.read_inventories(context, row.id)
@@ -116,11 +119,12 @@ def _update(context, uuid, values, inventories):
     generation = contention.compare_and_swap(context, row.id, row.generation,
                                              **changed)
     _replace_inventories(context, row, current, inventories)
+    changes.announce(context, [uuid], origin)
     return generation
 
 
 def update_provider(context, uuid, name, inventories,
-                    availability_zone='nova'):
+                    availability_zone='nova', origin=None):
     """Create or update a provider of the cell and replace its inventories.
 
     ``inventories`` is ``{resource_class: {'total': int, 'reserved': 0,
@@ -130,11 +134,11 @@ def update_provider(context, uuid, name, inventories,
     Returns the provider's generation, which moves on only when something
     changed, so repeating a report is harmless. Raises InvalidInventory,
     ResourceProviderExists (``name`` taken by another provider) or
-    ResourceProviderConflict.
+    ResourceProviderConflict. ``origin``: as for ``claims``.
     """
     inventories = inventory.normalize(uuid, inventories)
     values = {'name': name, 'availability_zone': availability_zone}
-    return _update(context, uuid, values, inventories)
+    return _update(context, uuid, values, inventories, origin)
 
 
 @tables.reader
@@ -156,7 +160,7 @@ def get_provider(context, uuid):
     return provider
 
 
-def _delete_exhausted(attempts, context, uuid):
+def _delete_exhausted(attempts, context, uuid, _origin):
     raise exception.ResourceProviderConflict(uuid=uuid, action='deleted',
                                              attempts=attempts)
 
@@ -164,7 +168,7 @@ def _delete_exhausted(attempts, context, uuid):
 @contention.retry_on_generation_conflict(_delete_exhausted)
 @retry.on_contention
 @tables.writer
-def _delete(context, uuid):
+def _delete(context, uuid, origin):
     row = context.session.execute(sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.generation,
     ).where(_PROVIDERS.c.uuid == uuid)).first()
@@ -182,12 +186,13 @@ def _delete(context, uuid):
         _INVENTORIES.c.resource_provider_id == row.id))
     context.session.execute(sa.delete(_PROVIDERS).where(
         _PROVIDERS.c.id == row.id))
+    changes.announce(context, [uuid], origin)
 
 
-def delete_provider(context, uuid):
+def delete_provider(context, uuid, origin=None):
     """Delete a provider and its inventories (a compute node went away).
 
     Refuses with ResourceProviderInUse while any consumer holds
     allocations on it; raises ResourceProviderNotFound when it is gone.
     """
-    _delete(context, uuid)
+    _delete(context, uuid, origin)

@@ -260,8 +260,11 @@ class _SelectDestinationsTests:
         full = self.add_host('a', vcpus=64)
         other = self.add_host('b', vcpus=4)
         self.start()
-        # Another scheduler of the cell fills the host our states prefer.
+        # Another scheduler of the cell fills the host our states prefer,
+        # without announcing it (its change feed is off).
+        self.flags(sync_backend='none', group='scheduler')
         self.claim(uuidutils.generate_uuid(), full, {'VCPU': 64})
+        self.flags(sync_backend='database', group='scheduler')
         _instances, [hosts] = self._select()
         self.assertEqual(
             (other, 1), (hosts[0]['compute_node_uuid'],

@@ -1,0 +1,98 @@
+"""The cell's change feed table: what its schedulers tell each other.
+
+Several schedulers of one cell each hold the cell's host states in
+memory. Every claim, release and provider update they write is also a
+row of ``scheduler_changes`` naming the provider, written in the same
+transaction (``announce``), so that a change that committed is always
+announced and one that rolled back never is; a build-failure count is a
+row of its own (``record``). The other schedulers read the rows past the
+last sequence they saw (``read``) and re-read only those providers
+(``cellboot.scheduler.sync``). The feed costs one small INSERT per
+write and one indexed range read per pull, where the periodic reload
+reads every host.
+
+Rows are written only while ``[scheduler] sync_backend = database``.
+"""
+
+import time
+
+import sqlalchemy as sa
+
+from cellboot.conf import CONF
+from cellboot.conf import scheduler as scheduler_conf
+from cellboot.db.cell import models
+from cellboot.scheduler.resources import tables
+
+CHANGES = models.SchedulerChange.__table__
+
+USAGE = 'usage'
+BUILD = 'build'
+
+_INSERT = sa.insert(CHANGES)
+
+
+def in_database():
+    """Whether the feed is this table (and writes must announce)."""
+    return CONF.scheduler.sync_backend == scheduler_conf.SYNC_DATABASE
+
+
+def announce(context, provider_uuids, origin):
+    """In the caller's write transaction: these providers changed."""
+    if not in_database() or not provider_uuids:
+        return
+    now = time.time()
+    context.session.execute(_INSERT, [
+        {'kind': USAGE, 'key': uuid, 'value': None, 'origin': origin,
+         'at': now} for uuid in sorted(set(provider_uuids))])
+
+
+@tables.writer
+def record(context, entries, origin):
+    """Write ``(kind, key, value)`` entries in a transaction of their own."""
+    now = time.time()
+    context.session.execute(_INSERT, [
+        {'kind': kind, 'key': key,
+         'value': None if value is None else str(value),
+         'origin': origin, 'at': now} for kind, key, value in entries])
+
+
+@tables.reader
+def tail(context):
+    """The highest sequence written so far (0 on an empty feed)."""
+    return context.session.execute(
+        sa.select(sa.func.max(CHANGES.c.seq))).scalar() or 0
+
+
+_COLUMNS = (CHANGES.c.seq, CHANGES.c.kind, CHANGES.c.key, CHANGES.c.value,
+            CHANGES.c.origin, CHANGES.c.at)
+_AFTER = sa.select(*_COLUMNS).where(
+    CHANGES.c.seq > sa.bindparam('after')).order_by(CHANGES.c.seq).limit(
+    sa.bindparam('limit'))
+
+
+@tables.reader
+def read(context, after, missing, limit):
+    """Rows past sequence ``after``, plus those of the ``missing``
+    sequences below it, by sequence; at most ``limit`` past ``after``."""
+    rows = list(context.session.execute(
+        _AFTER, {'after': after, 'limit': limit}))
+    if missing:
+        rows = sorted(rows + list(context.session.execute(
+            sa.select(*_COLUMNS).where(CHANGES.c.seq.in_(sorted(missing))))),
+            key=lambda row: row.seq)
+    return rows
+
+
+@tables.writer
+def trim(context, older_than):
+    """Delete the rows written before ``older_than`` (epoch seconds).
+
+    Found by time, deleted by sequence: the DELETE then locks a range of
+    the primary key below the rows being written, not the whole table.
+    """
+    last = context.session.execute(sa.select(sa.func.max(CHANGES.c.seq)).where(
+        CHANGES.c.at < older_than)).scalar()
+    if last is None:
+        return 0
+    return context.session.execute(
+        sa.delete(CHANGES).where(CHANGES.c.seq <= last)).rowcount
