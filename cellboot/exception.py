@@ -328,6 +328,12 @@ class Cell0Protected(Invalid):
                'reached a cell; it is only deleted with --force.')
 
 
+class Cell0Unchangeable(Invalid):
+    msg_fmt = ('cell0 cannot be given %(what)s: it holds the instances '
+               'whose builds failed before they reached a cell, and is '
+               'never scheduled to.')
+
+
 # -- compute hosts and their virt drivers ---------------------------------
 
 

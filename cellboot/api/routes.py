@@ -10,6 +10,7 @@ from cellboot.api.handlers import flavors
 from cellboot.api.handlers import quota_sets
 from cellboot.api.handlers import server_groups
 from cellboot.api.handlers import servers
+from cellboot.api.handlers import zones
 from cellboot.api import pagination
 from cellboot.api.router import Route
 from cellboot.api import schemas
@@ -21,6 +22,7 @@ from cellboot.policies import hypervisors as hypervisors_policies
 from cellboot.policies import quota_sets as quota_policies
 from cellboot.policies import server_groups as groups_policies
 from cellboot.policies import servers as server_policies
+from cellboot.policies import zones as zones_policies
 
 PREFIX = '/v2.1'
 
@@ -121,6 +123,15 @@ ROUTES = (
     Route('GET', '/os-cells', admin.cells, 'Cell mappings',
           policy=cells_policies.INDEX, query=PAGED,
           query_schemas=PAGED_SCHEMAS, response_schema=views.CELLS),
+    Route('GET', '/os-zones', zones.index,
+          'Zones above cells, each with its cells, zones and aggregate',
+          policy=zones_policies.INDEX, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.ZONES,
+          links=_links('/zones/0/id', GetZone=('GET', '/os-zones/{zone_id}',
+                                               'zone_id'))),
+    Route('GET', '/os-zones/{zone_id}', zones.show,
+          'One zone (by uuid or name) and the aggregate below it',
+          policy=zones_policies.SHOW, response_schema=views.ZONE_ONE),
     Route('GET', '/os-flows', admin.flows,
           "Persisted flows, filtered by instance and state",
           policy=flows_policies.INDEX,

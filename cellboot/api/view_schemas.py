@@ -175,6 +175,9 @@ AGGREGATE = _closed({
 CELL = _closed({'uuid': _string, 'name': _string,
                 'disabled': {'type': 'boolean'},
                 'is_cell0': {'type': 'boolean'},
+                'zone': dict(_nullable_string,
+                             description='The uuid of the zone the cell '
+                                         'sits in; null at the top level.'),
                 'aggregate': dict(
                     {'anyOf': [{'type': 'null'}, AGGREGATE]},
                     description='What the cell\'s schedulers last '
@@ -183,9 +186,40 @@ CELL = _closed({'uuid': _string, 'name': _string,
                 'state': dict(
                     {'enum': ['up', 'no scheduler', 'unreachable']},
                     description='Not for cell0.')},
-               required=['uuid', 'name', 'disabled', 'is_cell0'])
+               required=['uuid', 'name', 'disabled', 'is_cell0', 'zone'])
 
 CELLS = _list('cells', CELL)
+
+# -- zones -------------------------------------------------------------------
+
+ZONE_AGGREGATE = _closed({
+    'hosts': _count, 'up_hosts': _count,
+    'zones': {'type': 'array', 'items': _string},
+    'resources': {'type': 'object', 'additionalProperties': _FIGURES},
+    'computed_at': dict(_string, description='ISO 8601: when the oldest '
+                                             'of the cells\' aggregates '
+                                             'was computed'),
+})
+
+ZONE = _closed({
+    'id': _string, 'name': _string,
+    'parent_id': dict(_nullable_string, description='null at the top '
+                                                    'level'),
+    'cells': dict({'type': 'array', 'items': _string},
+                  description='The uuids of the cells directly in the '
+                              'zone.'),
+    'zones': dict({'type': 'array', 'items': _string},
+                  description='The uuids of the zones directly in it.'),
+    'aggregate': dict(
+        {'anyOf': [{'type': 'null'}, ZONE_AGGREGATE]},
+        description='The sum of the aggregates last published by the '
+                    'cells below the zone, at any depth; null when none '
+                    'has one.'),
+})
+
+ZONES = _list('zones', ZONE)
+
+ZONE_ONE = _closed({'zone': ZONE})
 
 # -- flows -------------------------------------------------------------------
 

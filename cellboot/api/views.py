@@ -1,10 +1,12 @@
-"""How servers, flavors, groups, hosts and cells look in JSON.
+"""How servers, flavors, groups, hosts, cells and zones look in JSON.
 
 One function per representation, so that a listing and a single GET of
 the same thing cannot drift apart. Fields follow Nova's names; the
 extended attributes (host, cell) and a fault's details are shown to
 those the policy allows (administrators, by default).
 """
+
+import datetime
 
 from cellboot.api import auth
 from cellboot.api import server_records
@@ -165,20 +167,42 @@ def hypervisor(host, cell_names):
 def cell(item, figures=None):
     """A cell; ``figures`` a ``cell_aggregates.CellView`` (None: cell0)."""
     shown = {'uuid': item.uuid, 'name': item.name,
-             'disabled': bool(item.disabled), 'is_cell0': item.is_cell0}
+             'disabled': bool(item.disabled), 'is_cell0': item.is_cell0,
+             'zone': item.zone_uuid}
     if item.is_cell0:
         return shown
     aggregate = figures.aggregate if figures is not None else None
-    shown['aggregate'] = None if aggregate is None else {
-        'hosts': aggregate['hosts'], 'up_hosts': aggregate['up_hosts'],
-        'zones': aggregate['zones'],
-        'resources': {
-            rc: {key: int(value) for key, value in values.items()}
-            for rc, values in sorted(aggregate['resources'].items())},
-        'published_at': figures.published_at.isoformat(),
-        'age_seconds': round(figures.age, 1),
-    }
+    shown['aggregate'] = None if aggregate is None else dict(
+        _figures(aggregate),
+        published_at=figures.published_at.isoformat(),
+        age_seconds=round(figures.age, 1),
+    )
     shown['state'] = ('unreachable' if figures is None or figures.silent
                       else 'no scheduler' if figures.usable()
                       else 'up')
     return shown
+
+
+def _figures(aggregate):
+    """What a cell's and a zone's aggregate both show, in whole units."""
+    return {'hosts': aggregate['hosts'], 'up_hosts': aggregate['up_hosts'],
+            'zones': aggregate['zones'],
+            'resources': {
+                rc: {key: int(value) for key, value in values.items()}
+                for rc, values in sorted(aggregate['resources'].items())}}
+
+
+def zone(item, cells, zones, aggregate):
+    """A zone: the cells and zones directly in it, and the aggregate of
+    every cell below it (``zone_aggregate.combine``; None: none has
+    one)."""
+    shown = None
+    if aggregate is not None:
+        oldest = datetime.datetime.fromtimestamp(aggregate['computed_at'],
+                                                 datetime.timezone.utc)
+        shown = dict(_figures(aggregate), computed_at=_time(oldest))
+    return {'id': item.uuid, 'name': item.name,
+            'parent_id': item.parent_uuid,
+            'cells': [cell.uuid for cell in cells],
+            'zones': [child.uuid for child in zones],
+            'aggregate': shown}

@@ -27,6 +27,7 @@ from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import host_mapping as host_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as instance_mapping_obj
+from cellboot.objects import zone as zone_obj
 
 CellMapping = cell_mapping_obj.CellMapping
 HostMapping = host_mapping_obj.HostMapping
@@ -42,6 +43,9 @@ NOT_MAPPED = 'not mapped'
 NO_CELL = 'mapped without a cell'
 DELETED = 'deleted'
 ARCHIVED = 'archived'
+
+# ``update_cell``'s zone when the cell is to stay where it is.
+KEEP_ZONE = object()
 
 
 def default_transport_url():
@@ -141,17 +145,72 @@ def map_cell0(context, database_connection=None):
 
 
 def create_cell(context, name, database_connection, transport_url,
-                disabled=False, allow_shared_transport=False):
+                disabled=False, allow_shared_transport=False, zone=None):
     """Map a new cell after checking everything a mapping depends on.
 
-    Raises what ``check_new_cell`` raises; CellMappingExists too when
-    another run took the name in the meantime.
+    ``zone`` (uuid or name) is the zone the cell sits in, None for the
+    top level. Raises what ``check_new_cell`` raises, ZoneNotFound;
+    CellMappingExists too when another run took the name in the meantime.
     """
+    zone_uuid = None if zone is None else zone_obj.get(context, zone).uuid
     check_new_cell(context, name, database_connection, transport_url,
                    allow_shared_transport=allow_shared_transport)
     return CellMapping.create(context, name=name,
                               database_connection=database_connection,
-                              transport_url=transport_url, disabled=disabled)
+                              transport_url=transport_url, disabled=disabled,
+                              zone_uuid=zone_uuid)
+
+
+def update_cell(context, ident, name=None, database_connection=None,
+                transport_url=None, zone=KEEP_ZONE,
+                allow_shared_transport=False):
+    """Change a mapped cell (uuid or name ``ident``); return it.
+
+    Only what is given changes; ``zone`` is a zone's uuid or name, None to
+    put the cell back at the top level. Every check runs before anything
+    is written, as ``check_new_cell``'s do: CellMappingNotFound,
+    ZoneNotFound, Cell0Unchangeable (cell0's name and zone),
+    CellMappingExists, CellDatabaseInUse, CellTransportShared, and the
+    URL errors.
+    """
+    cell = CellMapping.get_by_uuid_or_name(context, ident)
+    others = [other for other in CellMapping.get_all(context)
+              if other.uuid != cell.uuid]
+    values = {}
+    if name is not None and name != cell.name:
+        if cell.is_cell0:
+            raise exception.Cell0Unchangeable(what='another name')
+        if not name.strip():
+            raise exception.Invalid(reason='a cell needs a non-empty --name')
+        if name == CELL0_NAME or any(other.name == name for other in others):
+            raise exception.CellMappingExists(name=name)
+        values['name'] = name
+    if zone is not KEEP_ZONE:
+        zone_uuid = None if zone is None else zone_obj.get(context,
+                                                           zone).uuid
+        if cell.is_cell0 and zone_uuid is not None:
+            raise exception.Cell0Unchangeable(what='a zone')
+        values['zone_uuid'] = zone_uuid
+    if transport_url is not None \
+            and transport_url != cell.transport_url:
+        validate_transport_url(transport_url)
+        if not allow_shared_transport:
+            check_own_bus(values.get('name', cell.name), transport_url,
+                          others)
+        values['transport_url'] = transport_url
+    if database_connection is not None \
+            and database_connection != cell.database_connection:
+        facade.parse_url(database_connection)
+        for other in others:
+            if other.database_connection == database_connection:
+                raise exception.CellDatabaseInUse(
+                    cell=f'{other.name} ({other.uuid})',
+                    url=masking.mask_url(database_connection))
+        check_database(database_connection)
+        values['database_connection'] = database_connection
+    if values:
+        cell.update(context, **values)
+    return cell
 
 
 def check_new_cell(context, name, database_connection, transport_url,

@@ -148,7 +148,7 @@ def _check_zone(cell_uuid, zone_uuid):
     # cell0 holds the instances that no cell took; it is never scheduled
     # to, so it sits in no zone.
     if cell_uuid == CELL0_UUID and zone_uuid is not None:
-        raise exception.Invalid(reason='cell0 cannot be put in a zone')
+        raise exception.Cell0Unchangeable(what='a zone')
 
 
 def _raise_exists(exc, name, uuid):
@@ -185,6 +185,9 @@ class CellMapping(base.DomainObject):
             return cls.from_row(_create(context, values))
         except db_exc.DBDuplicateEntry as exc:
             _raise_exists(exc, name, uuid)
+        except db_exc.DBReferenceError as exc:
+            # The zone was deleted between our read and the insert.
+            raise exception.ZoneNotFound(zone=zone_uuid) from exc
 
     @classmethod
     def get_by_uuid(cls, context, uuid):
@@ -242,6 +245,10 @@ class CellMapping(base.DomainObject):
             row = _update(context, self.id, values)
         except db_exc.DBDuplicateEntry as exc:
             _raise_exists(exc, values.get('name'), self.uuid)
+        except db_exc.DBReferenceError as exc:
+            # The zone was deleted between our read and the update.
+            raise exception.ZoneNotFound(zone=values.get('zone_uuid')) \
+                from exc
         if row is None:
             raise exception.CellMappingNotFound(cell=self.uuid)
         self.load_row(row)

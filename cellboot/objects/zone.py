@@ -111,8 +111,9 @@ def _destroy(context, ident):
 
 
 def _holdings(cells, zones):
-    return ', '.join(f'{count} {what}{"" if count == 1 else "s"}'
-                     for count, what in ((cells, 'cell'), (zones, 'zone')))
+    return ' and '.join(f'{count} {what}{"" if count == 1 else "s"}'
+                        for count, what in ((cells, 'cell'), (zones, 'zone'))
+                        if count)
 
 
 class Zone(base.DomainObject):

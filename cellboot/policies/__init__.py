@@ -18,9 +18,10 @@ from cellboot.policies import hypervisors
 from cellboot.policies import quota_sets
 from cellboot.policies import server_groups
 from cellboot.policies import servers
+from cellboot.policies import zones
 
 MODULES = (base, servers, flavors, server_groups, hypervisors, cells,
-           flows, quota_sets)
+           zones, flows, quota_sets)
 
 
 def list_rules():

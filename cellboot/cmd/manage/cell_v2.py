@@ -13,6 +13,7 @@ from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import exception
 from cellboot import masking
+from cellboot.objects import zone as zone_obj
 from cellboot.scheduler import cell_aggregates
 
 EXIT_CELL_EXISTS = 2
@@ -89,15 +90,45 @@ def create_cell(context, args):
     try:
         cell = cells.create_cell(
             context, args.name, url, transport_url, disabled=args.disabled,
-            allow_shared_transport=args.allow_shared_transport)
+            allow_shared_transport=args.allow_shared_transport,
+            zone=args.zone)
     except (exception.CellMappingExists, exception.CellDatabaseInUse,
             exception.CellTransportShared) as exc:
         output.error(str(exc))
         return EXIT_CELL_EXISTS
     if args.verbose:
-        _cell_table([cell], verbose=False)
+        _cell_table([cell], verbose=False, context=context)
     else:
         output.say(cell.uuid)
+    return parsing.EXIT_OK
+
+
+def update_cell(context, args):
+    changes = {}
+    if args.zone is not None or args.no_zone:
+        changes['zone'] = args.zone
+    for option in ('name', 'transport_url', 'database_connection'):
+        if getattr(args, option) is not None:
+            changes[option] = getattr(args, option)
+    if not changes:
+        output.error('nothing to change: give --name, --zone, --no-zone, '
+                     '--transport-url or --database_connection')
+        return parsing.EXIT_ERROR
+    try:
+        cell = cells.update_cell(
+            context, args.cell_uuid,
+            allow_shared_transport=args.allow_shared_transport, **changes)
+    except (exception.CellMappingExists, exception.CellDatabaseInUse,
+            exception.CellTransportShared) as exc:
+        output.error(str(exc))
+        return EXIT_CELL_EXISTS
+    except exception.Cell0Unchangeable as exc:
+        output.error(str(exc))
+        return EXIT_CELL0_PROTECTED
+    if args.verbose:
+        _cell_table([cell], verbose=False, context=context)
+    else:
+        output.say(f'Updated cell {_label(cell)}')
     return parsing.EXIT_OK
 
 
@@ -121,7 +152,9 @@ def _figures(view):
 
 def _cell_table(cell_list, verbose, context=None):
     headers = ['Name', 'UUID', 'Transport URL', 'Database Connection',
-               'Disabled']
+               'Disabled', 'Zone']
+    zone_names = {zone.uuid: zone.name
+                  for zone in zone_obj.get_all(context)}
     figures = {}
     if verbose:
         headers += ['Hosts', 'Instances', 'Up hosts (aggregate)', 'Free']
@@ -132,7 +165,7 @@ def _cell_table(cell_list, verbose, context=None):
         row = [cell.name, cell.uuid,
                masking.mask_url(cell.transport_url),
                masking.mask_url(cell.database_connection),
-               cell.disabled]
+               cell.disabled, zone_names.get(cell.zone_uuid, '')]
         if verbose:
             row += [cells.HostMapping.count_by_cell(context, cell.uuid),
                     cells.InstanceMapping.count_by_cell(context, cell.uuid)]
@@ -291,11 +324,53 @@ def register(groups):
     command.add_argument('--disabled', action='store_true',
                          help='map the cell disabled: the scheduler sends '
                               'no new instances to it')
+    command.add_argument('--zone', metavar='ZONE',
+                         help='the zone the cell sits in (uuid or name; '
+                              'default: none, the top level)')
+
+    command = parsing.add_command(
+        commands, 'update_cell', update_cell, 'change a cell\'s mapping',
+        'Change a cell\'s name, zone, transport URL or database URL; only '
+        'what is given changes. The same checks as create_cell run first '
+        '(name, database and bus not another cell\'s, database answers, '
+        'zone exists), and nothing is written if one fails. cell0 keeps its '
+        'name and sits in no zone. Prints the cell (--verbose: the whole '
+        'mapping).',
+        exit_codes=(
+            (1, 'no cell or zone has that uuid or name, nothing to change, '
+                'or another error'),
+            (EXIT_CELL_EXISTS, 'another cell has that name, database or '
+                               'bus (a shared bus needs '
+                               '--allow-shared-transport)'),
+            (EXIT_CELL0_PROTECTED, 'the change would rename cell0 or put '
+                                   'it in a zone'),
+        ))
+    command.add_argument('--cell_uuid', '--cell-uuid', required=True,
+                         metavar='UUID', help='the cell\'s uuid (or name)')
+    command.add_argument('--name', help='the cell\'s new name')
+    where = command.add_mutually_exclusive_group()
+    where.add_argument('--zone', metavar='ZONE',
+                       help='put the cell in this zone (uuid or name)')
+    where.add_argument('--no-zone', action='store_true',
+                       help='take the cell out of its zone, back to the '
+                            'top level')
+    command.add_argument(
+        '--database_connection', '--database-connection', metavar='URL',
+        help='the cell\'s new database URL (the database must answer)')
+    command.add_argument(
+        '--transport-url', '--transport_url', dest='transport_url',
+        metavar='URL', help='the cell\'s new oslo.messaging URL, a bus of '
+                            'its own')
+    command.add_argument(
+        '--allow-shared-transport', action='store_true',
+        help='accept a transport URL that is the API\'s bus or another '
+             'cell\'s (see create_cell --help for what that costs)')
 
     parsing.add_command(
         commands, 'list_cells', list_cells, 'list the cells',
         'List every cell, cell0 first, with its transport and database URLs '
-        '(passwords masked). --verbose adds how many hosts and instances '
+        '(passwords masked) and the zone it sits in (empty: the top '
+        'level). --verbose adds how many hosts and instances '
         'are mapped to each cell and, from the aggregate its schedulers '
         'last published in its database, how many of its hosts are up, '
         'how long ago, and its free room per resource class (and the most '

@@ -4,7 +4,8 @@ from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
 ADMIN_PATHS = ('/os-hypervisors/detail', '/os-cells', '/os-flows',
-               '/os-flows/11111111-2222-3333-4444-555555555555')
+               '/os-flows/11111111-2222-3333-4444-555555555555',
+               '/os-zones', '/os-zones/region1')
 
 
 class IsolationTest(base.TestCase):

@@ -21,6 +21,7 @@ LISTS = (('/servers', 'servers', api_fixtures.ALICE_TOKEN),
          ('/os-server-groups', 'server_groups', api_fixtures.ALICE_TOKEN),
          ('/os-hypervisors/detail', 'hypervisors', api_fixtures.ADMIN_TOKEN),
          ('/os-cells', 'cells', api_fixtures.ADMIN_TOKEN),
+         ('/os-zones', 'zones', api_fixtures.ADMIN_TOKEN),
          ('/os-flows', 'flows', api_fixtures.ADMIN_TOKEN))
 
 

@@ -123,7 +123,8 @@ class KeystoneScopeTest(base.TestCase):
             .get_response(self.app)
 
     def test_a_project_scoped_admin_role_gets_403_on_admin_paths(self):
-        for path in ('/os-cells', '/os-hypervisors/detail', '/os-flows'):
+        for path in ('/os-cells', '/os-hypervisors/detail', '/os-flows',
+                     '/os-zones'):
             response = self.get(path, ['admin', 'member', 'reader'])
             self.assertEqual(403, response.status_code, path)
             self.assertIn('forbidden', response.json)

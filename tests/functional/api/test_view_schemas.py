@@ -127,6 +127,7 @@ class ViewSchemasTest(base.TestCase):
         self.api.cluster.wait_for_quiet()
         self.get(self.admin, '/os-hypervisors/detail')
         self.get(self.admin, '/os-cells')
+        self.get(self.admin, '/os-zones')
         flows = self.get(self.admin, '/os-flows',
                          f'/os-flows?instance_uuid={uuid}')['flows']
         self.assertEqual(1, len(flows))

@@ -98,7 +98,7 @@ class _ZoneTests(spec_base.ObjectTests):
         self.make_cell('cell2', zone_uuid=region.uuid)
         exc = self.assertRaises(exception.ZoneInUse, zone_obj.destroy,
                                 self.ctx, region.uuid)
-        self.assertIn('2 cells, 1 zone', str(exc))
+        self.assertIn('2 cells and 1 zone', str(exc))
         self.assertEqual(2, self._rows())
 
     def test_depth_first_lists_children_under_parents(self):
