@@ -13,6 +13,7 @@ cell's "no"; ``CellUnreachable`` says the cell did not answer.
 """
 
 from oslo_db import exception as db_exc
+from oslo_utils import uuidutils
 
 from cellboot.conf import CONF
 from cellboot import exception
@@ -23,6 +24,33 @@ from cellboot.scheduler import rpcapi
 
 class CellUnreachable(Exception):
     """The cell's scheduler did not answer (or its bus is down)."""
+
+
+_SELECTION_KEYS = ('service_host', 'nodename', 'compute_node_uuid',
+                   'allocation_request', 'claimed')
+
+
+def checked_selections(cell, selections, instance_uuids):
+    """A cell's answer to ``select``, checked (a cell is the least
+    trusted part of a deployment), each selection's cell named by us."""
+    if len(selections) != len(instance_uuids):
+        raise CellUnreachable(
+            f'cell {cell.name} answered {len(selections)} placements for '
+            f'{len(instance_uuids)} instances')
+    checked = []
+    for hosts in selections:
+        if not isinstance(hosts, list) or not hosts:
+            raise CellUnreachable(
+                f'cell {cell.name} answered a placement with no host')
+        for host in hosts:
+            if not isinstance(host, dict) or not isinstance(
+                    host.get('service_host'), str) or not \
+                    uuidutils.is_uuid_like(host.get('compute_node_uuid')):
+                raise CellUnreachable(
+                    f'cell {cell.name} answered a malformed selection')
+        checked.append([dict({key: host.get(key) for key in _SELECTION_KEYS},
+                             cell_uuid=cell.uuid) for host in hosts])
+    return checked
 
 
 class LocalCell:

@@ -20,6 +20,11 @@ The survivors are weighed as the hosts are: ``[filter_scheduler]``'s
 RAM, CPU and disk multipliers on the largest free room of each cell
 (the room of the best host a spreading scheduler would pick there),
 normalized across the candidates.
+
+The same steps judge a zone of the tree (``zones``) from its combined
+aggregate: the rules that name cells keep it when one of the cells below
+it (its ``cell_uuids``) passes, so a zone is pruned only when no cell
+below it would pass.
 """
 
 import math
@@ -133,13 +138,15 @@ def sift(nodes, steps, removed):
     return kept
 
 
-def ranked(nodes):
+def ranked(nodes, weighers=None):
     """``nodes`` best first (``weigh``); equal weights in random order:
     API-level schedulers that see the same figures must not all send
     their requests to the same cell."""
     nodes = list(nodes)
+    if len(nodes) < 2:
+        return nodes
     random.shuffle(nodes)
-    weights = weigh(nodes)
+    weights = weigh(nodes, weighers)
     order = sorted(zip(nodes, weights), key=lambda pair: -pair[1])
     return [node for node, _weight in order]
 
@@ -170,14 +177,27 @@ def fits(view, request, count):
     return _fits(view.aggregate, request, count)
 
 
-def weigh(views):
-    """One weight per view, higher first (see the module docstring)."""
-    totals = [0.0] * len(views)
-    enabled = set(CONF.filter_scheduler.enabled_weighers)
+def weighing():
+    """``[(resource class, multiplier)]`` of the enabled weighers: read
+    once per request by a descent that weighs at every level (options
+    cost more to read than the weighing of ten nodes)."""
+    group = CONF.filter_scheduler
+    enabled = set(group.enabled_weighers)
+    found = []
     for name, option, rc in _WEIGHED:
-        multiplier = getattr(CONF.filter_scheduler, option)
-        if name not in enabled or not multiplier or not views:
-            continue
+        multiplier = getattr(group, option)
+        if name in enabled and multiplier:
+            found.append((rc, multiplier))
+    return found
+
+
+def weigh(views, weighers=None):
+    """One weight per view, higher first (see the module docstring);
+    ``weighers`` as ``weighing`` returns them, read now if not given."""
+    totals = [0.0] * len(views)
+    if not views:
+        return totals
+    for rc, multiplier in weighing() if weighers is None else weighers:
         raw = [view.max_free.get(rc, 0.0) for view in views]
         low, span = min(raw), max(raw) - min(raw)
         if span > 0:

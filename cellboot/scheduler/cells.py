@@ -36,7 +36,6 @@ import threading
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
-from oslo_utils import uuidutils
 
 from cellboot.conf import CONF
 from cellboot import exception
@@ -57,31 +56,6 @@ LOG = logging.getLogger(__name__)
 # mapping, or asked of every cell).
 CLAIMS_REMEMBERED = 100000
 
-_SELECTION_KEYS = ('service_host', 'nodename', 'compute_node_uuid',
-                   'allocation_request', 'claimed')
-
-
-def _checked_selections(cell, selections, instance_uuids):
-    """A cell's answer, checked, with the cell named by us."""
-    if len(selections) != len(instance_uuids):
-        raise cell_clients.CellUnreachable(
-            f'cell {cell.name} answered {len(selections)} placements for '
-            f'{len(instance_uuids)} instances')
-    checked = []
-    for hosts in selections:
-        if not isinstance(hosts, list) or not hosts:
-            raise cell_clients.CellUnreachable(
-                f'cell {cell.name} answered a placement with no host')
-        for host in hosts:
-            if not isinstance(host, dict) or not isinstance(
-                    host.get('service_host'), str) or not \
-                    uuidutils.is_uuid_like(host.get('compute_node_uuid')):
-                raise cell_clients.CellUnreachable(
-                    f'cell {cell.name} answered a malformed selection')
-        checked.append([dict({key: host.get(key) for key in _SELECTION_KEYS},
-                             cell_uuid=cell.uuid) for host in hosts])
-    return checked
-
 
 class CellsScheduler:
     """select_destinations over cells; releases routed to their cell.
@@ -93,6 +67,10 @@ class CellsScheduler:
     def __init__(self, clients=None):
         self.aggregates = cell_aggregates.CellAggregates()
         self._clients = dict(clients or {})
+        # Those of this process, asked for figures none published: kept
+        # apart, so that a request does not look through every cell's.
+        self._local = {uuid: client for uuid, client in self._clients.items()
+                       if client.local}
         self._lock = threading.Lock()
         self._claimed_in = collections.OrderedDict()
         # How many cells refused or did not answer, and requests placed:
@@ -134,6 +112,10 @@ class CellsScheduler:
     def set_client(self, cell_uuid, client):
         with self._lock:
             self._clients[cell_uuid] = client
+            if client.local:
+                self._local[cell_uuid] = client
+            else:
+                self._local.pop(cell_uuid, None)
 
     # -- placement ---------------------------------------------------------
 
@@ -210,8 +192,7 @@ class CellsScheduler:
         if self.aggregates.refreshed_at is None:
             self.aggregates.refresh(context)
         with self._lock:
-            local = [client for client in self._clients.values()
-                     if client.local]
+            local = list(self._local.values())
         if not local:
             return
         views = self.aggregates.views()
@@ -233,17 +214,8 @@ class CellsScheduler:
         """``(view or None, zones pruned)``: the best cell, descending the
         tree from its top or from the zones the request names."""
         tree = self.aggregates.tree()
-        roots = (tree.top if request.tree_zone is None
-                 else tree.zones_named(request.tree_zone))
-        return tree.descend(roots, cell_filters.steps(request, refused))
-
-    def _candidate_views(self, request):
-        """Every cell's view the request may go to (those below the zone
-        it names, if it names one)."""
-        if request.tree_zone is None:
-            return self.aggregates.views()
-        tree = self.aggregates.tree()
-        return tree.cells_below(tree.zones_named(request.tree_zone))
+        return tree.descend(tree.roots(request.tree_zone),
+                            cell_filters.steps(request, refused))
 
     def _best(self, context, request, refused, unreachable, count):
         """The best candidate cell's view.
@@ -266,7 +238,8 @@ class CellsScheduler:
             return best
         # Every cell judged, as the descent judged the zones: the
         # elimination names what removed the last of them.
-        views = self._candidate_views(request)
+        tree = self.aggregates.tree()
+        views = tree.cells_below(tree.roots(request.tree_zone))
         ranked, elimination = cell_filters.candidates(
             views, request, refused, count)
         if ranked:
@@ -308,7 +281,8 @@ class CellsScheduler:
             if document is not None:
                 self.aggregates.take(cell, document)
             try:
-                checked = _checked_selections(cell, selections, chunk)
+                checked = cell_clients.checked_selections(
+                    cell, selections, chunk)
             except cell_clients.CellUnreachable:
                 for uuid in chunk:
                     self._release_in(context, cell, uuid)

@@ -198,6 +198,11 @@ class ZoneTree:
     def is_zone(self, name):
         return name in self._named
 
+    def roots(self, zone_name=None):
+        """Where a descent starts: the top, or the zones called
+        ``zone_name`` that have a cell below them."""
+        return self.top if zone_name is None else self.zones_named(zone_name)
+
     def zones_named(self, name):
         """The zones called ``name`` that have a cell below them."""
         return [node for node in self._named.get(name, ())
@@ -219,6 +224,7 @@ class ZoneTree:
         passes ``steps`` (``cell_filters.steps``) or None, and the
         ``(zone name, why)`` of the zones pruned on the way."""
         pruned = []
+        weighers = cell_filters.weighing()
 
         def removed(name, before, left, detail):
             kept = set(map(id, left))
@@ -228,7 +234,7 @@ class ZoneTree:
 
         def visit(nodes):
             for node in cell_filters.ranked(cell_filters.sift(
-                    nodes, steps, removed)):
+                    nodes, steps, removed), weighers):
                 if not isinstance(node, ZoneNode):
                     return node
                 found = visit(node.children)

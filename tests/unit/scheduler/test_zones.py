@@ -103,6 +103,17 @@ class TreeShapeTest(test_base.TestCase):
         self.assertEqual([], tree.zones_named('empty'))
         self.assertTrue(tree.is_zone('empty'))
 
+    def test_a_zone_whose_parent_is_no_zone_is_at_the_top(self):
+        view = _view('a', zone='z')
+        tree = zones.ZoneTree([_zone('z', 'gone')], {view.cell.uuid: view})
+        self.assertEqual(['z'], [node.name for node in tree.top])
+
+    def test_zones_of_one_name_are_all_roots_of_its_descent(self):
+        views = {v.cell.uuid: v for v in (_view('a', 'z1'), _view('b', 'z2'))}
+        tree = zones.ZoneTree([_zone('z1', name='eu'), _zone('z2', name='eu')],
+                              views)
+        self.assertEqual(set(views), set(tree.cells_below(tree.roots('eu'))))
+
     def test_a_loop_of_parents_hangs_at_the_top_and_ends(self):
         view = _view('a', zone='x')
         tree = zones.ZoneTree([_zone('x', 'y'), _zone('y', 'x')],
