@@ -32,7 +32,10 @@ line is one JSON object:
   cell_scheduler_mb_per_1000_hosts (one cell scheduler's memory for
   its own hosts: arrays, then a ``deep_size`` walk of the whole
   scheduler; see scheduler_levels.cell_level_figures), and zone_levels,
-  fan_out, zones (written), build_s;
+  fan_out, zones (written), build_s, api_level_ms and
+  api_level_decisions_per_s (a decision's wall time minus the time
+  inside the cell clients' ``select``: the API level's own cost, and
+  the rate it alone would sustain; see scheduler_levels.CellCallTimer);
 
 with --zone-levels L --fan-out F the cells sit under a tree of zones
 (scheduler_fleet: F roots, F children each, L levels; written only where
@@ -174,6 +177,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
           f'{info["load_s"]} s; cell host states {info["cache_mb"]} MB',
           flush=True)
     _select_loop(top, ctx, WARMUP)
+    timer = scheduler_levels.CellCallTimer(top)
     extra_before = scheduler_levels.extra_cells(top)
     profile = cProfile.Profile() if profile_to else None
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -187,6 +191,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
         profile.dump_stats(profile_to)
         pstats.Stats(profile).sort_stats('cumulative').print_stats(25)
     latencies = [lat for o in outcomes for lat in o[0]]
+    api_ms = max(sum(latencies) - timer.seconds, 0.0) / requests * 1000
     rss_before = info.pop('rss_before_mb')
     result = dict(
         info, requests=requests, threads=threads,
@@ -195,6 +200,9 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
         unavailable=sum(o[3] for o in outcomes),
         decisions_per_s=round(requests / elapsed, 1),
         cpu_ms=round(cpu / requests * 1000, 3),
+        api_level_ms=round(api_ms, 3),
+        api_level_decisions_per_s=round(1000 / api_ms, 1) if api_ms
+        else None,
         rss_mb=round(scheduler_levels.peak_rss_mb() - rss_before, 1),
         process_rss_mb=round(scheduler_levels.rss_mb(), 1),
         process_peak_rss_mb=round(scheduler_levels.peak_rss_mb(), 1),

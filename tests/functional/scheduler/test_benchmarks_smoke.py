@@ -30,7 +30,8 @@ CONCURRENCY_KEYS = THROUGHPUT_KEYS - {'api_level_traced_mb'} | {
     'processes', 'overcommitted_providers', 'conflicts', 'unavailable'}
 ZONE_KEYS = {'zone_levels', 'fan_out', 'zones', 'build_s', 'process_rss_mb',
              'cell_cache_mb_per_1000_hosts',
-             'cell_scheduler_mb_per_1000_hosts'}
+             'cell_scheduler_mb_per_1000_hosts', 'api_level_ms',
+             'api_level_decisions_per_s'}
 RACE_KEYS = {'placed', 'rejected', 'unavailable', 'overcommitted_providers',
              'holding_consumers', 'failed_claims', 'failed_claim_rate',
              'conflicts', 'decisions_per_s', 'sync', 'broken'}
