@@ -27,6 +27,16 @@ decisions_per_s, ...); target: placed_ratio >= 0.995 at 95 % fill.
 
   .venv/bin/python benchmarks/placement_accuracy.py --hosts 1000 \\
       --cells 10 --seed 1
+  .venv/bin/python benchmarks/placement_accuracy.py --hosts 2000 \\
+      --cells 27 --zone-levels 3 --fan-out 3 --schedulers 4
+
+--zone-levels and --fan-out put the hierarchy's cells under a tree of
+zones (see scheduler_fleet; written only where the API database has
+zones). --schedulers K runs K API-level ``CellsScheduler`` instances
+over the same cell schedulers, taking the stream's items in turn: each
+sees the others' claims only through the cells' aggregates, as
+schedulers in several processes do; a delete is released through the
+scheduler that placed it.
 
 Without --db-url the databases are SQLite files in a temporary
 directory; with one, throw-away databases on that server, dropped at
@@ -51,9 +61,10 @@ REPORT_FILL = 0.95
 PROGRESS_EVERY = 2000  # items between progress lines
 
 
-def _build(dbs, ref_dbs, sizes, cells):
-    """Both fleets: the hierarchy's cells, and one reference cell with
-    the very same hosts (only the hierarchy's cells are mapped)."""
+def _build(dbs, ref_dbs, sizes, cells, zone_levels=0, fan_out=1):
+    """Both fleets: the hierarchy's cells (under zones, if asked and the
+    API database has them), and one reference cell with the very same
+    hosts (only the hierarchy's cells are mapped); the zones written."""
     import datetime
     import uuid as uuid_mod
 
@@ -64,10 +75,13 @@ def _build(dbs, ref_dbs, sizes, cells):
         uuid, name = str(uuid_mod.uuid4()), f'c{i % cells + 1}-h{i:06d}'
         per_cell[i % cells].add(uuid, name, size, 'nova', now)
         reference.add(uuid, name, size, 'nova', now)
-    scheduler_fleet.write_mappings(dbs, range(cells), per_cell)
+    zone_of, zones = scheduler_fleet.write_zones(dbs, cells, zone_levels,
+                                                 fan_out)
+    scheduler_fleet.write_mappings(dbs, range(cells), per_cell, zone_of)
     for cell, rows in enumerate(per_cell):
         rows.write(dbs.cell_urls[cell])
     reference.write(ref_dbs.cell_urls[0])
+    return zones
 
 
 def _snapshot(item_count, sides, fill):
@@ -201,6 +215,11 @@ def _parse_args(argv):
                              'reference and a tenth as many items more)')
     parser.add_argument('--db-url', help='database server URL (MariaDB, '
                         'PostgreSQL); default: SQLite in a temp dir')
+    parser.add_argument('--schedulers', type=arguments.positive_int,
+                        default=1, help='API-level schedulers over the '
+                        'same cell schedulers, taking the items in turn '
+                        '(default 1)')
+    scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
     scheduler_levels.check_fleet_args(parser, args)
@@ -219,17 +238,18 @@ def main(argv=None):
     try:
         dbs.create()
         ref_dbs.create()
-        _build(dbs, ref_dbs, placement_stream.host_sizes(args.hosts,
-                                                         args.seed),
-               args.cells)
-        print(f'fleets: {args.hosts} hosts, {args.cells} cells and one '
-              f'reference cell on {dbs.backend}, built in '
-              f'{time.perf_counter() - started:.1f} s', flush=True)
+        zones = _build(dbs, ref_dbs, placement_stream.host_sizes(
+            args.hosts, args.seed), args.cells, args.zone_levels,
+            args.fan_out)
+        print(f'fleets: {args.hosts} hosts, {args.cells} cells under '
+              f'{zones} zones and one reference cell on {dbs.backend}, '
+              f'built in {time.perf_counter() - started:.1f} s',
+              flush=True)
         scheduler_levels.configure(dbs.api_url, overrides=args.conf)
         from cellboot import context
 
         ctx = context.get_admin_context()
-        hier = placement_side.Hierarchy(ctx, args.seed)
+        hier = placement_side.Hierarchy(ctx, args.seed, args.schedulers)
         ref = placement_side.Reference(ctx, args.seed, ref_dbs.cell_urls[0])
         try:
             at_fill, final = replay(ctx, hier, ref, args.requests)
@@ -243,7 +263,9 @@ def main(argv=None):
         print(line)
     report = dict(at_fill or final, reached_fill=at_fill is not None)
     print(json.dumps(dict(hosts=args.hosts, cells=args.cells,
-                          seed=args.seed, backend=dbs.backend, **report,
+                          seed=args.seed, backend=dbs.backend,
+                          zone_levels=args.zone_levels, zones=zones,
+                          schedulers=args.schedulers, **report,
                           final=final)))
     return 0
 

@@ -176,23 +176,40 @@ class Side:
 
 
 class Hierarchy(Side):
-    """Both levels in one process (``InProcessSchedulers``)."""
+    """Both levels in one process (``InProcessSchedulers``); with
+    ``schedulers`` > 1, as many API-level ``CellsScheduler`` instances
+    over the same cell schedulers, taking the requests in turn."""
 
-    def __init__(self, ctx, seed):
+    def __init__(self, ctx, seed, schedulers=1):
         super().__init__(ctx, seed)
+        from cellboot.scheduler import cell_clients
+        from cellboot.scheduler import cells
+
         self.mappings = scheduler_levels.cell_mappings(ctx)
         self.schedulers, self.info = scheduler_levels.start(ctx,
                                                             self.mappings)
         self.top = self.schedulers.top
+        self.tops = [self.top]
+        for _ in range(schedulers - 1):
+            top = cells.CellsScheduler()
+            for mapping in self.mappings:
+                top.set_client(mapping.uuid, cell_clients.LocalCell(
+                    mapping, self.schedulers.cell(mapping)))
+            top.start(ctx)
+            self.tops.append(top)
+        self.top_of = {}   # live instance uuid -> the top that placed it
 
     def select(self, spec, uuids):
-        stats = self.top.stats
+        top = self.tops[self.selects % len(self.tops)]
+        stats = top.stats
         refused_before = stats['cells refused']
-        extra_before = scheduler_levels.extra_cells(self.top)
+        extra_before = scheduler_levels.extra_cells(top)
         try:
-            return self.top.select_destinations(self.ctx, spec, uuids)
+            selections = top.select_destinations(self.ctx, spec, uuids)
+            self.top_of.update((uuid, top) for uuid in uuids)
+            return selections
         finally:
-            self.extra_cells += (scheduler_levels.extra_cells(self.top)
+            self.extra_cells += (scheduler_levels.extra_cells(top)
                                  - extra_before)
             if stats['cells refused'] > refused_before:
                 self.first_choice_rejections += 1
@@ -209,7 +226,7 @@ class Hierarchy(Side):
                 self.ctx, uuid, 'accuracy', cell_uuid=hosts[0]['cell_uuid'])
 
     def release(self, uuid):
-        self.top.release_resources(self.ctx, uuid)
+        self.top_of.pop(uuid, self.top).release_resources(self.ctx, uuid)
 
     def caches(self):
         return [scheduler.cache
@@ -223,6 +240,8 @@ class Hierarchy(Side):
         return found
 
     def stop(self):
+        for top in self.tops[1:]:
+            top.stop()
         self.schedulers.stop()
 
 

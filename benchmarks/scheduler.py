@@ -24,9 +24,23 @@ line is one JSON object:
   api_level_traced_mb (tracemalloc around its start), extra_cells_per_
   request (cells asked beyond the first, from ``CellsScheduler.stats``),
   load_s (every cell loaded, then the API level's first read),
-  cells_load_s, and cpu_ms (the scheduler process's CPU time per
+  cells_load_s, cpu_ms (the scheduler process's CPU time per
   decision: what the wall-clock figures would be on an idle core,
-  database server aside);
+  database server aside), process_rss_mb and process_peak_rss_mb (the
+  whole process, interpreter and libraries included: what the host
+  pays), cell_cache_mb_per_1000_hosts and
+  cell_scheduler_mb_per_1000_hosts (one cell scheduler's memory for
+  its own hosts: arrays, then a ``deep_size`` walk of the whole
+  scheduler; see scheduler_levels.cell_level_figures), and zone_levels,
+  fan_out, zones (written), build_s, api_level_ms and
+  api_level_decisions_per_s (a decision's wall time minus the time
+  inside the cell clients' ``select``: the API level's own cost, and
+  the rate it alone would sustain; see scheduler_levels.CellCallTimer);
+
+with --zone-levels L --fan-out F the cells sit under a tree of zones
+(scheduler_fleet: F roots, F children each, L levels; written only where
+the API database has zones, so the same command measures a revision
+without them, flat);
 
 with --processes (concurrency mode), P processes, each with its own
 ``InProcessSchedulers`` (so P schedulers per cell and P API levels),
@@ -38,6 +52,8 @@ retries inside the claims) and failed_claims (claims refused for
 capacity and retried on another host).
 
   .venv/bin/python benchmarks/scheduler.py --hosts 100000 --cells 50
+  .venv/bin/python benchmarks/scheduler.py --hosts 1000000 --cells 1000 \\
+      --zone-levels 3 --fan-out 10
   .venv/bin/python benchmarks/scheduler.py --hosts 1000 --cells 10 \\
       --db-url 'mysql+pymysql://root@127.0.0.1/?charset=utf8mb4'
   .venv/bin/python benchmarks/scheduler.py --hosts 500 --cells 10 \\
@@ -70,7 +86,7 @@ import scheduler_levels
 WARMUP = 20  # decisions before timing starts (lazy imports, caches)
 
 
-def _build_fleet(dbs_args, hosts, capacity):
+def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1):
     """Child process: create and fill the databases.
 
     Run apart so that the rows built in memory do not count in the
@@ -78,7 +94,25 @@ def _build_fleet(dbs_args, hosts, capacity):
     """
     dbs = scheduler_fleet.Databases(*dbs_args)
     dbs.create()
-    scheduler_fleet.build(dbs, hosts, dbs.cells, capacity)
+    scheduler_fleet.build(dbs, hosts, dbs.cells, capacity, zone_levels,
+                          fan_out)
+
+
+def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1):
+    """``_build_fleet`` in a child process; the zones written, and the
+    seconds it took."""
+    mp = multiprocessing.get_context('spawn')
+    started = time.perf_counter()
+    builder = mp.Process(target=_build_fleet,
+                         args=(dbs.args(), hosts, capacity, zone_levels,
+                               fan_out))
+    builder.start()
+    builder.join()
+    if builder.exitcode:
+        sys.exit(f'building the fleet failed (exit {builder.exitcode})')
+    zones = (sum(fan_out ** level for level in range(1, zone_levels + 1))
+             if scheduler_fleet.has_zones() else 0)
+    return zones, round(time.perf_counter() - started, 1)
 
 
 def _select_loop(top, ctx, requests):
@@ -143,6 +177,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
           f'{info["load_s"]} s; cell host states {info["cache_mb"]} MB',
           flush=True)
     _select_loop(top, ctx, WARMUP)
+    timer = scheduler_levels.CellCallTimer(top)
     extra_before = scheduler_levels.extra_cells(top)
     profile = cProfile.Profile() if profile_to else None
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -156,6 +191,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
         profile.dump_stats(profile_to)
         pstats.Stats(profile).sort_stats('cumulative').print_stats(25)
     latencies = [lat for o in outcomes for lat in o[0]]
+    api_ms = max(sum(latencies) - timer.seconds, 0.0) / requests * 1000
     rss_before = info.pop('rss_before_mb')
     result = dict(
         info, requests=requests, threads=threads,
@@ -164,13 +200,19 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
         unavailable=sum(o[3] for o in outcomes),
         decisions_per_s=round(requests / elapsed, 1),
         cpu_ms=round(cpu / requests * 1000, 3),
+        api_level_ms=round(api_ms, 3),
+        api_level_decisions_per_s=round(1000 / api_ms, 1) if api_ms
+        else None,
         rss_mb=round(scheduler_levels.peak_rss_mb() - rss_before, 1),
+        process_rss_mb=round(scheduler_levels.rss_mb(), 1),
+        process_peak_rss_mb=round(scheduler_levels.peak_rss_mb(), 1),
         failed_claims=scheduler_levels.failed_claims(schedulers),
         extra_cells_per_request=round(
             (scheduler_levels.extra_cells(top) - extra_before) / requests,
             4),
         **_latency_stats(latencies))
     result.update(scheduler_levels.memory_figures(schedulers))
+    result.update(scheduler_levels.cell_level_figures(schedulers))
     schedulers.stop()
     return result
 
@@ -303,6 +345,7 @@ def _parse_args(argv):
                         help='throughput mode: cProfile the timed '
                              'decisions, dump the stats to FILE and print '
                              'the top 25 by cumulative time')
+    scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
     scheduler_levels.check_fleet_args(parser, args)
@@ -313,16 +356,10 @@ def main(argv=None):
     args = _parse_args(argv)
     workdir = tempfile.mkdtemp(prefix='cellboot-bench-')
     dbs = scheduler_fleet.Databases(args.cells, args.db_url, workdir)
-    mp = multiprocessing.get_context('spawn')
-    started = time.perf_counter()
-    builder = mp.Process(target=_build_fleet,
-                         args=(dbs.args(), args.hosts, args.capacity))
-    builder.start()
-    builder.join()
-    if builder.exitcode:
-        sys.exit(f'building the fleet failed (exit {builder.exitcode})')
-    print(f'fleet: {args.hosts} hosts in {args.cells} cells on '
-          f'{dbs.backend}, built in {time.perf_counter() - started:.1f} s',
+    zones, build_s = build_fleet(dbs, args.hosts, args.capacity,
+                                 args.zone_levels, args.fan_out)
+    print(f'fleet: {args.hosts} hosts in {args.cells} cells under '
+          f'{zones} zones on {dbs.backend}, built in {build_s} s',
           flush=True)
     try:
         if args.processes > 1:
@@ -337,7 +374,9 @@ def main(argv=None):
         else:
             dbs.drop()
     print(json.dumps(dict(hosts=args.hosts, cells=args.cells,
-                          backend=dbs.backend, **result)))
+                          backend=dbs.backend, zone_levels=args.zone_levels,
+                          fan_out=args.fan_out, zones=zones,
+                          build_s=build_s, **result)))
 
 
 if __name__ == '__main__':

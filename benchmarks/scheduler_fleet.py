@@ -9,8 +9,20 @@ later the allocations -- which only that cell's schedulers read and
 write. Rows go in with bulk inserts and explicit ids: building 100,000
 hosts through the objects would take longer than the benchmark itself.
 
+Zones: with ``zone_levels`` L and ``fan_out`` F the API database also
+holds a tree of zones -- F roots, each with F children, L levels deep
+(F**L leaves) -- and every cell mapping names a leaf, the cells spread
+evenly over the leaves in contiguous blocks (neighbouring cells share
+their zones). The rows go in only where the API database has a
+``zones`` table and ``cell_mappings.zone_id``: on a revision without
+them the same fleet is built flat, and ``build`` says how many zones it
+wrote, so that "before" and "after" runs take the same command.
+
 Databases are SQLite files in a directory, or throw-away databases on a
-MariaDB/MySQL or PostgreSQL server named by a server URL.
+MariaDB/MySQL or PostgreSQL server named by a server URL. SQLite files
+are written without a journal or fsync (``_fast_sqlite``): a fleet that
+a crash would leave half-built is thrown away anyway, and writing a
+million hosts with both is several times slower.
 """
 
 import datetime
@@ -93,7 +105,7 @@ class Databases:
         for name, url in self.urls.items():
             metadata = (api_models if name == 'api'
                         else cell_models).Base.metadata
-            engine = sa.create_engine(url)
+            engine = _engine(url)
             try:
                 metadata.create_all(engine)
             finally:
@@ -111,7 +123,24 @@ class Databases:
                             for name in self.urls)
 
 
+def _fast_sqlite(dbapi_conn, _record):
+    cursor = dbapi_conn.cursor()
+    cursor.execute('PRAGMA journal_mode=OFF')
+    cursor.execute('PRAGMA synchronous=OFF')
+    cursor.close()
+
+
+def _engine(url):
+    """An engine to build with (SQLite: no journal, no fsync)."""
+    engine = sa.create_engine(url)
+    if engine.dialect.name == 'sqlite':
+        sa.event.listen(engine, 'connect', _fast_sqlite)
+    return engine
+
+
 def _insert(conn, table, rows):
+    if not rows:
+        return
     for start in range(0, len(rows), BATCH):
         conn.execute(table.insert(), rows[start:start + BATCH])
 
@@ -162,7 +191,7 @@ class CellRows:
             for rc, total in sizes.items())
 
     def write(self, url):
-        engine = sa.create_engine(url)
+        engine = _engine(url)
         try:
             with engine.begin() as conn:
                 for model, rows in (
@@ -175,34 +204,106 @@ class CellRows:
             engine.dispose()
 
 
-def build(dbs, hosts, cells, capacity=None):
-    """Write a fleet of ``hosts`` spread round-robin over ``cells``."""
+def zone_rows(levels, fan_out):
+    """The zones of a ``levels`` deep tree, ``fan_out`` children to a
+    node (and ``fan_out`` roots), as rows; the leaves come last."""
     now = datetime.datetime.utcnow()
-    per_cell = [CellRows() for _ in range(cells)]
-    for i, sizes in enumerate(host_inventories(hosts, capacity)):
-        cell = i % cells
-        per_cell[cell].add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:06d}',
-                           sizes, 'nova', now)
-    write_mappings(dbs, range(cells), per_cell)
-    for cell, rows in enumerate(per_cell):
-        rows.write(dbs.cell_urls[cell])
+    rows, parents = [], [None]
+    for level in range(levels):
+        children = []
+        for parent in parents:
+            for branch in range(fan_out):
+                zone_id = len(rows) + 1
+                prefix = (rows[parent - 1]['name'] + '.' if parent
+                          else '')
+                rows.append({'id': zone_id, 'uuid': str(uuid_mod.uuid4()),
+                             'name': f'{prefix}z{branch + 1}',
+                             'parent_id': parent, 'created_at': now,
+                             'updated_at': now})
+                children.append(zone_id)
+        parents = children
+    return rows
 
 
-def write_mappings(dbs, cells, per_cell):
-    """Map ``cells`` (indexes into ``dbs.cell_names``) and their hosts
-    (``per_cell[i]``, a CellRows) in the API database."""
-    engine = sa.create_engine(dbs.api_url)
+def leaf_of(cell, cells, leaves):
+    """The leaf (index into ``leaves``) of cell index ``cell``: the cells
+    in contiguous, as even as possible, blocks."""
+    return leaves[cell * len(leaves) // cells]
+
+
+def has_zones():
+    """Whether this revision's API database has zones to write."""
+    tables = api_models.Base.metadata.tables
+    return ('zones' in tables
+            and 'zone_id' in tables['cell_mappings'].c)
+
+
+def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1):
+    """Write a fleet of ``hosts`` spread round-robin over ``cells``,
+    under ``zone_levels`` of zones (see the module docstring); returns
+    the number of zones written.
+
+    One cell's rows at a time are held in memory: a million hosts would
+    otherwise take gigabytes of dicts before the first insert.
+    """
+    now = datetime.datetime.utcnow()
+    sizes = host_inventories(hosts, capacity)
+    zone_of, zones = write_zones(dbs, cells, zone_levels, fan_out)
+    api_engine = _engine(dbs.api_url)
+    try:
+        for cell in range(cells):
+            rows = CellRows()
+            for i in range(cell, hosts, cells):
+                rows.add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:07d}',
+                         sizes[i], 'nova', now)
+            with api_engine.begin() as conn:
+                _write_mappings(conn, dbs, [cell], {cell: rows}, zone_of)
+            rows.write(dbs.cell_urls[cell])
+    finally:
+        api_engine.dispose()
+    return zones
+
+
+def write_zones(dbs, cells, levels, fan_out):
+    """The zone tree in the API database, if it has one (``has_zones``):
+    ``({cell index: leaf zone id}, zones written)``, or ``(None, 0)``."""
+    if not levels or not has_zones():
+        return None, 0
+    zones = zone_rows(levels, fan_out)
+    engine = _engine(dbs.api_url)
     try:
         with engine.begin() as conn:
-            _insert(conn, api_models.CellMapping.__table__, [
-                {'id': c + 1, 'uuid': str(uuid_mod.uuid4()),
+            _insert(conn, api_models.Base.metadata.tables['zones'], zones)
+    finally:
+        engine.dispose()
+    leaves = [zone['id'] for zone in zones[-fan_out ** levels:]]
+    return {cell: leaf_of(cell, cells, leaves)
+            for cell in range(cells)}, len(zones)
+
+
+def _write_mappings(conn, dbs, cells, per_cell, zone_of=None):
+    mappings = [{'id': c + 1, 'uuid': str(uuid_mod.uuid4()),
                  'name': dbs.cell_names[c],
                  'database_connection': dbs.cell_urls[c],
                  'transport_url': 'fake://', 'disabled': False}
-                for c in cells])
-            _insert(conn, api_models.HostMapping.__table__, [
-                {'cell_id': c + 1, 'host': node['host']}
-                for c in cells for node in per_cell[c].nodes])
+                for c in cells]
+    if zone_of is not None:
+        for mapping, c in zip(mappings, cells):
+            mapping['zone_id'] = zone_of[c]
+    _insert(conn, api_models.CellMapping.__table__, mappings)
+    _insert(conn, api_models.HostMapping.__table__, [
+        {'cell_id': c + 1, 'host': node['host']}
+        for c in cells for node in per_cell[c].nodes])
+
+
+def write_mappings(dbs, cells, per_cell, zone_of=None):
+    """Map ``cells`` (indexes into ``dbs.cell_names``) and their hosts
+    (``per_cell[i]``, a CellRows) in the API database; ``zone_of``
+    (cell index -> zone id) puts the cells in zones."""
+    engine = _engine(dbs.api_url)
+    try:
+        with engine.begin() as conn:
+            _write_mappings(conn, dbs, cells, per_cell, zone_of)
     finally:
         engine.dispose()
 

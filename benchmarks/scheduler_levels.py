@@ -88,6 +88,18 @@ def add_conf_argument(parser):
                         'e.g. scheduler.cell_check_interval=0 (repeatable)')
 
 
+def add_zone_arguments(parser):
+    """``--zone-levels`` and ``--fan-out`` (see scheduler_fleet)."""
+    from cellboot.cli import arguments
+
+    parser.add_argument('--zone-levels', type=arguments.non_negative_int,
+                        default=0, help='levels of zones above the cells '
+                        '(default 0: no zones)')
+    parser.add_argument('--fan-out', type=arguments.positive_int,
+                        default=10, help='zones under a zone, and root '
+                        'zones (default 10)')
+
+
 def check_fleet_args(parser, args):
     """Refuse, as ``parser.error``, overrides cellboot would not take and
     more cells than hosts."""
@@ -99,6 +111,12 @@ def check_fleet_args(parser, args):
     if args.cells > args.hosts:
         parser.error(f'--cells: must not exceed --hosts ({args.hosts}), '
                      f'not {args.cells}')
+    levels = getattr(args, 'zone_levels', 0)
+    leaves = args.fan_out ** levels if levels else 0
+    if leaves > args.cells:
+        parser.error(f'--fan-out: {args.fan_out} ** --zone-levels '
+                     f'{args.zone_levels} = {leaves} leaf zones, more than '
+                     f'the {args.cells} cells to put in them')
 
 
 def configure(api_url, debug=False, overrides=()):
@@ -258,6 +276,56 @@ def sync_figures(schedulers):
 def extra_cells(top):
     """Cells asked beyond the first: refusals and silences."""
     return top.stats['cells refused'] + top.stats['cells unreachable']
+
+
+class CellCallTimer:
+    """Seconds spent inside the cell clients' ``select`` (the cell
+    level's filtering, weighing, claim and aggregate), so that a
+    decision's time splits into the cell's and the API level's own.
+
+    Why: in one process the 1,000 cell schedulers' work (and their
+    per-engine SQL caches, cold when requests spread over many cells)
+    hides what the API level itself costs per decision, which is what
+    must scale with the number of cells and zones.
+    """
+
+    def __init__(self, top):
+        import time
+
+        self.seconds = 0.0
+        for client in top._clients.values():
+            client.select = self._timed(client.select, time.perf_counter)
+
+    def _timed(self, select, clock):
+        def timed(*args, **kwargs):
+            started = clock()
+            try:
+                return select(*args, **kwargs)
+            finally:
+                self.seconds += clock() - started
+        return timed
+
+
+def cell_level_figures(schedulers, sample=3):
+    """A cell scheduler's memory: its host states' arrays per 1,000
+    hosts (every cell), and a ``deep_size`` walk of up to ``sample`` of
+    the schedulers (the whole object: arrays, names, claims, engine),
+    the median, also per 1,000 hosts. What must stay proportional to a
+    cell's own hosts."""
+    import statistics
+
+    walked, hosts = [], 0
+    for index, scheduler in enumerate(schedulers.cells.values()):
+        with scheduler.cache.locked() as states:
+            count = len(states.uuids)
+        hosts += count
+        if index < sample and count:
+            walked.append(deep_size(scheduler) / count * 1000)
+    per_1000 = cell_cache_bytes(schedulers) / max(hosts, 1) * 1000
+    return {
+        'cell_cache_mb_per_1000_hosts': round(per_1000 / 2 ** 20, 3),
+        'cell_scheduler_mb_per_1000_hosts': round(
+            statistics.median(walked) / 2 ** 20, 3) if walked else None}
 
 
 def memory_figures(schedulers):

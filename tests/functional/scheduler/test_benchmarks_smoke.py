@@ -1,6 +1,8 @@
 """The scheduler benchmarks keep running: tiny runs, their JSON lines.
 
-``benchmarks/scheduler.py`` (throughput and concurrency modes) and
+``benchmarks/scheduler.py`` (throughput and concurrency modes, with and
+without zones), ``benchmarks/scheduler_race.py`` (on MariaDB; skipped,
+like the database tests, where it cannot be reached) and
 ``benchmarks/placement_accuracy.py`` run through both scheduler levels
 on fleets of a few hosts, print their figures as the last line, and
 refuse bad options with one line and exit status 2. (What the figures
@@ -12,7 +14,9 @@ import os
 import subprocess
 import sys
 
+from cellboot.db.api import models as api_models
 from tests import base
+from tests import fixtures
 
 BENCHMARKS = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
                           os.pardir, 'benchmarks')
@@ -24,6 +28,13 @@ THROUGHPUT_KEYS = {
     'extra_cells_per_request', 'placed', 'rejected', 'failed_claims'}
 CONCURRENCY_KEYS = THROUGHPUT_KEYS - {'api_level_traced_mb'} | {
     'processes', 'overcommitted_providers', 'conflicts', 'unavailable'}
+ZONE_KEYS = {'zone_levels', 'fan_out', 'zones', 'build_s', 'process_rss_mb',
+             'cell_cache_mb_per_1000_hosts',
+             'cell_scheduler_mb_per_1000_hosts', 'api_level_ms',
+             'api_level_decisions_per_s'}
+RACE_KEYS = {'placed', 'rejected', 'unavailable', 'overcommitted_providers',
+             'holding_consumers', 'failed_claims', 'failed_claim_rate',
+             'conflicts', 'decisions_per_s', 'sync', 'broken'}
 ACCURACY_KEYS = {
     'hosts', 'cells', 'seed', 'placed', 'reference_placed', 'placed_ratio',
     'extra_cells_per_request', 'decisions_per_s', 'first_choice_rejections',
@@ -32,9 +43,22 @@ ACCURACY_KEYS = {
 
 
 def _run(script, *args, timeout=300):
+    # A script's own directory heads sys.path, not the working one: name
+    # this checkout, or the venv's editable install's cellboot is run.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.abspath(os.path.join(BENCHMARKS, os.pardir))]
+        + [p for p in [os.environ.get('PYTHONPATH')] if p]))
     return subprocess.run(
         [sys.executable, os.path.join(BENCHMARKS, script), *args],
-        capture_output=True, text=True, timeout=timeout)
+        capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _zones(levels, fan_out):
+    """The zones a fleet gets: none where the API database has none."""
+    tables = api_models.Base.metadata.tables
+    if 'zones' not in tables or 'zone_id' not in tables['cell_mappings'].c:
+        return 0
+    return sum(fan_out ** level for level in range(1, levels + 1))
 
 
 def _figures(test, done):
@@ -53,6 +77,20 @@ class SchedulerBenchmarkSmokeTest(base.TestCase):
         self.assertGreater(figures['decisions_per_s'], 0)
         self.assertGreater(figures['api_level_mb'], 0)
         self.assertEqual(figures['cache_mb'], figures['cell_cache_mb'])
+
+    def test_a_fleet_under_zones_reports_both_levels_memory(self):
+        figures = _figures(self, _run(
+            'scheduler.py', '--hosts', '24', '--cells', '8',
+            '--requests', '30', '--zone-levels', '3', '--fan-out', '2'))
+        self.assertLessEqual(THROUGHPUT_KEYS | ZONE_KEYS, set(figures))
+        self.assertEqual(30, figures['placed'])
+        self.assertEqual(24, figures['loaded_hosts'])
+        self.assertEqual(8, figures['usable_cells'])
+        self.assertEqual(_zones(3, 2), figures['zones'])
+        self.assertGreater(figures['cell_cache_mb_per_1000_hosts'], 0)
+        self.assertGreaterEqual(figures['cell_scheduler_mb_per_1000_hosts'],
+                                figures['cell_cache_mb_per_1000_hosts'])
+        self.assertGreater(figures['process_rss_mb'], figures['rss_mb'])
 
     def test_concurrent_processes_place_exactly_the_capacity(self):
         figures = _figures(self, _run(
@@ -75,8 +113,65 @@ class SchedulerBenchmarkSmokeTest(base.TestCase):
                   'scheduler.no_such_option=1'],
                  'no such option no_such_option in group [scheduler]'),
                 (['--hosts', '2', '--cells', '1', '--conf', 'nodot'],
-                 "must be GROUP.OPTION=VALUE, not 'nodot'")):
+                 "must be GROUP.OPTION=VALUE, not 'nodot'"),
+                (['--hosts', '9', '--cells', '3', '--zone-levels', '2',
+                  '--fan-out', '2'],
+                 '--fan-out: 2 ** --zone-levels 2 = 4 leaf zones, more '
+                 'than the 3 cells to put in them'),
+                (['--hosts', '2', '--cells', '1', '--fan-out', '0'],
+                 "--fan-out: must be a whole number of at least 1, not "
+                 "'0'"),
+                (['--hosts', '2', '--cells', '1', '--zone-levels', '-1'],
+                 "--zone-levels: must be a whole number of at least 0, "
+                 "not '-1'")):
             done = _run('scheduler.py', *args, timeout=60)
+            self.assertEqual(2, done.returncode, args)
+            self.assertIn(message, done.stderr)
+            self.assertEqual(1, len(done.stderr.strip().splitlines()),
+                             done.stderr)
+
+
+class SchedulerRaceSmokeTest(base.TestCase):
+
+    def _server_url(self):
+        url = fixtures.server_backend('mysql').url
+        return url.render_as_string(hide_password=False)
+
+    def test_racing_processes_place_exactly_the_capacity(self):
+        done = _run('scheduler_race.py', '--hosts', '8', '--cells', '2',
+                    '--processes', '2', '--requests', '40', '--capacity',
+                    '30', '--db-url', self._server_url(), '--sync',
+                    'none,database')
+        figures = _figures(self, done)
+        self.assertEqual(2, figures['cell_schedulers_per_cell'])
+        self.assertEqual(['none', 'database'],
+                         [run['sync'] for run in figures['runs']])
+        for run in figures['runs']:
+            self.assertLessEqual(RACE_KEYS, set(run))
+            self.assertEqual([], run['broken'])
+            self.assertEqual(30, run['placed'])
+            self.assertEqual(10, run['rejected'] + run['unavailable'])
+            self.assertEqual(0, run['overcommitted_providers'])
+            self.assertEqual(30, run['holding_consumers'])
+            self.assertEqual(round(run['failed_claims'] / (
+                30 + run['failed_claims']), 4), run['failed_claim_rate'])
+
+    def test_bad_options_are_refused_in_one_line(self):
+        for args, message in (
+                (['--processes', '1'],
+                 '--processes: a race needs at least 2, not 1'),
+                (['--requests', '10', '--capacity', '20'],
+                 '--requests: must be at least --capacity (20) to fill '
+                 'the fleet, not 10'),
+                (['--sync', 'none,'], '--sync: an empty value in the list'),
+                (['--sync-option', 'nodot'],
+                 "--sync-option: must be GROUP.OPTION, not 'nodot'"),
+                (['--sync', 'x', '--sync-option', 'scheduler.no_such'],
+                 '--sync scheduler.no_such=x: no such option no_such in '
+                 'group [scheduler]'),
+                (['--sync', 'none,carrier-pigeon'],
+                 '--sync scheduler.sync_backend=carrier-pigeon: ')):
+            done = _run('scheduler_race.py', *args, timeout=60)
             self.assertEqual(2, done.returncode, args)
             self.assertIn(message, done.stderr)
             self.assertEqual(1, len(done.stderr.strip().splitlines()),
@@ -98,6 +193,17 @@ class PlacementAccuracySmokeTest(base.TestCase):
                          figures['placed_ratio'])
         self.assertIn('refused by the hierarchy only', done.stdout)
 
+    def test_zones_and_several_api_schedulers_fill_the_fleet(self):
+        done = _run('placement_accuracy.py', '--hosts', '16', '--cells',
+                    '4', '--seed', '3', '--zone-levels', '2', '--fan-out',
+                    '2', '--schedulers', '3')
+        figures = _figures(self, done)
+        self.assertLessEqual(ACCURACY_KEYS, set(figures))
+        self.assertEqual(3, figures['schedulers'])
+        self.assertEqual(_zones(2, 2), figures['zones'])
+        self.assertTrue(figures['reached_fill'], done.stdout[-2000:])
+        self.assertGreater(figures['placed'], 0)
+
     def test_a_capped_stream_says_the_fill_was_not_reached(self):
         figures = _figures(self, _run(
             'placement_accuracy.py', '--hosts', '8', '--cells', '2',
@@ -112,7 +218,14 @@ class PlacementAccuracySmokeTest(base.TestCase):
                  "'0'"),
                 (['--hosts', '2', '--cells', '5'],
                  '--cells: must not exceed --hosts (2), not 5'),
-                (['--seed', 'x'], "--seed: invalid int value: 'x'")):
+                (['--seed', 'x'], "--seed: invalid int value: 'x'"),
+                (['--schedulers', '0'],
+                 "--schedulers: must be a whole number of at least 1, not "
+                 "'0'"),
+                (['--hosts', '20', '--cells', '4', '--zone-levels', '3',
+                  '--fan-out', '2'],
+                 '--fan-out: 2 ** --zone-levels 3 = 8 leaf zones, more '
+                 'than the 4 cells to put in them')):
             done = _run('placement_accuracy.py', *args, timeout=60)
             self.assertEqual(2, done.returncode, args)
             self.assertIn(message, done.stderr)

@@ -1,0 +1,164 @@
+"""Race benchmark: schedulers in several processes fill one small fleet.
+
+Builds a fleet on a database server (by default the MariaDB at
+127.0.0.1:3306: a throw-away database per cell and one for the API)
+with room for exactly --capacity single-instance requests, then
+--processes scheduler processes -- each one ``InProcessSchedulers``:
+its own API-level ``CellsScheduler`` and its own ``CellScheduler`` for
+every cell (``scheduler.run_concurrent``) -- share --requests such
+requests, all started together. Every process therefore races every
+other in every cell: --processes 4 is 4 API levels and 4 schedulers per
+cell, --processes 2 is 2 and 2.
+
+Why not exactly 2 cell schedulers per cell under 4 API levels: an API
+level reaches only the cell schedulers of its own process here (no bus
+between the processes), so 4 API levels over 2 schedulers a cell would
+need a cell client across processes the benchmark would have to
+invent. 4 schedulers a cell race harder than 2 (twice as many stale
+views of each cell), so the claims are tried at least as hard; run
+--processes 2 for the 2-a-cell figure.
+
+What must hold, and is asserted (exit status 1 otherwise): exactly
+--capacity requests placed, no provider holding more than
+(total - reserved) x allocation_ratio of any class (read back from every
+cell's allocations), and as many consumers holding allocations as
+requests placed. What is measured: failed claims (a claim refused for
+capacity, the request retried on another host) and their rate per
+placed request, generation conflicts (compare-and-swap retries inside
+the claims), decisions/s over all processes, latencies.
+
+--sync names values of the sync option between schedulers (--sync-option,
+default scheduler.sync_backend); each value is one run on a fresh fleet,
+``default`` meaning the option left alone. The last line is one JSON
+object: the fleet, and ``runs``, one summary per value.
+
+  .venv/bin/python benchmarks/scheduler_race.py --cells 4 --hosts 400 \\
+      --processes 4 --requests 2000 --capacity 1500 --sync default
+"""
+
+import json
+import sys
+import tempfile
+
+from cellboot.cli import arguments
+
+import scheduler
+import scheduler_fleet
+import scheduler_levels
+
+MARIADB = 'mysql+pymysql://root@127.0.0.1:3306/?charset=utf8mb4'
+
+
+def check(result, capacity):
+    """What a race must never break; the broken ones, as sentences."""
+    broken = []
+    if result['placed'] != capacity:
+        broken.append(f'placed {result["placed"]}, not exactly the '
+                      f'capacity {capacity}')
+    if result['overcommitted_providers']:
+        broken.append(f'{result["overcommitted_providers"]} provider(s) '
+                      f'over-committed')
+    if result['holding_consumers'] != result['placed']:
+        broken.append(f'{result["holding_consumers"]} consumers hold '
+                      f'allocations for {result["placed"]} placed')
+    return broken
+
+
+def race(args, sync):
+    """One run on a fresh fleet; its summary."""
+    overrides = list(args.conf)
+    if sync != 'default':
+        group, _, option = args.sync_option.rpartition('.')
+        overrides.append((group, option, sync))
+    dbs = scheduler_fleet.Databases(
+        args.cells, args.db_url, tempfile.mkdtemp(prefix='cellboot-race-'))
+    try:
+        _zones, build_s = scheduler.build_fleet(dbs, args.hosts,
+                                                args.capacity)
+        result = scheduler.run_concurrent(dbs, args.processes,
+                                          args.requests, overrides)
+    finally:
+        dbs.drop()
+    attempts = result['placed'] + result['failed_claims']
+    summary = {key: result[key] for key in (
+        'placed', 'rejected', 'unavailable', 'overcommitted_providers',
+        'holding_consumers', 'failed_claims', 'conflicts',
+        'decisions_per_s', 'cpu_ms', 'p50_ms', 'p99_ms',
+        'extra_cells_per_request', 'load_s')}
+    summary.update(
+        sync=sync, build_s=build_s,
+        failed_claim_rate=round(result['failed_claims'] / attempts, 4)
+        if attempts else 0.0,
+        broken=check(result, args.capacity))
+    return summary
+
+
+def _parse_args(argv):
+    parser = scheduler_levels.Parser(description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=arguments.positive_int, default=400)
+    parser.add_argument('--cells', type=arguments.positive_int, default=4)
+    parser.add_argument('--processes', type=arguments.positive_int,
+                        default=4, help='scheduler processes (API level '
+                        'and a scheduler per cell each; default 4)')
+    parser.add_argument('--requests', type=arguments.positive_int,
+                        default=2000)
+    parser.add_argument('--capacity', type=arguments.positive_int,
+                        default=1500, help='fleet room in instances '
+                        '(default 1500)')
+    parser.add_argument('--db-url', default=MARIADB,
+                        help=f'database server URL (default {MARIADB})')
+    parser.add_argument('--sync', default='default',
+                        help='comma-separated values of --sync-option, a '
+                        'run each (default: "default", the option alone)')
+    parser.add_argument('--sync-option', default='scheduler.sync_backend',
+                        metavar='GROUP.OPTION')
+    scheduler_levels.add_conf_argument(parser)
+    args = parser.parse_args(argv)
+    scheduler_levels.check_fleet_args(parser, args)
+    if args.processes < 2:
+        parser.error('--processes: a race needs at least 2, not '
+                     f'{args.processes}')
+    if args.requests < args.capacity:
+        parser.error(f'--requests: must be at least --capacity '
+                     f'({args.capacity}) to fill the fleet, not '
+                     f'{args.requests}')
+    args.sync = [value.strip() for value in args.sync.split(',')]
+    if not all(args.sync):
+        parser.error('--sync: an empty value in the list')
+    group, dot, option = args.sync_option.rpartition('.')
+    if not dot or not group or not option:
+        parser.error(f'--sync-option: must be GROUP.OPTION, not '
+                     f'{args.sync_option!r}')
+    try:
+        scheduler_levels.check_overrides(
+            [(group, option, value) for value in args.sync
+             if value != 'default'])
+    except ValueError as exc:
+        parser.error(str(exc).replace('--conf', '--sync', 1))
+    return args
+
+
+def main(argv=None):
+    args = _parse_args(argv)
+    runs = []
+    for sync in args.sync:
+        summary = race(args, sync)
+        print(f'sync {sync}: placed {summary["placed"]} / {args.requests} '
+              f'for room for {args.capacity}; over-committed providers '
+              f'{summary["overcommitted_providers"]}; failed claims '
+              f'{summary["failed_claims"]} ({summary["failed_claim_rate"]:.1%}'
+              f'); {summary["decisions_per_s"]} decisions/s', flush=True)
+        for sentence in summary['broken']:
+            print(f'  BROKEN: {sentence}', flush=True)
+        runs.append(summary)
+    print(json.dumps(dict(
+        hosts=args.hosts, cells=args.cells, processes=args.processes,
+        cell_schedulers_per_cell=args.processes, requests=args.requests,
+        capacity=args.capacity,
+        backend=scheduler_fleet.Databases(1, args.db_url, '.').backend,
+        runs=runs)))
+    return 1 if any(run['broken'] for run in runs) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
