@@ -17,6 +17,7 @@ from oslo_utils import uuidutils
 
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot import rpc
 from cellboot.rpc import client as rpc_client
 from cellboot.scheduler import rpcapi
@@ -24,6 +25,13 @@ from cellboot.scheduler import rpcapi
 
 class CellUnreachable(Exception):
     """The cell's scheduler did not answer (or its bus is down)."""
+
+
+def every_cell(context):
+    """Every cell that has a scheduler to ask, disabled ones too (they
+    still hold claims and hosts): all but cell0, which has no host."""
+    return [cell for cell in cell_mapping_obj.CellMapping.get_all(context)
+            if not cell.is_cell0]
 
 
 _SELECTION_KEYS = ('service_host', 'nodename', 'compute_node_uuid',

@@ -21,7 +21,9 @@ The API level holds no host. It keeps one aggregate per cell
    instances as its aggregate says it may hold, and a chunk a cell
    refuses is halved before the cell is given up (an affinity group is
    never split: its instances share one host). If the request cannot be
-   placed whole, every claim made for it is released.
+   placed whole, every claim made for it is released (``releases``,
+   which also remembers the cell of each claim, so that a release goes
+   to that cell).
 
 Server groups across cells: an anti-affinity group's members in other
 cells cannot share a host with this one, so each cell is told only of
@@ -39,23 +41,16 @@ from oslo_utils import timeutils
 
 from cellboot.conf import CONF
 from cellboot import exception
-from cellboot.objects import cell_mapping
-from cellboot.objects import instance_mapping
 from cellboot.scheduler import cell_aggregates
 from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
 from cellboot.scheduler import migrate
+from cellboot.scheduler import releases
 from cellboot.scheduler import routing
 from cellboot.scheduler import sync
 from cellboot.scheduler import zones
 
 LOG = logging.getLogger(__name__)
-
-# The cell of each consumer this scheduler claimed for (None once it
-# holds nothing), so that a release finds its cell without a query:
-# bounded, oldest forgotten first (a forgotten one is found through its
-# mapping, or asked of every cell).
-CLAIMS_REMEMBERED = 100000
 
 
 class CellsScheduler:
@@ -75,7 +70,8 @@ class CellsScheduler:
         self._local = {uuid: client for uuid, client in self._clients.items()
                        if client.local}
         self._lock = threading.Lock()
-        self._claimed_in = collections.OrderedDict()
+        # The cell of each consumer claimed for; releases routed there.
+        self.releases = releases.Releases(self.client, self.aggregates)
         # How many cells refused or did not answer, and requests placed:
         # what a stale aggregate costs (benchmarks, tests).
         self.stats = collections.Counter()
@@ -141,14 +137,14 @@ class CellsScheduler:
             self._place(context, request, list(instance_uuids), placed,
                         return_alternates, unreachable)
         except BaseException:
-            self._release_placed(context, placed)
+            self.releases.release_placed(context, placed)
             for uuid in instance_uuids:
                 if unreachable:
                     # A cell that did not answer may have claimed: a
                     # release must look for it.
-                    self._remember(uuid, None, forget=True)
+                    self.releases.forget(uuid)
                 else:
-                    self._remember(uuid, None)  # holds nothing now
+                    self.releases.remember(uuid, None)  # holds nothing
             raise
         self.stats['requests placed'] += 1
         return [placed[uuid][1] for uuid in instance_uuids]
@@ -187,7 +183,7 @@ class CellsScheduler:
             for uuid, hosts in done:
                 placed[uuid] = (cell, hosts)
                 request.place(uuid, cell.uuid, hosts[0]['service_host'])
-                self._remember(uuid, cell.uuid)
+                self.releases.remember(uuid, cell.uuid)
             remaining = remaining[len(done):]
 
     def _learn_local(self, context):
@@ -294,7 +290,7 @@ class CellsScheduler:
                     cell, selections, chunk)
             except cell_clients.CellUnreachable:
                 for uuid in chunk:
-                    self._release_in(context, cell, uuid)
+                    self.releases.release_in(context, cell, uuid)
                 raise
             return list(zip(chunk, checked))
 
@@ -308,92 +304,12 @@ class CellsScheduler:
 
     # -- releases ----------------------------------------------------------
 
-    def _remember(self, consumer_uuid, cell_uuid, forget=False):
-        with self._lock:
-            if forget:
-                self._claimed_in.pop(consumer_uuid, None)
-                return
-            self._claimed_in[consumer_uuid] = cell_uuid
-            self._claimed_in.move_to_end(consumer_uuid)
-            while len(self._claimed_in) > CLAIMS_REMEMBERED:
-                self._claimed_in.popitem(last=False)
-
-    def _forget(self, consumer_uuid):
-        self._remember(consumer_uuid, None)
-
-    def _release_placed(self, context, placed):
-        for uuid, (cell, _hosts) in placed.items():
-            try:
-                self._release_in(context, cell, uuid)
-            except Exception:
-                LOG.exception('Could not release the claim of instance %s '
-                              'in cell %s; its allocations stay until the '
-                              'instance is cleaned up', uuid, cell.name)
-
-    def _release_in(self, context, cell, consumer_uuid, provider_uuid=None):
-        client = self.client(cell)
-        released = client.release(context, consumer_uuid, provider_uuid)
-        if provider_uuid is None:
-            self._forget(consumer_uuid)
-        if released:
-            # The cell published its new figures as it released: an
-            # in-process one is asked at once, a remote one is read
-            # again before any request is refused.
-            if client.local:
-                self.aggregates.take(cell, client.aggregate(context))
-            else:
-                self.aggregates.read_before_refusing()
-        return released or {}
-
-    @staticmethod
-    def _cells(context):
-        return [cell for cell in cell_mapping.CellMapping.get_all(context)
-                if not cell.is_cell0]
-
     def release_resources(self, context, consumer_uuid, provider_uuid=None,
                           cell_uuid=None):
-        """Give back a consumer's allocations; returns what was released.
-
-        In the cell that holds them: ``cell_uuid`` when the caller knows
-        it, else the cell this scheduler claimed them in, else the cell
-        the instance is mapped to; failing all, every cell is asked
-        (releasing is idempotent, and a consumer holds claims in one cell
-        at most; a cell that does not answer then is skipped: the sweep of
-        claims that no instance holds gives them back later).
-        """
-        with self._lock:
-            known = consumer_uuid in self._claimed_in
-            cell_uuid = cell_uuid or self._claimed_in.get(consumer_uuid)
-        if cell_uuid is None and known and provider_uuid is None:
-            return {}  # this scheduler released them, or never claimed
-        if cell_uuid is None:
-            try:
-                mapping = instance_mapping.InstanceMapping \
-                    .get_by_instance_uuid(context, consumer_uuid)
-            except exception.InstanceMappingNotFound:
-                mapping = None
-            if mapping is not None and mapping.cell_mapping is not None \
-                    and mapping.cell_mapping.uuid != routing.CELL0:
-                cell_uuid = mapping.cell_mapping.uuid
-        cells = self._cells(context)
-        if cell_uuid is not None:
-            cells = [cell for cell in cells if cell.uuid == cell_uuid]
-            if not cells:
-                return {}  # a cell that is gone holds nothing any more
-        if cell_uuid is not None:
-            return self._release_in(context, cells[0], consumer_uuid,
-                                    provider_uuid)
-        released = {}
-        for cell in cells:
-            try:
-                released.update(self._release_in(
-                    context, cell, consumer_uuid, provider_uuid))
-            except cell_clients.CellUnreachable as exc:
-                # Whatever it holds there, the cell's own sweep of
-                # claims no instance holds gives back (unfinished_deletes).
-                LOG.warning('Could not ask cell %s to release the claims '
-                            'of %s: %s', cell.name, consumer_uuid, exc)
-        return released
+        """Give back a consumer's allocations in the cell that holds
+        them; returns what was released (``releases.Releases.release``)."""
+        return self.releases.release(context, consumer_uuid, provider_uuid,
+                                     cell_uuid)
 
     # -- the operator's view -------------------------------------------------
 
@@ -402,7 +318,7 @@ class CellsScheduler:
         ``cell_uuid``), and the cells whose scheduler did not answer."""
         hosts, unanswered = [], []
         results = {}
-        cells = self._cells(context)
+        cells = cell_clients.every_cell(context)
 
         def _ask(cell):
             try:
