@@ -175,13 +175,8 @@ def api_level_bytes(top):
 
 def claims_memory(top):
     """``(map, bound)``: the API level's consumer -> cell map and how
-    many it holds at most (``releases.Releases``; a cellboot from before
-    that module, as the smoke test may run, kept them in ``cells``)."""
-    try:
-        from cellboot.scheduler import releases
-    except ImportError:
-        from cellboot.scheduler import cells as releases
-        return top._claimed_in, releases.CLAIMS_REMEMBERED
+    many it holds at most (``releases.Releases``)."""
+    from cellboot.scheduler import releases
     return top.releases.claimed_in, releases.CLAIMS_REMEMBERED
 
 
