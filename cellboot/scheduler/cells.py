@@ -35,6 +35,7 @@ is caught at ``map-host-to-cell``), alternates from that cell.
 
 import collections
 import threading
+import time
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -51,6 +52,12 @@ from cellboot.scheduler import sync
 from cellboot.scheduler import zones
 
 LOG = logging.getLogger(__name__)
+
+# How often, at most, the cells of this process that have no usable
+# figures are looked for (and before any refusal): looking through
+# every one of them on every request cost 8 of the 9.5 ms of an API
+# level's decision at 1,000 cells.
+LOCAL_SCAN_INTERVAL = 1.0
 
 
 class CellsScheduler:
@@ -69,6 +76,9 @@ class CellsScheduler:
         # apart, so that a request does not look through every cell's.
         self._local = {uuid: client for uuid, client in self._clients.items()
                        if client.local}
+        # When the cells of this process were last looked through
+        # (monotonic; None: at the next request), and after which read.
+        self._scanned_at = self._scanned_read = None
         self._lock = threading.Lock()
         # The cell of each consumer claimed for; releases routed there.
         self.releases = releases.Releases(self.client, self.aggregates)
@@ -117,6 +127,7 @@ class CellsScheduler:
                 self._local[cell_uuid] = client
             else:
                 self._local.pop(cell_uuid, None)
+            self._scanned_at = None
 
     # -- placement ---------------------------------------------------------
 
@@ -186,15 +197,29 @@ class CellsScheduler:
                 self.releases.remember(uuid, cell.uuid)
             remaining = remaining[len(done):]
 
-    def _learn_local(self, context):
+    def _learn_local(self, context, force=False):
         """The figures of the enabled cells of this process that none
         published yet: asked of them (their host states load on first
-        use). The cells are read once first, for which are enabled."""
+        use). The cells are read once first, for which are enabled.
+
+        Looked for at most every ``LOCAL_SCAN_INTERVAL`` seconds unless
+        ``force`` (before a refusal) or the cells were read again since
+        (a read replaces the views): a cell of this process answers
+        every placement with its figures, so only one that nothing was
+        sent to lately can lack them.
+        """
         if self.aggregates.refreshed_at is None:
             self.aggregates.refresh(context)
         if self.sync is not None:
             self.sync.catch_up(context)
+        now_mono = time.monotonic()
+        read_at = self.aggregates.refreshed_at
         with self._lock:
+            if not force and self._scanned_at is not None and \
+                    read_at == self._scanned_read and \
+                    now_mono - self._scanned_at < LOCAL_SCAN_INTERVAL:
+                return
+            self._scanned_at, self._scanned_read = now_mono, read_at
             local = list(self._local.values())
         if not local:
             return
@@ -236,6 +261,7 @@ class CellsScheduler:
             # began after the request arrived.
             self.aggregates.refresh_unless_read_since(
                 context, request.asked_at)
+            self._learn_local(context, force=True)
             best, pruned = self._descend(request, refused)
         if best is not None:
             return best

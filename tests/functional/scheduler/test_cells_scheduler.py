@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.scheduler import cell_clients
+from cellboot.scheduler import cells
 from tests import base
 from tests.functional.scheduler import cell_doubles
 from tests.functional.scheduler import placement_base
@@ -321,3 +322,42 @@ class MaxCellsPerRequestTest(base.SQLiteMixin, _CellsTestCase):
     def test_the_cells_beyond_the_limit_are_not_asked(self):
         self.assertRaises(exception.NoValidHost, self._select)
         self.assertEqual(2, self.scheduler.stats['cells refused'])
+
+
+class LocalScanTest(base.SQLiteMixin, _CellsTestCase):
+    """The cells of this process that lack figures are looked for now and
+    then and before a refusal, not on every request."""
+
+    CELLS = 2
+
+    def setUp(self):
+        super().setUp()
+        self.flags(aggregate_publish_interval=0, group='scheduler')
+        self.add_host('a', cell=0, memory_mb=65536)
+        self.add_host('b', cell=1)
+        self.start()
+        self._select()  # the first request looks through them
+
+    def forget(self, cell):
+        """The API level loses the figures of ``cell``, and the cell's
+        published row is too old to give them back."""
+        self.flags(aggregate_max_age=30, group='scheduler')
+        self.age_aggregates(cell, 60)
+        view = self.view(cell)
+        view.aggregate = None
+        self.scheduler.aggregates.tree().changed(view)
+
+    def test_a_cell_without_figures_is_asked_before_a_refusal(self):
+        self.forget(0)
+        big = spec(dict(placement_base.SMALL, memory_mb=32768))
+        _instances, selections = self._select(big)
+        self.assertEqual(['a'], self._hosts_of(selections))
+
+    def test_cells_are_not_looked_through_on_every_request(self):
+        self.forget(0)
+        _instances, selections = self._select()
+        self.assertEqual((['b'], None), (self._hosts_of(selections),
+                                         self.view(0).aggregate))
+        self.patch(cells, 'LOCAL_SCAN_INTERVAL', 0)
+        self._select()
+        self.assertIsNotNone(self.view(0).aggregate)
