@@ -136,6 +136,28 @@ def _select_loop(top, ctx, requests):
     return latencies, placed, rejected, unavailable
 
 
+def _warm_every_cell(top, ctx):
+    """Place and release one instance in every cell (``target_cell``).
+
+    SQLAlchemy compiles a statement once per engine, and each cell has
+    its own engine: with a thousand cells, a few thousand timed requests
+    would mostly measure first compilations that a long-running
+    scheduler paid once, long ago.
+    """
+    from cellboot import exception
+
+    spec = {'flavor': dict(scheduler_fleet.FLAVOR), 'num_instances': 1,
+            'project_id': 'bench', 'user_id': 'bench'}
+    for cell in scheduler_levels.cell_mappings(ctx):
+        instance = str(uuid_mod.uuid4())
+        try:
+            top.select_destinations(ctx, dict(spec, scheduler_hints={
+                'target_cell': cell.uuid}), [instance])
+        except (exception.NoValidHost, exception.CellsUnavailable):
+            continue
+        top.release_resources(ctx, instance)
+
+
 def _start(api_url, overrides, prefix='bench'):
     """Configure, then start both levels like a scheduler process."""
     scheduler_levels.configure(api_url, overrides=overrides)
@@ -169,7 +191,8 @@ def _profiled(profile, fn, *args):
         profile.disable()
 
 
-def run_throughput(dbs, requests, threads, overrides, profile_to=None):
+def run_throughput(dbs, requests, threads, overrides, profile_to=None,
+                   warm_cells=False):
     """One scheduler process; ``threads`` callers share ``requests``."""
     schedulers, ctx, info = _start(dbs.api_url, overrides)
     top = schedulers.top
@@ -177,6 +200,8 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
           f'{info["load_s"]} s; cell host states {info["cache_mb"]} MB',
           flush=True)
     _select_loop(top, ctx, WARMUP)
+    if warm_cells:
+        _warm_every_cell(top, ctx)
     timer = scheduler_levels.CellCallTimer(top)
     extra_before = scheduler_levels.extra_cells(top)
     profile = cProfile.Profile() if profile_to else None
@@ -200,6 +225,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None):
         unavailable=sum(o[3] for o in outcomes),
         decisions_per_s=round(requests / elapsed, 1),
         cpu_ms=round(cpu / requests * 1000, 3),
+        warm_cells=warm_cells,
         api_level_ms=round(api_ms, 3),
         api_level_decisions_per_s=round(1000 / api_ms, 1) if api_ms
         else None,
@@ -345,6 +371,11 @@ def _parse_args(argv):
                         help='throughput mode: cProfile the timed '
                              'decisions, dump the stats to FILE and print '
                              'the top 25 by cumulative time')
+    parser.add_argument('--warm-cells', action='store_true',
+                        help='throughput mode: place and release one '
+                             'instance in every cell before timing, as a '
+                             'long-running scheduler has (each cell\'s '
+                             'statements compiled once, per engine)')
     scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
@@ -367,7 +398,8 @@ def main(argv=None):
                                     args.conf)
         else:
             result = run_throughput(dbs, args.requests, args.threads,
-                                    args.conf, args.profile)
+                                    args.conf, args.profile,
+                                    args.warm_cells)
     finally:
         if args.keep:
             print(f'kept: {dbs.urls}')

@@ -81,9 +81,11 @@ class SchedulerBenchmarkSmokeTest(base.TestCase):
     def test_a_fleet_under_zones_reports_both_levels_memory(self):
         figures = _figures(self, _run(
             'scheduler.py', '--hosts', '24', '--cells', '8',
-            '--requests', '30', '--zone-levels', '3', '--fan-out', '2'))
+            '--requests', '30', '--zone-levels', '3', '--fan-out', '2',
+            '--warm-cells'))
         self.assertLessEqual(THROUGHPUT_KEYS | ZONE_KEYS, set(figures))
-        self.assertEqual(30, figures['placed'])
+        self.assertEqual((30, True), (figures['placed'],
+                                      figures['warm_cells']))
         self.assertEqual(24, figures['loaded_hosts'])
         self.assertEqual(8, figures['usable_cells'])
         self.assertEqual(_zones(3, 2), figures['zones'])
