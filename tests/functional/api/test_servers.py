@@ -203,7 +203,9 @@ class ServersTest(base.TestCase):
         self.assertInvariants()
 
     def test_delete_while_the_compute_host_is_spawning(self):
-        self.flags(spawn_time=0.5, group='fake_driver')
+        # Long enough that the first servers still spawn once the last
+        # is mapped, on a loaded two-core machine (0.5 s was not).
+        self.flags(spawn_time=3, group='fake_driver')
         body = self.alice.boot(count=4).json()
         uuids = [s['id'] for s in body['servers']]
         deadline = time.monotonic() + 30
