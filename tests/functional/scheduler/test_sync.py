@@ -29,6 +29,19 @@ from tests.functional.scheduler import test_select_concurrent
 BOUND = 1.0
 
 
+def alternate(test, requests):
+    """``(placed, refused)`` of ``requests`` sent to ``test.a`` and
+    ``test.b`` in turn."""
+    placed = refused = 0
+    for i in range(requests):
+        try:
+            test.place((test.a, test.b)[i % 2])
+            placed += 1
+        except exception.NoValidHost:
+            refused += 1
+    return placed, refused
+
+
 class _SyncTests:
 
     CELLS = 1
@@ -160,14 +173,7 @@ class _SyncTests:
             changes, 'read',
             side_effect=db_exc.DBConnectionError('feed table gone'))
         with failing:
-            placed = rejected = 0
-            for i in range(8):
-                try:
-                    self.place((self.a, self.b)[i % 2])
-                    placed += 1
-                except exception.NoValidHost:
-                    rejected += 1
-            self.assertEqual((6, 2), (placed, rejected))
+            self.assertEqual((6, 2), alternate(self, 8))
             self.assertFalse(self.b.sync.in_sync)
             self.assertGreater(self.b.sync.errors, 0)
             with self.cell_context() as cctxt:
@@ -317,14 +323,7 @@ class RedisSyncTest(placement_base.FleetTestCase, base.SQLiteMixin):
         hosts = [self.add_host(f'h{i}', vcpus=4) for i in range(3)]
         self.flags(sync_redis_url=CLOSED_PORT_URL, group='scheduler')
         self.start_both()   # the feed cannot be reached from the start
-        placed = rejected = 0
-        for i in range(8):
-            try:
-                self.place((self.a, self.b)[i % 2])
-                placed += 1
-            except exception.NoValidHost:
-                rejected += 1
-        self.assertEqual((6, 2), (placed, rejected))
+        self.assertEqual((6, 2), alternate(self, 8))
         self.assertEqual((False, False),
                          (self.a.sync.in_sync, self.b.sync.in_sync))
         with context.target_cell(self.ctx, self.cells[0]) as cctxt:
