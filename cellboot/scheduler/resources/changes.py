@@ -107,16 +107,19 @@ _AFTER = sa.select(*_COLUMNS).where(
     sa.bindparam('limit'))
 
 
-@tables.reader
 def read(context, after, missing, limit):
     """Rows past sequence ``after``, plus those of the ``missing``
-    sequences below it, by sequence; at most ``limit`` past ``after``."""
-    rows = list(context.session.execute(
-        _AFTER, {'after': after, 'limit': limit}))
-    if missing:
-        rows = sorted(rows + list(context.session.execute(
-            sa.select(*_COLUMNS).where(CHANGES.c.seq.in_(sorted(missing))))),
-            key=lambda row: row.seq)
+    sequences below it, by sequence; at most ``limit`` past ``after``.
+
+    Pulled before every decision, so on a Core connection of its own
+    (``tables.read_engine``), not in a session transaction.
+    """
+    with tables.read_engine(context).connect() as conn:
+        rows = conn.execute(_AFTER, {'after': after, 'limit': limit}).all()
+        if missing:
+            rows = sorted(rows + conn.execute(sa.select(*_COLUMNS).where(
+                CHANGES.c.seq.in_(sorted(missing)))).all(),
+                key=lambda row: row.seq)
     return rows
 
 
