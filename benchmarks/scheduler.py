@@ -203,6 +203,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None,
     if warm_cells:
         _warm_every_cell(top, ctx)
     timer = scheduler_levels.CellCallTimer(top)
+    scheduler_levels.reset_sync_figures(schedulers)
     extra_before = scheduler_levels.extra_cells(top)
     profile = cProfile.Profile() if profile_to else None
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -236,6 +237,7 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None,
         extra_cells_per_request=round(
             (scheduler_levels.extra_cells(top) - extra_before) / requests,
             4),
+        **_sync_stats([scheduler_levels.sync_figures(schedulers)], requests),
         **_latency_stats(latencies))
     result.update(scheduler_levels.memory_figures(schedulers))
     result.update(scheduler_levels.cell_level_figures(schedulers))
@@ -328,18 +330,32 @@ def run_concurrent(dbs, processes, requests, overrides):
         **memory, **_latency_stats(latencies))
 
 
+def _percentiles_ms(name, seconds):
+    """``{name}_p50_ms``, ``_p99_ms`` and ``_max_ms`` of ``seconds``."""
+    millis = np.array(seconds or [0.0]) * 1000
+    return {f'{name}_p50_ms': round(float(np.percentile(millis, 50)), 2),
+            f'{name}_p99_ms': round(float(np.percentile(millis, 99)), 2),
+            f'{name}_max_ms': round(float(millis.max()), 2)}
+
+
 def _sync_stats(figures, requests):
-    """The change feed's staleness (a peer's write to its pull, p50 and
-    p99 in ms) and cost (pull time per decision, ms), summed over the
-    processes; empty when the feed is off."""
+    """The change feed's staleness and cost, summed over the processes;
+    empty when the feed is off.
+
+    ``sync_view_age``: from the start of the last pull to each decision,
+    the bound (every peer's change committed earlier is in the
+    decision). ``sync_lag``: from a peer's write of a change to the pull
+    that delivered it, which also counts the time a scheduler had
+    nothing to decide (it pulls when it decides). The pull's cost is its
+    time per decision, ms.
+    """
     lags = [lag for f in figures for lag in f['lags']]
+    ages = [age for f in figures for age in f.get('ages', ())]
     pulls = sum(f['pulls'] for f in figures)
     if not pulls:
         return {}
-    millis = np.array(lags or [0.0]) * 1000
-    return {'sync_lag_p50_ms': round(float(np.percentile(millis, 50)), 2),
-            'sync_lag_p99_ms': round(float(np.percentile(millis, 99)), 2),
-            'sync_lag_max_ms': round(float(millis.max()), 2),
+    return {**_percentiles_ms('sync_view_age', ages),
+            **_percentiles_ms('sync_lag', lags),
             'sync_changes_seen': len(lags), 'sync_pulls': pulls,
             'sync_pull_ms_per_decision': round(
                 sum(f['pull_seconds'] for f in figures) / requests * 1000,

@@ -276,19 +276,34 @@ def failed_claims(schedulers):
 def sync_figures(schedulers):
     """The cell schedulers' change feed figures (``sync.Follower``):
     ``lags`` (seconds from a peer's write to this scheduler's pull),
+    ``ages`` (seconds from the last pull's start to each decision: the
+    staleness bound),
     pulls, the seconds they took, and feed errors."""
-    lags, pulls, seconds, errors = [], 0, 0.0, 0
+    lags, ages, pulls, seconds, errors = [], [], 0, 0.0, 0
     for scheduler in schedulers.cells.values():
         # None: the feed is off (or a cellboot from before it).
         follower = getattr(scheduler, 'sync', None)
         if follower is None:
             continue
         lags.extend(follower.lags)
+        ages.extend(follower.view_ages)
         pulls += follower.pulls
         seconds += follower.pull_seconds
         errors += follower.errors
-    return {'lags': lags, 'pulls': pulls, 'pull_seconds': seconds,
+    return {'lags': lags, 'ages': ages, 'pulls': pulls,
+            'pull_seconds': seconds,
             'errors': errors}
+
+
+def reset_sync_figures(schedulers):
+    """Forget the feed figures so far (the warm-up's), before timing."""
+    for scheduler in schedulers.cells.values():
+        follower = getattr(scheduler, 'sync', None)
+        if follower is not None:
+            follower.lags.clear()
+            follower.view_ages.clear()
+            follower.pulls = follower.errors = 0
+            follower.pull_seconds = 0.0
 
 
 def extra_cells(top):

@@ -61,8 +61,16 @@ class Follower:
         self.pull_seconds = 0.0
         self.seen = 0            # entries of other schedulers applied
         # Seconds from an other scheduler's write to its pull, latest
-        # first out: the staleness that the feed leaves.
+        # first out: how soon a change is delivered (a scheduler pulls
+        # when it decides, so this includes the time it had nothing to
+        # decide).
         self.lags = collections.deque(maxlen=100000)
+        # Seconds from the start of the last pull to each decision: the
+        # staleness bound. A change committed before a pull began is in
+        # every decision after it, so a decision of age A has seen every
+        # peer's change committed more than A seconds before it.
+        self.view_ages = collections.deque(maxlen=100000)
+        self._view_at = None     # monotonic start of the last good pull
         # Origin -> when last seen writing: the schedulers deciding now.
         self._writers = {}
         self._lock = threading.Lock()
@@ -74,7 +82,9 @@ class Follower:
         """Take the feed's tail; call before the first full load, so that
         nothing written between the two is missed."""
         try:
+            started = time.monotonic()
             self.feed.start(context)
+            self._view_at = started
             self.in_sync = self.started = True
         except Exception as exc:
             self._lost(exc)
@@ -84,6 +94,13 @@ class Follower:
 
         Never raises, and never waits for another thread's pull.
         """
+        try:
+            self._catch_up(context)
+        finally:
+            if self.in_sync and self._view_at is not None:
+                self.view_ages.append(time.monotonic() - self._view_at)
+
+    def _catch_up(self, context):
         now = time.monotonic()
         if now < self._next_pull or not self._lock.acquire(blocking=False):
             return
@@ -102,6 +119,7 @@ class Follower:
                 self._resume(context)
                 return
             self._apply(context, entries)
+            self._view_at = now
             self.pull_seconds += time.perf_counter() - started
             self._next_pull = now + CONF.scheduler.sync_pull_interval
             if now >= self._next_trim:
@@ -132,8 +150,10 @@ class Follower:
         Also how a follower whose scheduler was never ``start``-ed (its
         states loaded on first use) begins.
         """
+        started = time.monotonic()
         self.feed.start(context)
         self._reload(context)
+        self._view_at = started
         self.reloads += 1
         if self.started and not self.in_sync:
             LOG.info('%s: the scheduler change feed is back; host '
@@ -183,13 +203,17 @@ class Follower:
     def stats(self):
         """Counters and the staleness figures, for operators and tests."""
         lags = sorted(self.lags)
+        ages = sorted(self.view_ages)
         return {'in_sync': self.in_sync, 'errors': self.errors,
                 'reloads': self.reloads, 'pulls': self.pulls,
                 'pull_seconds': self.pull_seconds,
                 'seen': self.seen,
                 'lag_p50': lags[len(lags) // 2] if lags else None,
                 'lag_p99': lags[int(len(lags) * 0.99)] if lags else None,
-                'lag_max': lags[-1] if lags else None}
+                'lag_max': lags[-1] if lags else None,
+                'view_age_p50': ages[len(ages) // 2] if ages else None,
+                'view_age_p99': (ages[int(len(ages) * 0.99)]
+                                 if ages else None)}
 
 
 class CacheFollower(Follower):

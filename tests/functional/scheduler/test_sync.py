@@ -106,6 +106,31 @@ class _SyncTests:
         self.assertEqual(0, self.b.manager.failed_claims)
         self.assertEqual(2.0, self.vcpus_used(self.b, host))
 
+    def test_a_decisions_view_age_is_its_staleness(self):
+        host = self.add_host('h', vcpus=8)
+        self.flags(sync_pull_interval=30, group='scheduler')
+        self.start_both()
+        before = time.monotonic()
+        self.place(self.b)         # pulls: a fresh view
+        self.place(self.a)         # committed after B's pull began
+        self.place(self.b)         # no pull within the interval
+        since = time.monotonic() - before
+        first, second = self.b.sync.view_ages
+        # The second decision ran on the first pull's view, as old as
+        # the time since: A's claim is not in it.
+        self.assertLess(first, second)
+        self.assertGreater(second, 0.0)
+        self.assertLessEqual(second, since)
+        self.assertEqual(4.0, self.vcpus_used(self.b, host))
+        self.b.sync._next_pull = 0   # the interval is over
+        self.place(self.b)
+        self.assertEqual(8.0, self.vcpus_used(self.b, host))
+        self.assertLess(self.b.sync.view_ages[-1], second)
+        stats = self.b.sync.stats()
+        self.assertEqual(3, len(self.b.sync.view_ages))
+        self.assertEqual(sorted(self.b.sync.view_ages)[1],
+                         stats['view_age_p50'])
+
     def cell_context(self):
         return context.target_cell(self.ctx, self.cells[0])
 
