@@ -8,6 +8,14 @@ id seen (XREAD without blocking: a decision never waits for the feed).
 A scheduler that dies between its commit and its XADD leaves that claim
 unannounced: the others see it at their next reload or failed claim,
 as without a feed; the claims stay checked in the database.
+
+A reader left behind by more than the cap (a scheduler with nothing to
+decide for long) loses the oldest entries to the trim, but then finds a
+full pull (``sync_max_entries``) waiting, which is the overflow that
+reloads every host: trimmed entries are never skipped silently. A Redis
+that restarts without persistence forgets the stream: what the readers
+had not pulled yet is lost, and they drift until their periodic reload
+(the claims' swaps stay exact).
 """
 
 import time

@@ -344,6 +344,24 @@ class RedisSyncTest(placement_base.FleetTestCase, base.SQLiteMixin):
         with context.target_cell(self.ctx, self.cells[0]) as cctxt:
             self.assertEqual([], changes.read(cctxt, 0, [], 10))
 
+    def test_a_reader_left_behind_the_streams_cap_reloads(self):
+        # The stream keeps about ten pulls' worth: a reader behind by
+        # more finds a full pull waiting, the overflow that reloads, so
+        # entries trimmed before it read them are never silently lost.
+        self.flags(sync_max_entries=10, group='scheduler')
+        host = self.add_host('h', vcpus=4)
+        self.start_both()
+        self.place(self.a)
+        entries = [('usage', host, None)] * 300
+        self.a.sync.feed.publish(self.ctx, entries, 'someone-else')
+        key = self.a.sync.feed.key
+        self.assertLess(redis.Redis.from_url(REDIS_URL).xlen(key), 300)
+        reloads = self.b.sync.reloads
+        self.place(self.b)
+        self.assertEqual(reloads + 1, self.b.sync.reloads)
+        self.assertTrue(self.b.sync.in_sync)
+        self.assertEqual(4.0, self.vcpus_used(self.b, host))
+
     def test_redis_down_places_within_capacity_then_recovers(self):
         hosts = [self.add_host(f'h{i}', vcpus=4) for i in range(3)]
         self.flags(sync_redis_url=CLOSED_PORT_URL, group='scheduler')
