@@ -2,13 +2,19 @@
 
 A zone's aggregate is ``zone_aggregate.combine`` of the latest aggregate
 published by every cell below it, at any depth: the rows ``/os-cells``
-shows, read from the cells' databases. A cell whose database does not
-answer, or whose schedulers never published, adds nothing; a zone with
-no such cell below has a null aggregate. Administrators only, by
-default (``cellboot.policies.zones``).
+shows, read from the cells' databases. It counts what the API level's
+scheduler may send requests to (``CellView.usable``), so that the figures
+an operator reads are the ones the descent judges: a disabled cell, a
+cell whose database does not answer, whose schedulers never published
+or whose newest figures are older than ``[scheduler] aggregate_max_age``
+(no scheduler of the cell runs) adds nothing; a zone with no such cell
+below has a null aggregate. Administrators only, by default
+(``cellboot.policies.zones``).
 """
 
 import collections
+
+from oslo_utils import timeutils
 
 from cellboot.api import errors
 from cellboot.api import pagination
@@ -51,15 +57,23 @@ class _Tree:
         return found
 
 
+def _counted(context, cells):
+    """``{cell uuid: aggregate}`` of the cells a request may go to."""
+    enabled = [cell for cell in cells if not cell.disabled]
+    views = cell_aggregates.read_all(context, enabled)
+    now = timeutils.utcnow()
+    return {uuid: view.aggregate for uuid, view in views.items()
+            if view.usable(now) is None}
+
+
 def _shown(context, tree, page):
     below = {zone.uuid: tree.cells_below(zone) for zone in page}
     cells = {cell.uuid: cell for found in below.values() for cell in found}
-    figures = cell_aggregates.read_all(context, list(cells.values()))
+    figures = _counted(context, list(cells.values()))
     shown = []
     for zone in page:
         aggregate = zone_aggregate.combine([
-            getattr(figures.get(cell.uuid), 'aggregate', None)
-            for cell in below[zone.uuid]])
+            figures.get(cell.uuid) for cell in below[zone.uuid]])
         shown.append(views.zone(zone, tree.cells[zone.uuid],
                                 tree.children[zone.uuid], aggregate))
     return shown

@@ -1,5 +1,8 @@
 """``/os-zones``: the zone tree over HTTP, each zone with its aggregate."""
 
+import datetime
+
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
@@ -58,6 +61,24 @@ class ZonesTest(base.TestCase):
         self.assertEqual(cells['cell1']['resources'],
                          zones['az1']['aggregate']['resources'])
         self.assertIsNone(zones['empty']['aggregate'])
+
+    def test_a_disabled_or_stale_cell_adds_nothing_to_its_zone(self):
+        # What the scheduler may send requests to, no more: a disabled
+        # cell takes none, nor one whose schedulers stopped publishing.
+        ctx = self.api.cluster.ctx
+        cell1_only = self.zones()['az1']['aggregate']
+        self.cell2.update(ctx, disabled=True)
+        self.assertEqual(cell1_only['resources'],
+                         self.zones()['region1']['aggregate']['resources'])
+        self.cell2.update(ctx, disabled=False)
+        self.flags(aggregate_max_age=60, group='scheduler')
+        timeutils.set_time_override(timeutils.utcnow()
+                                    + datetime.timedelta(seconds=61))
+        self.addCleanup(timeutils.clear_time_override)
+        zones = self.zones()
+        self.assertEqual((None, None), (zones['region1']['aggregate'],
+                                        zones['az1']['aggregate']))
+        self.assertEqual([self.cell1.uuid], zones['az1']['cells'])
 
     def test_a_zone_is_shown_by_uuid_or_name(self):
         by_uuid = self.admin.get(f'/os-zones/{self.az.uuid}')
