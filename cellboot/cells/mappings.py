@@ -163,11 +163,13 @@ def create_cell(context, name, database_connection, transport_url,
 
 def update_cell(context, ident, name=None, database_connection=None,
                 transport_url=None, zone=KEEP_ZONE,
-                allow_shared_transport=False):
+                allow_shared_transport=False, disabled=None):
     """Change a mapped cell (uuid or name ``ident``); return it.
 
     Only what is given changes; ``zone`` is a zone's uuid or name, None to
-    put the cell back at the top level. Every check runs before anything
+    put the cell back at the top level; ``disabled`` True or False stops
+    or resumes new instances going to the cell (cell0 takes none anyway,
+    and stays as it is). Every check runs before anything
     is written, as ``check_new_cell``'s do: CellMappingNotFound,
     ZoneNotFound, Cell0Unchangeable (cell0's name and zone),
     CellMappingExists, CellDatabaseInUse, CellTransportShared, and the
@@ -208,6 +210,11 @@ def update_cell(context, ident, name=None, database_connection=None,
                     url=masking.mask_url(database_connection))
         check_database(database_connection)
         values['database_connection'] = database_connection
+    if disabled is not None and bool(disabled) != bool(cell.disabled):
+        if cell.is_cell0:
+            raise exception.Cell0Unchangeable(
+                what='another state (enabled or disabled)')
+        values['disabled'] = bool(disabled)
     if values:
         cell.update(context, **values)
     return cell

@@ -22,9 +22,12 @@ def update_cell(context, args):
     for option in ('name', 'transport_url', 'database_connection'):
         if getattr(args, option) is not None:
             changes[option] = getattr(args, option)
+    if args.disable or args.enable:
+        changes['disabled'] = args.disable
     if not changes:
         output.error('nothing to change: give --name, --zone, --no-zone, '
-                     '--transport-url or --database_connection')
+                     '--disable, --enable, --transport-url or '
+                     '--database_connection')
         return parsing.EXIT_ERROR
     try:
         cell = cells.update_cell(
@@ -48,8 +51,10 @@ def register(commands):
     """Add ``update_cell`` to ``commands``, the ``cell_v2`` group's."""
     command = parsing.add_command(
         commands, 'update_cell', update_cell, 'change a cell\'s mapping',
-        'Change a cell\'s name, zone, transport URL or database URL; only '
-        'what is given changes. The same checks as create_cell run first '
+        'Change a cell\'s name, zone, transport URL or database URL, or '
+        'disable it (the schedulers send it no new instance; those it '
+        'holds keep running) and enable it again; only what is given '
+        'changes. The same checks as create_cell run first '
         '(name, database and bus not another cell\'s, database answers, '
         'zone exists), and nothing is written if one fails. cell0 keeps its '
         'name and sits in no zone. Prints the cell (--verbose: the whole '
@@ -61,7 +66,8 @@ def register(commands):
              'another cell has that name, database or bus (a shared bus '
              'needs --allow-shared-transport)'),
             (cell_view.EXIT_CELL0_PROTECTED,
-             'the change would rename cell0 or put it in a zone'),
+             'the change would rename cell0, put it in a zone, or enable '
+             'or disable it'),
         ))
     command.add_argument('--cell_uuid', '--cell-uuid', required=True,
                          metavar='UUID', help='the cell\'s uuid (or name)')
@@ -72,6 +78,14 @@ def register(commands):
     where.add_argument('--no-zone', action='store_true',
                        help='take the cell out of its zone, back to the '
                             'top level')
+    state = command.add_mutually_exclusive_group()
+    state.add_argument('--disable', action='store_true',
+                       help='send the cell no new instance (the API '
+                            'level\'s schedulers skip it at their next '
+                            'read of the cells, [scheduler] '
+                            'cell_check_interval)')
+    state.add_argument('--enable', action='store_true',
+                       help='take new instances in the cell again')
     command.add_argument(
         '--database_connection', '--database-connection', metavar='URL',
         help='the cell\'s new database URL (the database must answer)')

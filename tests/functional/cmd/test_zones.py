@@ -204,6 +204,39 @@ class _CellZoneCommandTests:
         self.assertEqual(2, result.code, result)
         self.assertNotIn('Traceback', result.stderr)
 
+    def test_update_cell_disables_and_enables_it(self):
+        cell = self.map_cell1()
+        result = self.manage('cell_v2', 'update_cell', '--cell_uuid',
+                             'cell1', '--disable')
+        self.assertSucceeded(result)
+        self.assertTrue(CellMapping.get_by_uuid(self.context,
+                                                cell.uuid).disabled)
+        self.assertNotIn(cell.uuid, [
+            c.uuid for c in CellMapping.get_enabled(self.context)])
+        result = self.manage('cell_v2', 'update_cell', '--cell_uuid',
+                             cell.uuid, '--enable')
+        self.assertSucceeded(result)
+        self.assertFalse(CellMapping.get_by_uuid(self.context,
+                                                 cell.uuid).disabled)
+
+    def test_disable_and_enable_together_are_a_usage_error(self):
+        cell = self.map_cell1()
+        before = self.api_snapshot()
+        result = self.manage('cell_v2', 'update_cell', '--cell_uuid',
+                             cell.uuid, '--disable', '--enable')
+        self.assertEqual(2, result.code, result)
+        self.assertNotIn('Traceback', result.stderr)
+        self.assertEqual(before, self.api_snapshot())
+
+    def test_cell0_is_never_enabled_or_disabled(self):
+        self.map_cell0()
+        before = self.api_snapshot()
+        for flag in ('--disable', '--enable'):
+            result = self.manage('cell_v2', 'update_cell', '--cell_uuid',
+                                 'cell0', flag, '--name', 'renamed')
+            self.assertOneLineError(result, 5, 'cell0')
+            self.assertEqual(before, self.api_snapshot())
+
 
 class _ZoneTests(_ZoneCommandTests, _CellZoneCommandTests):
     pass
