@@ -19,7 +19,9 @@ failure is logged once, counted in ``errors``, and decisions go on
 without waiting, on the periodic reloads and the claims' swaps. Every
 ``sync_retry_interval`` the feed is tried again; when it answers, the
 follower moves to the feed's tail, reloads every host (what happened
-meanwhile is unknown) and follows from there.
+meanwhile is unknown) and follows from there. Build-failure counts are
+not in the database a reload reads: those a scheduler could not announce
+are announced then.
 """
 
 import collections
@@ -135,14 +137,18 @@ class Follower:
 
         While the feed is down, tried once per retry interval only: a
         feed that does not answer must not slow every claim down.
+        Returns whether the entries reached the feed.
         """
-        if not entries or (not self.in_sync
-                           and time.monotonic() < self._retry_at):
-            return
+        if not entries:
+            return True
+        if not self.in_sync and time.monotonic() < self._retry_at:
+            return False
         try:
             self.feed.publish(context, entries, self.origin)
         except Exception as exc:
             self._lost(exc)
+            return False
+        return True
 
     def _resume(self, context):
         """Tail, then a full load: nothing written meanwhile is missed.
@@ -160,6 +166,7 @@ class Follower:
                      'states reloaded, following it again',
                      self.name)
         self.in_sync = self.started = True
+        self._resumed(context)
 
     def _lost(self, exc):
         self.errors += 1
@@ -173,6 +180,9 @@ class Follower:
 
     def _apply(self, context, entries):
         raise NotImplementedError()
+
+    def _resumed(self, context):
+        """Following the feed again: announce what could not be."""
 
     def _reload(self, context):
         raise NotImplementedError()
@@ -222,6 +232,10 @@ class CacheFollower(Follower):
     def __init__(self, cache, feed, origin):
         super().__init__(f'Cell {cache.scope.name}', feed, origin)
         self.cache = cache
+        # Build-failure counts the feed did not take (it was down):
+        # host uuid -> the latest count, announced once it is back. The
+        # peers' reload does not bring them (they live only in memory).
+        self._unannounced = {}
 
     def claimed(self, context, deltas):
         """Announce claims or releases (``changes.announce``), unless the
@@ -233,7 +247,17 @@ class CacheFollower(Follower):
                 for uuid in sorted(deltas)])
 
     def build_result(self, context, provider_uuid, failures):
-        self.publish(context, [(changes.BUILD, provider_uuid, failures)])
+        self._unannounced.pop(provider_uuid, None)
+        if not self.publish(context,
+                            [(changes.BUILD, provider_uuid, failures)]):
+            self._unannounced[provider_uuid] = failures
+
+    def _resumed(self, context):
+        pending, self._unannounced = self._unannounced, {}
+        if not self.publish(context, [
+                (changes.BUILD, uuid, count)
+                for uuid, count in sorted(pending.items())]):
+            self._unannounced.update(pending)
 
     def _apply(self, context, entries):
         usage = set()

@@ -174,6 +174,28 @@ class _SyncTests:
         states = {h['uuid']: h for h in self.b.host_states(self.ctx)}
         self.assertEqual(0, states[bad]['failed_builds'])
 
+    def test_build_failures_counted_while_the_feed_is_down_reach_the_other(
+            self):
+        bad = self.add_host('bad', vcpus=64)
+        self.add_host('good', vcpus=8)
+        self.start_both()
+        self.flags(sync_retry_interval=60, group='scheduler')
+        failing = mock.patch.object(
+            changes, 'record',
+            side_effect=db_exc.DBConnectionError('feed table gone'))
+        with failing:
+            for _ in range(3):
+                self.a.record_build_result(self.ctx, bad, False)
+        self.assertFalse(self.a.sync.in_sync)
+        states = {h['uuid']: h for h in self.b.host_states(self.ctx)}
+        self.assertEqual(0, states[bad]['failed_builds'])
+        self.a.sync._retry_at = 0   # the retry interval is over
+        self.place(self.a)          # A follows the feed again
+        self.assertTrue(self.a.sync.in_sync)
+        self.b.sync.catch_up(self.ctx)
+        states = {h['uuid']: h for h in self.b.host_states(self.ctx)}
+        self.assertEqual(3, states[bad]['failed_builds'])
+
     def test_a_malformed_count_in_the_feed_is_ignored(self):
         host = self.add_host('h')
         self.start_both()
