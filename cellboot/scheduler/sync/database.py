@@ -34,6 +34,7 @@ class DatabaseFeed:
         self.scope = scope
         self._after = None
         self._missing = {}   # sequence -> monotonic time first missed
+        self._read = None    # changes.PinnedRead, made at the first pull
 
     def start(self, context):
         """Follow from the current tail on."""
@@ -48,8 +49,11 @@ class DatabaseFeed:
         caller reloads in full and calls ``start`` again.
         """
         limit = CONF.scheduler.sync_max_entries
-        rows = changes.read(self.scope.context(context), self._after,
-                            list(self._missing), limit)
+        cctxt = self.scope.context(context)
+        if self._read is None:
+            self._read = changes.PinnedRead(cctxt)
+        rows = changes.by_seq(self._read(self._after, limit),
+                              changes.read_missing(cctxt, self._missing))
         now = time.monotonic()
         past = 0
         lost = False

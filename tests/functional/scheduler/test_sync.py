@@ -217,7 +217,7 @@ class _SyncTests:
         # No retry during the outage, whatever the time it takes.
         self.flags(sync_retry_interval=60, group='scheduler')
         failing = mock.patch.object(
-            changes, 'read',
+            changes.PinnedRead, '__call__',
             side_effect=db_exc.DBConnectionError('feed table gone'))
         with failing:
             self.assertEqual((6, 2), alternate(self, 8))
@@ -282,6 +282,35 @@ class _SyncTests:
     def insert(context, seq, key):
         context.session.execute(changes.CHANGES.insert().values(
             seq=seq, kind=changes.USAGE, key=key, at=time.time()))
+
+    def test_the_pinned_read_sees_rows_committed_after_its_last(self):
+        host = self.add_host('h')
+        with self.cell_context() as cctxt:
+            read = changes.PinnedRead(cctxt)
+            self.addCleanup(read.close)
+            tail = changes.tail(cctxt)
+            self.assertEqual([], read(tail, 10))
+            changes.record(cctxt, [(changes.BUILD, host, 1)], 'a')
+            # Not the first read's snapshot (REPEATABLE READ): the row.
+            [row] = read(tail, 10)
+            self.assertEqual((changes.BUILD, host, '1', 'a'),
+                             (row.kind, row.key, row.value, row.origin))
+            self.assertEqual([], read(row.seq, 10))
+
+    def test_the_pinned_read_survives_its_connection_dying_once(self):
+        with self.cell_context() as cctxt:
+            read = changes.PinnedRead(cctxt)
+            self.addCleanup(read.close)
+            tail = changes.tail(cctxt)
+            read(tail, 10)
+            read._connection.driver_connection.close()
+            self.assertEqual([], read(tail, 10))
+            read._connection.driver_connection.close()
+            with mock.patch.object(read._engine, 'raw_connection',
+                                   side_effect=OSError('no server')):
+                self.assertRaises(OSError, read, tail, 10)
+            self.assertIsNone(read._connection)
+            self.assertEqual([], read(tail, 10))
 
     def test_old_changes_are_trimmed(self):
         self.add_host('h')
