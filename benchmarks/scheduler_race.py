@@ -2,38 +2,50 @@
 
 Builds a fleet on a database server (by default the MariaDB at
 127.0.0.1:3306: a throw-away database per cell and one for the API)
-with room for exactly --capacity single-instance requests, then
---processes scheduler processes -- each one ``InProcessSchedulers``:
-its own API-level ``CellsScheduler`` and its own ``CellScheduler`` for
-every cell (``scheduler.run_concurrent``) -- share --requests such
-requests, all started together. Every process therefore races every
-other in every cell: --processes 4 is 4 API levels and 4 schedulers per
-cell, --processes 2 is 2 and 2.
+with room for exactly --capacity single-instance requests, then races
+schedulers to place --requests such requests, all started together, in
+one of two ways:
 
-Why not exactly 2 cell schedulers per cell under 4 API levels: an API
-level reaches only the cell schedulers of its own process here (no bus
-between the processes), so 4 API levels over 2 schedulers a cell would
-need a cell client across processes the benchmark would have to
-invent. 4 schedulers a cell race harder than 2 (twice as many stale
-views of each cell), so the claims are tried at least as hard; run
---processes 2 for the 2-a-cell figure.
+* --services API_LEVEL,PER_CELL: the deployment itself, out of real
+  services (``scheduler_race_services``): API_LEVEL ``cellboot-
+  scheduler`` processes on the API's bus and PER_CELL ``cellboot-
+  scheduler --cell NAME`` processes in every cell on the cell's own bus
+  (RabbitMQ vhosts made for the run), --clients threads (default 4 x
+  API_LEVEL) calling ``SchedulerRPCAPI.select_destinations`` as super
+  conductors do. --services 4,2 is the issue's 4 API levels over 2
+  schedulers a cell. The services' own figures (failed claims,
+  conflicts, the change feed's) come from the line of counters each logs
+  as SIGTERM stops it; --keep-logs keeps their logs.
+* --processes P (default 4): P processes, each one
+  ``InProcessSchedulers`` -- its own API-level ``CellsScheduler`` and
+  its own ``CellScheduler`` for every cell (``scheduler.run_concurrent``)
+  -- each calling its own API level from one thread: P API levels and P
+  schedulers a cell, each deciding one request at a time.
 
 What must hold, and is asserted (exit status 1 otherwise): exactly
 --capacity requests placed, no provider holding more than
 (total - reserved) x allocation_ratio of any class (read back from every
 cell's allocations), and as many consumers holding allocations as
-requests placed. What is measured: failed claims (a claim refused for
+requests placed; with --services also a line of counters from every
+service, as many claims tried as placed plus failed, the API levels'
+count of placed requests the clients', and no call failing otherwise
+than NoValidHost. What is measured: failed claims (a claim refused for
 capacity, the request retried on another host) and their rate per
 placed request, generation conflicts (compare-and-swap retries inside
 the claims), decisions/s over all processes, latencies.
 
 --sync names values of the sync option between schedulers (--sync-option,
-default scheduler.sync_backend); each value is one run on a fresh fleet,
+default scheduler.sync_backend); each value is one run on a fresh fleet
+(with --services, written in every service's configuration),
 ``default`` meaning the option left alone. The last line is one JSON
 object: the fleet, and ``runs``, one summary per value.
 
-  .venv/bin/python benchmarks/scheduler_race.py --cells 4 --hosts 400 \\
-      --processes 4 --requests 2000 --capacity 1500 --sync default
+  PYTHONPATH=. .venv/bin/python benchmarks/scheduler_race.py --cells 4 \\
+      --hosts 400 --services 4,2 --requests 2000 --capacity 1500 \\
+      --sync none,database
+  PYTHONPATH=. .venv/bin/python benchmarks/scheduler_race.py --cells 4 \\
+      --hosts 400 --processes 4 --requests 2000 --capacity 1500 \\
+      --sync default
 """
 
 import json

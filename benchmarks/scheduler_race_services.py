@@ -33,11 +33,11 @@ cost more than the decisions, as in the in-process mode); and database
 pools of 4 connections (2 more at a burst) instead of a scheduler's 8
 (4 more). At their own sizes, 4 API levels over 4 cells and 2
 schedulers a cell may hold 336 connections (``pools.budget``: 60 per
-API level, 12 per cell scheduler); they held up to 131 at once here,
-and MariaDB's default ``max_connections`` is 151, for every user of the
-server: a call then failed with "Too many connections". A cell
-scheduler has a few decisions in flight at once (16 clients over 8
-cell schedulers), so 4 connections do not make its claims queue.
+API level, 12 per cell scheduler); they held up to 140 at once here,
+and MariaDB's default ``max_connections`` is 151 for every user of the
+server: calls failed with "Too many connections". With the smaller
+pools they held up to 111, and the failed claims were as many as at
+the services' own sizes (docs/benchmarks.md).
 """
 
 import concurrent.futures
