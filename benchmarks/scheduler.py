@@ -115,8 +115,12 @@ def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1):
     return zones, round(time.perf_counter() - started, 1)
 
 
-def _select_loop(top, ctx, requests):
-    """``requests`` single-instance decisions; latencies and outcome."""
+def _select_loop(top, ctx, requests, errors=None):
+    """``requests`` single-instance decisions; latencies and outcome.
+
+    ``errors``: a list to append any other exception to (one request
+    lost, the loop goes on), instead of raising it.
+    """
     from cellboot import exception
 
     spec = {'flavor': dict(scheduler_fleet.FLAVOR), 'num_instances': 1,
@@ -132,6 +136,10 @@ def _select_loop(top, ctx, requests):
             unavailable += 1
         except exception.NoValidHost:
             rejected += 1
+        except Exception as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
         latencies.append(time.perf_counter() - started)
     return latencies, placed, rejected, unavailable
 

@@ -308,6 +308,21 @@ def write_mappings(dbs, cells, per_cell, zone_of=None):
         engine.dispose()
 
 
+def set_transport_urls(dbs, urls):
+    """Point cell mappings at their buses: ``urls`` maps a cell name to
+    its transport URL (the fleet writes ``fake://``, enough for
+    schedulers of one process; services in processes need a broker)."""
+    cells = api_models.CellMapping.__table__
+    engine = _engine(dbs.api_url)
+    try:
+        with engine.begin() as conn:
+            for name, url in urls.items():
+                conn.execute(cells.update().where(cells.c.name == name)
+                             .values(transport_url=url))
+    finally:
+        engine.dispose()
+
+
 def _overcommitted_in(url):
     inv = cell_models.Inventory.__table__
     alloc = cell_models.Allocation.__table__

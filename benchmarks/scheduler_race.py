@@ -2,41 +2,55 @@
 
 Builds a fleet on a database server (by default the MariaDB at
 127.0.0.1:3306: a throw-away database per cell and one for the API)
-with room for exactly --capacity single-instance requests, then
---processes scheduler processes -- each one ``InProcessSchedulers``:
-its own API-level ``CellsScheduler`` and its own ``CellScheduler`` for
-every cell (``scheduler.run_concurrent``) -- share --requests such
-requests, all started together. Every process therefore races every
-other in every cell: --processes 4 is 4 API levels and 4 schedulers per
-cell, --processes 2 is 2 and 2.
+with room for exactly --capacity single-instance requests, then races
+schedulers to place --requests such requests, all started together, in
+one of two ways:
 
-Why not exactly 2 cell schedulers per cell under 4 API levels: an API
-level reaches only the cell schedulers of its own process here (no bus
-between the processes), so 4 API levels over 2 schedulers a cell would
-need a cell client across processes the benchmark would have to
-invent. 4 schedulers a cell race harder than 2 (twice as many stale
-views of each cell), so the claims are tried at least as hard; run
---processes 2 for the 2-a-cell figure.
+* --services API_LEVEL,PER_CELL: the deployment itself, out of real
+  services (``scheduler_race_services``): API_LEVEL ``cellboot-
+  scheduler`` processes on the API's bus and PER_CELL ``cellboot-
+  scheduler --cell NAME`` processes in every cell on the cell's own bus
+  (RabbitMQ vhosts made for the run), --clients threads (default 4 x
+  API_LEVEL) calling ``SchedulerRPCAPI.select_destinations`` as super
+  conductors do. --services 4,2 is the issue's 4 API levels over 2
+  schedulers a cell. The services' own figures (failed claims,
+  conflicts, the change feed's) come from the line of counters each logs
+  as SIGTERM stops it; --keep-logs keeps their logs.
+* --processes P (default 4): P processes, each one
+  ``InProcessSchedulers`` -- its own API-level ``CellsScheduler`` and
+  its own ``CellScheduler`` for every cell (``scheduler.run_concurrent``)
+  -- each calling its own API level from one thread: P API levels and P
+  schedulers a cell, each deciding one request at a time.
 
 What must hold, and is asserted (exit status 1 otherwise): exactly
 --capacity requests placed, no provider holding more than
 (total - reserved) x allocation_ratio of any class (read back from every
 cell's allocations), and as many consumers holding allocations as
-requests placed. What is measured: failed claims (a claim refused for
+requests placed; with --services also a line of counters from every
+service, as many claims tried as placed plus failed, the API levels'
+count of placed requests the clients', and no call failing otherwise
+than NoValidHost. What is measured: failed claims (a claim refused for
 capacity, the request retried on another host) and their rate per
 placed request, generation conflicts (compare-and-swap retries inside
 the claims), decisions/s over all processes, latencies.
 
 --sync names values of the sync option between schedulers (--sync-option,
-default scheduler.sync_backend); each value is one run on a fresh fleet,
+default scheduler.sync_backend); each value is one run on a fresh fleet
+(with --services, written in every service's configuration),
 ``default`` meaning the option left alone. The last line is one JSON
 object: the fleet, and ``runs``, one summary per value.
 
-  .venv/bin/python benchmarks/scheduler_race.py --cells 4 --hosts 400 \\
-      --processes 4 --requests 2000 --capacity 1500 --sync default
+  PYTHONPATH=. .venv/bin/python benchmarks/scheduler_race.py --cells 4 \\
+      --hosts 400 --services 4,2 --requests 2000 --capacity 1500 \\
+      --sync none,database
+  PYTHONPATH=. .venv/bin/python benchmarks/scheduler_race.py --cells 4 \\
+      --hosts 400 --processes 4 --requests 2000 --capacity 1500 \\
+      --sync default
 """
 
 import json
+import re
+import shutil
 import sys
 import tempfile
 
@@ -45,6 +59,14 @@ from cellboot.cli import arguments
 import scheduler
 import scheduler_fleet
 import scheduler_levels
+import scheduler_race_services as services
+
+# What a race of services adds to a run's summary.
+SERVICES_KEYS = (
+    'claims_tried', 'db_retries', 'sync_pulls', 'sync_seen', 'sync_errors',
+    'sync_lag_p50_ms', 'sync_lag_p99_ms', 'api_requests_placed',
+    'failed_claims_per_cell_scheduler', 'silent_services', 'errors',
+    'first_error', 'clients')
 
 MARIADB = 'mysql+pymysql://root@127.0.0.1:3306/?charset=utf8mb4'
 
@@ -70,13 +92,17 @@ def race(args, sync):
     if sync != 'default':
         group, _, option = args.sync_option.rpartition('.')
         overrides.append((group, option, sync))
-    dbs = scheduler_fleet.Databases(
-        args.cells, args.db_url, tempfile.mkdtemp(prefix='cellboot-race-'))
+    workdir = tempfile.mkdtemp(prefix='cellboot-race-')
+    dbs = scheduler_fleet.Databases(args.cells, args.db_url, workdir)
     try:
         _zones, build_s = scheduler.build_fleet(dbs, args.hosts,
                                                 args.capacity)
-        result = scheduler.run_concurrent(dbs, args.processes,
-                                          args.requests, overrides)
+        if args.services:
+            result = services.run(dbs, *args.services, args.requests,
+                                  args.clients, overrides, workdir)
+        else:
+            result = scheduler.run_concurrent(dbs, args.processes,
+                                              args.requests, overrides)
     finally:
         dbs.drop()
     attempts = result['placed'] + result['failed_claims']
@@ -90,6 +116,14 @@ def race(args, sync):
         failed_claim_rate=round(result['failed_claims'] / attempts, 4)
         if attempts else 0.0,
         broken=check(result, args.capacity))
+    if args.services:
+        summary.update({key: result[key] for key in SERVICES_KEYS})
+        summary['broken'] += services.check(result)
+        # The services' logs and configuration: kept to read if broken.
+        summary['logs'] = workdir if summary['broken'] or \
+            args.keep_logs else None
+    if not summary.get('logs'):
+        shutil.rmtree(workdir, ignore_errors=True)
     return summary
 
 
@@ -98,8 +132,18 @@ def _parse_args(argv):
     parser.add_argument('--hosts', type=arguments.positive_int, default=400)
     parser.add_argument('--cells', type=arguments.positive_int, default=4)
     parser.add_argument('--processes', type=arguments.positive_int,
-                        default=4, help='scheduler processes (API level '
-                        'and a scheduler per cell each; default 4)')
+                        help='scheduler processes (API level and a '
+                        'scheduler per cell each; default 4)')
+    parser.add_argument('--services', metavar='API_LEVEL,PER_CELL',
+                        help='race real cellboot-scheduler services '
+                        'instead: API_LEVEL of the API level and PER_CELL '
+                        'in every cell, on RabbitMQ')
+    parser.add_argument('--keep-logs', action='store_true',
+                        help='with --services: keep their logs and '
+                        'configuration files (kept anyway when broken)')
+    parser.add_argument('--clients', type=arguments.positive_int,
+                        help='with --services: threads calling the API '
+                        'level (default 4 x API_LEVEL)')
     parser.add_argument('--requests', type=arguments.positive_int,
                         default=2000)
     parser.add_argument('--capacity', type=arguments.positive_int,
@@ -115,9 +159,7 @@ def _parse_args(argv):
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
     scheduler_levels.check_fleet_args(parser, args)
-    if args.processes < 2:
-        parser.error('--processes: a race needs at least 2, not '
-                     f'{args.processes}')
+    _check_topology(parser, args)
     if args.requests < args.capacity:
         parser.error(f'--requests: must be at least --capacity '
                      f'({args.capacity}) to fill the fleet, not '
@@ -135,26 +177,70 @@ def _parse_args(argv):
              if value != 'default'])
     except ValueError as exc:
         parser.error(str(exc).replace('--conf', '--sync', 1))
+    if args.services:
+        try:
+            services.check_broker()
+        except services.Unavailable as exc:
+            parser.exit(2, f'{parser.prog}: cannot run: RabbitMQ {exc}\n')
     return args
+
+
+def _check_topology(parser, args):
+    """``--processes`` or ``--services A,C`` (and ``--clients``)."""
+    if args.services is None:
+        if args.clients is not None or args.keep_logs:
+            parser.error(f'--{"clients" if args.clients else "keep-logs"}'
+                         f': only with --services')
+        args.processes = 4 if args.processes is None else args.processes
+        if args.processes < 2:
+            parser.error('--processes: a race needs at least 2, not '
+                         f'{args.processes}')
+        return
+    if args.processes is not None:
+        parser.error('--processes: not with --services (each service is '
+                     'a process)')
+    counts = re.fullmatch(r'\s*([0-9]+)\s*,\s*([0-9]+)\s*', args.services)
+    if counts is None or min(int(c) for c in counts.groups()) < 1:
+        parser.error(f'--services: must be API_LEVEL,PER_CELL, two whole '
+                     f'numbers of at least 1, not {args.services!r}')
+    args.services = tuple(int(c) for c in counts.groups())
+    if args.services == (1, 1):
+        parser.error('--services: a race needs at least 2 schedulers at '
+                     'one level, not 1,1')
+    if args.clients is None:
+        args.clients = 4 * args.services[0]
+
+
+def _topology(args):
+    if args.services:
+        return dict(api_levels=args.services[0],
+                    cell_schedulers_per_cell=args.services[1],
+                    clients=args.clients, services=True)
+    return dict(processes=args.processes,
+                cell_schedulers_per_cell=args.processes)
 
 
 def main(argv=None):
     args = _parse_args(argv)
     runs = []
     for sync in args.sync:
-        summary = race(args, sync)
+        try:
+            summary = race(args, sync)
+        except services.StartFailed as exc:
+            print(f'scheduler_race.py: sync {sync}: {exc}', file=sys.stderr)
+            return 1
         print(f'sync {sync}: placed {summary["placed"]} / {args.requests} '
               f'for room for {args.capacity}; over-committed providers '
               f'{summary["overcommitted_providers"]}; failed claims '
               f'{summary["failed_claims"]} ({summary["failed_claim_rate"]:.1%}'
-              f'); {summary["decisions_per_s"]} decisions/s', flush=True)
+              f'); generation conflicts {summary["conflicts"]}; '
+              f'{summary["decisions_per_s"]} decisions/s', flush=True)
         for sentence in summary['broken']:
             print(f'  BROKEN: {sentence}', flush=True)
         runs.append(summary)
     print(json.dumps(dict(
-        hosts=args.hosts, cells=args.cells, processes=args.processes,
-        cell_schedulers_per_cell=args.processes, requests=args.requests,
-        capacity=args.capacity,
+        hosts=args.hosts, cells=args.cells, **_topology(args),
+        requests=args.requests, capacity=args.capacity,
         backend=scheduler_fleet.Databases(1, args.db_url, '.').backend,
         runs=runs)))
     return 1 if any(run['broken'] for run in runs) else 0

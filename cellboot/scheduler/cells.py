@@ -109,6 +109,13 @@ class CellsScheduler:
     def stop(self):
         self.aggregates.stop()
 
+    def counters(self):
+        """``stats`` as names without spaces (the line ``cellboot-
+        scheduler`` logs as it stops): requests placed, and cells that
+        refused or did not answer, what stale aggregates cost."""
+        return {key: self.stats[key.replace('_', ' ')] for key in (
+            'requests_placed', 'cells_refused', 'cells_unreachable')}
+
     def refresh(self, context):
         return self.aggregates.refresh(context)
 

@@ -91,7 +91,9 @@ class SchedulerManager:
             CONF.filter_scheduler.enabled_filters)
         self.weighers = weighers_mod.load_weighers(
             CONF.filter_scheduler.enabled_weighers)
-        # How many claims failed and were retried on another host.
+        # Claims written for decisions (a batch counts each instance),
+        # and how many of them failed and were retried on another host.
+        self.claims_tried = 0
         self.failed_claims = 0
         # The cell's other schedulers' changes (``sync.Follower``), or
         # None: learnt at the periodic reloads and failed claims only.
@@ -259,6 +261,7 @@ class SchedulerManager:
 
         What the consumer held in the cell before is given back first.
         """
+        self.claims_tried += 1
         try:
             try:
                 claims.claim_resources(context, instance_uuid, uuid,

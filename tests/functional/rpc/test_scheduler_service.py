@@ -24,6 +24,7 @@ import time
 from oslo_utils import uuidutils
 import sqlalchemy as sa
 
+from cellboot.cmd import scheduler as scheduler_cmd
 from cellboot import context as cb_context
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
@@ -272,12 +273,28 @@ class SchedulerServiceTest(base.DatabaseTestCase):
         self.assertEqual(0, code, stderr)
         self.assertNotIn('Traceback', stderr)
         self.assertIn('Caught SIGTERM, stopping', stderr)
+        return scheduler_cmd.parse_counters(stderr)
 
     def test_sigterm_stops_the_cells_scheduler_cleanly(self):
-        self._assert_stops_cleanly(self.cell_scheduler)
+        [counters] = self._assert_stops_cleanly(self.cell_scheduler)
+        self.assertEqual((0, 0), (counters['claims_tried'],
+                                  counters['failed_claims']))
 
     def test_sigterm_stops_the_api_levels_scheduler_cleanly(self):
-        self._assert_stops_cleanly(self.api_scheduler)
+        [counters] = self._assert_stops_cleanly(self.api_scheduler)
+        self.assertEqual(0, counters['requests_placed'])
+
+    def test_the_cells_scheduler_logs_its_claims_as_it_stops(self):
+        self._reported()
+        client = self._api_client()
+        time.sleep(READ_WAIT)  # the API level read the cell's new row
+        client.select_destinations(self.ctx, {'flavor': FLAVOR},
+                                   [uuidutils.generate_uuid()])
+
+        [counters] = self._assert_stops_cleanly(self.cell_scheduler)
+
+        self.assertEqual((1, 0), (counters['claims_tried'],
+                                  counters['failed_claims']))
 
 
 class SchedulerCommandLineTest(base.TestCase):

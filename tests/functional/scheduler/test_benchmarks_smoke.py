@@ -1,8 +1,9 @@
 """The scheduler benchmarks keep running: tiny runs, their JSON lines.
 
 ``benchmarks/scheduler.py`` (throughput and concurrency modes, with and
-without zones), ``benchmarks/scheduler_race.py`` (on MariaDB; skipped,
-like the database tests, where it cannot be reached) and
+without zones), ``benchmarks/scheduler_race.py`` (on MariaDB, and its
+race of real services also on RabbitMQ; skipped, like the database and
+multi-process tests, where they cannot be reached, unless CI=true) and
 ``benchmarks/placement_accuracy.py`` run through both scheduler levels
 on fleets of a few hosts, print their figures as the last line, and
 refuse bad options with one line and exit status 2. (What the figures
@@ -11,6 +12,8 @@ are worth is docs/benchmarks.md's.)
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -35,6 +38,11 @@ ZONE_KEYS = {'zone_levels', 'fan_out', 'zones', 'build_s', 'process_rss_mb',
 RACE_KEYS = {'placed', 'rejected', 'unavailable', 'overcommitted_providers',
              'holding_consumers', 'failed_claims', 'failed_claim_rate',
              'conflicts', 'decisions_per_s', 'sync', 'broken'}
+SERVICES_RACE_KEYS = RACE_KEYS | {
+    'claims_tried', 'db_retries', 'sync_pulls', 'sync_seen', 'sync_errors',
+    'sync_lag_p50_ms', 'sync_lag_p99_ms', 'api_requests_placed',
+    'failed_claims_per_cell_scheduler', 'silent_services', 'clients',
+    'p50_ms', 'p99_ms', 'logs'}
 ACCURACY_KEYS = {
     'hosts', 'cells', 'seed', 'placed', 'reference_placed', 'placed_ratio',
     'extra_cells_per_request', 'decisions_per_s', 'first_choice_rejections',
@@ -158,10 +166,81 @@ class SchedulerRaceSmokeTest(base.TestCase):
             self.assertEqual(round(run['failed_claims'] / (
                 30 + run['failed_claims']), 4), run['failed_claim_rate'])
 
+    def test_racing_services_place_exactly_the_capacity(self):
+        done = _run('scheduler_race.py', '--hosts', '20', '--cells', '2',
+                    '--services', '2,2', '--requests', '60', '--capacity',
+                    '40', '--db-url', self._server_url(), '--sync',
+                    'none,database')
+        if done.returncode == 2 and 'cannot run:' in done.stderr:
+            fixtures.service_unavailable(done.stderr.strip())
+        figures = _figures(self, done)
+        self.assertEqual((2, 2, 8, True), (
+            figures['api_levels'], figures['cell_schedulers_per_cell'],
+            figures['clients'], figures['services']))
+        self.assertEqual(['none', 'database'],
+                         [run['sync'] for run in figures['runs']])
+        for run in figures['runs']:
+            self.assertLessEqual(SERVICES_RACE_KEYS, set(run))
+            self.assertEqual([], run['broken'])
+            self.assertEqual((40, 20, 0, 0, 40, 40), (
+                run['placed'], run['rejected'], run['unavailable'],
+                run['overcommitted_providers'], run['holding_consumers'],
+                run['api_requests_placed']))
+            self.assertEqual(40 + run['failed_claims'], run['claims_tried'])
+            self.assertEqual(4, len(run['failed_claims_per_cell_scheduler']))
+            self.assertEqual(run['failed_claims'],
+                             sum(run['failed_claims_per_cell_scheduler']))
+            self.assertEqual(round(run['failed_claims'] / (
+                40 + run['failed_claims']), 4), run['failed_claim_rate'])
+            self.assertGreater(run['decisions_per_s'], 0)
+            self.assertIsNone(run['logs'])   # removed: nothing broken
+        off, on = figures['runs']
+        self.assertEqual((0, None), (off['sync_pulls'],
+                                     off['sync_lag_p99_ms']))
+        self.assertGreater(on['sync_seen'], 0)
+        self.assertEqual(0, on['sync_errors'])
+
+    def test_a_service_that_cannot_start_is_one_line(self):
+        done = _run('scheduler_race.py', '--hosts', '4', '--cells', '1',
+                    '--services', '1,2', '--requests', '4', '--capacity',
+                    '4', '--db-url', self._server_url(), '--conf',
+                    'filter_scheduler.enabled_filters=NoSuchFilter')
+        if done.returncode == 2 and 'cannot run:' in done.stderr:
+            fixtures.service_unavailable(done.stderr.strip())
+        self.assertEqual(1, done.returncode, done.stderr[-3000:])
+        self.assertEqual(1, len(done.stderr.strip().splitlines()),
+                         done.stderr)
+        self.assertRegex(done.stderr, r"scheduler-cell1-[12] exited with "
+                         r"code 1 before serving: ERROR: Configuration "
+                         r"error: unknown filter 'NoSuchFilter'")
+        logs = re.search(r'\(logs in (\S+)\)', done.stderr).group(1)
+        self.assertTrue(os.path.isfile(os.path.join(
+            logs, 'scheduler-cell1-1.conf')))
+        shutil.rmtree(logs)
+
     def test_bad_options_are_refused_in_one_line(self):
         for args, message in (
                 (['--processes', '1'],
                  '--processes: a race needs at least 2, not 1'),
+                (['--services', '2'],
+                 "--services: must be API_LEVEL,PER_CELL, two whole "
+                 "numbers of at least 1, not '2'"),
+                (['--services', '2,0'], "not '2,0'"),
+                (['--services', '2,x'], "not '2,x'"),
+                (['--services', '2,2,2'], "not '2,2,2'"),
+                (['--services=-1,2'], "not '-1,2'"),
+                (['--services', ' , '], "not ' , '"),
+                (['--services', '\u0661,2'], "not '\u0661,2'"),
+                (['--services', '1,1'],
+                 '--services: a race needs at least 2 schedulers at one '
+                 'level, not 1,1'),
+                (['--services', '2,2', '--processes', '2'],
+                 '--processes: not with --services'),
+                (['--clients', '3'], '--clients: only with --services'),
+                (['--keep-logs'], '--keep-logs: only with --services'),
+                (['--services', '2,2', '--clients', '0'],
+                 "--clients: must be a whole number of at least 1, not "
+                 "'0'"),
                 (['--requests', '10', '--capacity', '20'],
                  '--requests: must be at least --capacity (20) to fill '
                  'the fleet, not 10'),
