@@ -82,6 +82,23 @@ def best_first(weights, count):
     return top[np.argsort(-weights[top], kind='stable')]
 
 
+def spread(weights, count):
+    """Positions to choose among: the ``count`` best hosts, and every
+    host that weighs as much as the last of them.
+
+    Ties are common (hosts of one flavour, equally full: a fleet filling
+    evenly ends with every host one slot from full), and ``best_first``
+    breaks them by position, the same way in every scheduler of the
+    cell: spread over "the best two", two schedulers would still pick
+    between the same two of a hundred equal hosts. With ``count`` 1 the
+    choice stays the one best host, as the operator asked.
+    """
+    best = best_first(weights, count)
+    if count <= 1 or len(best) < count:
+        return best
+    return np.flatnonzero(weights >= weights[best[-1]])
+
+
 class SchedulerManager:
     """Chooses hosts of one cell from a ``HostStateCache``, claims them."""
 
@@ -224,8 +241,7 @@ class SchedulerManager:
                      reason)
             raise exception.NoValidHost(reason=reason)
         weights = weigher_base.weigh(states, mask, request, self.weighers)
-        chosen = random.choice(best_first(
-            weights, self._subset_size()))
+        chosen = random.choice(spread(weights, self._subset_size()))
         return chosen, mask, weights
 
     def _subset_size(self):
