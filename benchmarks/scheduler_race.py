@@ -64,7 +64,8 @@ import scheduler_race_services as services
 # What a race of services adds to a run's summary.
 SERVICES_KEYS = (
     'claims_tried', 'db_retries', 'sync_pulls', 'sync_seen', 'sync_errors',
-    'sync_lag_p50_ms', 'sync_lag_p99_ms', 'api_requests_placed',
+    'sync_lag_p50_ms', 'sync_lag_p99_ms', 'sync_view_age_p50_ms',
+    'sync_view_age_p99_ms', 'api_requests_placed',
     'failed_claims_per_cell_scheduler', 'silent_services', 'errors',
     'first_error', 'clients')
 

@@ -293,6 +293,8 @@ def run(dbs, api_level, per_cell, requests, clients, overrides, workdir):
         sync_errors=_summed(cells, 'sync_errors'),
         sync_lag_p50_ms=_worst(cells, 'sync_lag_p50_ms'),
         sync_lag_p99_ms=_worst(cells, 'sync_lag_p99_ms'),
+        sync_view_age_p50_ms=_worst(cells, 'sync_view_age_p50_ms'),
+        sync_view_age_p99_ms=_worst(cells, 'sync_view_age_p99_ms'),
         api_requests_placed=_summed(apis, 'requests_placed'),
         extra_cells_per_request=round((
             _summed(apis, 'cells_refused')

@@ -75,7 +75,8 @@ class CellScheduler:
         benchmarks: the claims its decisions wrote and how many failed (a
         stale view of a host: another scheduler claimed it first), and
         how it followed its cell's change feed (pulls, others' entries
-        applied, failures, full reloads, the others' write-to-pull lag).
+        applied, failures, full reloads, the others' write-to-pull lag,
+        and the age of its view at each decision: the staleness bound).
         """
         figures = {'claims_tried': self.manager.claims_tried,
                    'failed_claims': self.manager.failed_claims}
@@ -83,7 +84,8 @@ class CellScheduler:
             stats = self.sync.stats()
             figures.update({f'sync_{key}': stats[key] for key in (
                 'pulls', 'seen', 'errors', 'reloads')})
-            for key in ('lag_p50', 'lag_p99'):
+            for key in ('lag_p50', 'lag_p99', 'view_age_p50',
+                        'view_age_p99'):
                 if stats[key] is not None:
                     figures[f'sync_{key}_ms'] = round(stats[key] * 1000, 1)
         return figures

@@ -40,7 +40,8 @@ RACE_KEYS = {'placed', 'rejected', 'unavailable', 'overcommitted_providers',
              'conflicts', 'decisions_per_s', 'sync', 'broken'}
 SERVICES_RACE_KEYS = RACE_KEYS | {
     'claims_tried', 'db_retries', 'sync_pulls', 'sync_seen', 'sync_errors',
-    'sync_lag_p50_ms', 'sync_lag_p99_ms', 'api_requests_placed',
+    'sync_lag_p50_ms', 'sync_lag_p99_ms', 'sync_view_age_p50_ms',
+    'sync_view_age_p99_ms', 'api_requests_placed',
     'failed_claims_per_cell_scheduler', 'silent_services', 'clients',
     'p50_ms', 'p99_ms', 'logs'}
 ACCURACY_KEYS = {

@@ -86,6 +86,8 @@ class StopCountersTest(placement_base.FleetTestCase, base.SQLiteMixin):
         self.assertGreaterEqual(counters['sync_pulls'], 1)
         self.assertGreaterEqual(counters['sync_lag_p99_ms'],
                                 counters['sync_lag_p50_ms'])
+        self.assertGreaterEqual(counters['sync_view_age_p99_ms'],
+                                counters['sync_view_age_p50_ms'])
 
     def test_the_winners_line_counts_its_claim(self):
         self.flags(sync_backend='none', group='scheduler')
