@@ -253,13 +253,17 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None,
     return result
 
 
-def _worker(api_url, overrides, index, requests, barrier, results):
+def _worker(api_url, overrides, index, requests, barrier, results,
+            warm_cells=False):
     """One of the concurrent scheduler processes (both levels)."""
     from cellboot.scheduler.resources import contention
 
     schedulers, ctx, info = _start(api_url, overrides,
                                    prefix=f'bench-p{index}')
     top = schedulers.top
+    if warm_cells:
+        _warm_every_cell(top, ctx)
+        scheduler_levels.reset_sync_figures(schedulers)
     contention.STATS.reset()
     barrier.wait()
     started, cpu_started = time.time(), time.process_time()
@@ -298,14 +302,14 @@ def _outcomes(workers, results):
     return outcomes
 
 
-def run_concurrent(dbs, processes, requests, overrides):
+def run_concurrent(dbs, processes, requests, overrides, warm_cells=False):
     """``processes`` schedulers share ``requests`` against one fleet."""
     mp = multiprocessing.get_context('spawn')
     barrier = mp.Barrier(processes)
     results = mp.Queue()
     workers = [mp.Process(target=_worker,
                           args=(dbs.api_url, overrides, i, share, barrier,
-                                results))
+                                results, warm_cells))
                for i, share in enumerate(_shares(requests, processes))]
     for worker in workers:
         worker.start()
@@ -396,8 +400,8 @@ def _parse_args(argv):
                              'decisions, dump the stats to FILE and print '
                              'the top 25 by cumulative time')
     parser.add_argument('--warm-cells', action='store_true',
-                        help='throughput mode: place and release one '
-                             'instance in every cell before timing, as a '
+                        help='place and release one instance in every '
+                             'cell (in every process) before timing, as a '
                              'long-running scheduler has (each cell\'s '
                              'statements compiled once, per engine)')
     scheduler_levels.add_zone_arguments(parser)
@@ -419,7 +423,7 @@ def main(argv=None):
     try:
         if args.processes > 1:
             result = run_concurrent(dbs, args.processes, args.requests,
-                                    args.conf)
+                                    args.conf, args.warm_cells)
         else:
             result = run_throughput(dbs, args.requests, args.threads,
                                     args.conf, args.profile,
