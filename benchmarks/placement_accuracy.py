@@ -108,6 +108,7 @@ def _snapshot(item_count, sides, fill):
         'decisions_per_s': hier.decisions_per_s(),
         'reference_decisions_per_s': ref.decisions_per_s(),
         'refused_only_by_hierarchy': len(hier.refused_only(ref)),
+        **hier.api_sync(),
         'refused_only_by_reference': len(ref.refused_only(hier)),
         'false_refusals': len(hier.false_refusals),
         'reference_false_refusals': len(ref.false_refusals),

@@ -239,6 +239,23 @@ class Hierarchy(Side):
                 found.update((uuid, index) for uuid in states.uuids)
         return found
 
+    def api_sync(self):
+        """How the API levels followed each other (``[scheduler]
+        api_sync_backend``): others' aggregates taken, and each
+        decision's view age in ms (the staleness bound); empty when
+        they do not."""
+        followers = [top.sync for top in self.tops if top.sync is not None]
+        if not followers:
+            return {}
+        ages = np.array([age for f in followers for age in f.view_ages]
+                        or [0.0]) * 1000
+        return {'api_sync_seen': sum(f.seen for f in followers),
+                'api_sync_errors': sum(f.errors for f in followers),
+                'api_sync_view_age_p50_ms': round(
+                    float(np.percentile(ages, 50)), 2),
+                'api_sync_view_age_p99_ms': round(
+                    float(np.percentile(ages, 99)), 2)}
+
     def stop(self):
         for top in self.tops[1:]:
             top.stop()
