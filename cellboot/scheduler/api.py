@@ -68,6 +68,8 @@ class CellScheduler:
     def stop(self):
         self.publisher.stop()
         self.cache.stop_periodic_refresh()
+        if self.sync is not None:
+            self.sync.stop()
 
     def counters(self):
         """What this scheduler did since it was made, for operators (the

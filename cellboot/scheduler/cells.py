@@ -108,6 +108,8 @@ class CellsScheduler:
 
     def stop(self):
         self.aggregates.stop()
+        if self.sync is not None:
+            self.sync.stop()
 
     def counters(self):
         """``stats`` as names without spaces (the line ``cellboot-

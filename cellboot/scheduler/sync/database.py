@@ -77,6 +77,12 @@ class DatabaseFeed:
                              row.at) for row in rows],
                 lost or past >= limit)
 
+    def close(self):
+        """Give the pinned read's connection back (the scheduler stops)."""
+        read, self._read = self._read, None
+        if read is not None:
+            read.close()
+
     def publish(self, context, entries, origin):
         """Write ``(kind, key, value)`` entries that no claim wrote."""
         changes.record(self.scope.context(context), entries, origin)

@@ -91,6 +91,12 @@ class Follower:
         except Exception as exc:
             self._lost(exc)
 
+    def stop(self):
+        """Close the feed's connections; waits for a pull in progress.
+        A later pull (the scheduler used after all) reopens them."""
+        with self._lock:
+            self.feed.close()
+
     def catch_up(self, context):
         """Apply what the others wrote since the last pull (see module).
 

@@ -51,6 +51,12 @@ class RedisFeed:
                 socket_connect_timeout=SOCKET_TIMEOUT)
         return self._client
 
+    def close(self):
+        """Close the client's connections (the scheduler stops)."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def start(self, context):
         last = self.client.xrevrange(self.key, count=1)
         self._after = last[0][0] if last else b'0-0'

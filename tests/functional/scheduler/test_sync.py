@@ -312,6 +312,20 @@ class _SyncTests:
             self.assertIsNone(read._connection)
             self.assertEqual([], read(tail, 10))
 
+    def test_stopping_a_scheduler_closes_its_pinned_read(self):
+        host = self.add_host('h', vcpus=8)
+        self.start_both()
+        self.place(self.b)
+        read = self.b.sync.feed._read
+        self.assertIsNotNone(read._connection)
+        self.b.stop()
+        self.assertIsNone(read._connection)
+        self.assertIsNone(self.b.sync.feed._read)
+        # Used after all: the next pull reads on a new connection.
+        self.place(self.a)
+        self.place(self.b)
+        self.assertEqual(6.0, self.vcpus_used(self.b, host))
+
     def test_old_changes_are_trimmed(self):
         self.add_host('h')
         self.start_both()
