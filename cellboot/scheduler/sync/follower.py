@@ -38,6 +38,8 @@ LOG = logging.getLogger(__name__)
 
 # The feed is trimmed once a minute at most.
 TRIM_INTERVAL = 60.0
+# Seconds a stopping scheduler waits for a pull in progress.
+STOP_WAIT = 5.0
 # Seconds after which a scheduler no longer seen writing is taken for
 # idle (``deciders``).
 WRITERS_WINDOW = 10.0
@@ -92,10 +94,16 @@ class Follower:
             self._lost(exc)
 
     def stop(self):
-        """Close the feed's connections; waits for a pull in progress.
-        A later pull (the scheduler used after all) reopens them."""
-        with self._lock:
+        """Close the feed's connections, after a pull in progress (at most
+        ``STOP_WAIT`` s: a pull stuck on a partitioned database must not
+        hang the service's stop; its connection then goes with the
+        process). A later pull reopens them."""
+        if not self._lock.acquire(timeout=STOP_WAIT):
+            return
+        try:
             self.feed.close()
+        finally:
+            self._lock.release()
 
     def catch_up(self, context):
         """Apply what the others wrote since the last pull (see module).
