@@ -20,10 +20,10 @@ cells' schedulers. It needs ``[api_database] connection``.
 Either logs one INFO line of its counters as it stops (``COUNTERS``,
 ``key=value`` pairs, ``parse_counters`` reads them back): a cell's
 scheduler the claims it tried and how many failed, its change feed's
-pulls and lag; the API level's requests placed and cells that refused;
-both their process's generation conflicts and database retries. What
-an operator reads after a busy day, and what the race benchmark sums
-over its services.
+pulls, lag and view age (the staleness bound); the API level's
+requests placed and cells that refused; both their process's
+generation conflicts and database retries. What an operator reads
+after a busy day, and what the race benchmark sums over its services.
 
 Usage::
 
