@@ -5,7 +5,9 @@ allocations; the API database held every cell's before the scheduler
 was split by cell, and keeps them for ``cellboot-manage scheduler
 migrate_to_cells`` to move from. Both define the same three tables;
 the columns are declared once here, as declarative mixins, so that the
-legacy copy cannot drift from what it is migrated into.
+legacy copy cannot drift from what it is migrated into. Traits follow
+the same rule: a cell's hosts have them in the cell's database, the API
+level's shared pools in the API database.
 """
 
 import sqlalchemy as sa
@@ -75,3 +77,21 @@ class AllocationColumns:
         return (sa.Index('allocations_consumer_id_idx', 'consumer_id'),
                 sa.Index('allocations_provider_class_idx',
                          'resource_provider_id', 'resource_class'))
+
+
+class ProviderTraitColumns:
+    """A trait a provider has (``HW_CPU_X86_AVX2``, ``CUSTOM_SSD``): one
+    row per provider and trait, nothing consumed."""
+
+    __tablename__ = 'resource_provider_traits'
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    trait = sa.Column(sa.String(255), nullable=False)
+    created_at = created_at()
+
+    @staticmethod
+    def table_args():
+        return (sa.UniqueConstraint('resource_provider_id', 'trait',
+                                    name='uniq_provider_traits0provider0'
+                                         'trait'),)

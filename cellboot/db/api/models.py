@@ -227,14 +227,19 @@ class ServerGroupMember(Base):
 
 
 class ResourceProvider(resource_columns.ProviderColumns, Base):
-    """Every cell's hosts, before ``scheduler migrate_to_cells`` moved
-    them into their cells; read by that command alone."""
+    """The API level's providers: shared pools (``is_pool``), and every
+    cell's hosts before ``scheduler migrate_to_cells`` moved them into
+    their cells (read by that command alone)."""
 
     __table_args__ = resource_columns.ProviderColumns.table_args() + (
         sa.Index('resource_providers_cell_id_idx', 'cell_id'),
     )
     cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
                         nullable=True)
+    # A shared pool (a provider that is not a host: a storage pool, an
+    # address pool), serving the cells and zones of its scopes.
+    is_pool = sa.Column(sa.Boolean, nullable=False, default=False,
+                        server_default=sa.false())
 
 
 class Inventory(resource_columns.InventoryColumns, Base):
@@ -243,3 +248,76 @@ class Inventory(resource_columns.InventoryColumns, Base):
 
 class Allocation(resource_columns.AllocationColumns, Base):
     __table_args__ = resource_columns.AllocationColumns.table_args()
+
+
+class ProviderTrait(resource_columns.ProviderTraitColumns, Base):
+    """The traits of the shared pools."""
+
+    __table_args__ = resource_columns.ProviderTraitColumns.table_args()
+
+
+class ResourcePoolScope(Base):
+    """A cell or a zone that a shared pool serves: every host of that
+    cell (or of the cells below that zone) may draw from the pool.
+    Exactly one of ``cell_id`` and ``zone_id`` is set."""
+
+    __tablename__ = 'resource_pool_scopes'
+    __table_args__ = (
+        sa.Index('resource_pool_scopes_provider_idx',
+                 'resource_provider_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    resource_provider_id = sa.Column(
+        sa.Integer, sa.ForeignKey('resource_providers.id'), nullable=False)
+    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
+                        nullable=True)
+    zone_id = sa.Column(sa.Integer, sa.ForeignKey('zones.id'),
+                        nullable=True)
+    created_at = created_at()
+
+
+class CustomResourceClass(Base):
+    """A ``CUSTOM_*`` resource class an administrator created; the
+    standard ones come from os-resource-classes and are not stored."""
+
+    __tablename__ = 'resource_classes'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_resource_classes0name'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class CustomTrait(Base):
+    """A ``CUSTOM_*`` trait an administrator created; the standard ones
+    come from os-traits and are not stored."""
+
+    __tablename__ = 'traits'
+    __table_args__ = (
+        sa.UniqueConstraint('name', name='uniq_traits0name'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()
+
+
+class FlavorExtraSpec(Base):
+    """A flavor's extra spec, as Nova spells them: ``resources:CLASS``
+    = N, ``trait:NAME`` = required | forbidden, or any other key (kept,
+    not interpreted)."""
+
+    __tablename__ = 'flavor_extra_specs'
+    __table_args__ = (
+        sa.UniqueConstraint('flavor_id', 'key',
+                            name='uniq_flavor_extra_specs0flavor0key'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    flavor_id = sa.Column(sa.Integer, sa.ForeignKey('flavors.id'),
+                          nullable=False)
+    key = sa.Column(sa.String(255), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    created_at = created_at()
+    updated_at = updated_at()

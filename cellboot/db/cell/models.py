@@ -164,6 +164,10 @@ class Allocation(resource_columns.AllocationColumns, Base):
     __table_args__ = resource_columns.AllocationColumns.table_args()
 
 
+class ProviderTrait(resource_columns.ProviderTraitColumns, Base):
+    __table_args__ = resource_columns.ProviderTraitColumns.table_args()
+
+
 class SchedulerAggregate(Base):
     """What one of the cell's schedulers last published of the cell.
 
