@@ -403,3 +403,20 @@ class FlowLookupIncomplete(CellbootException):
     msg_fmt = ('Flow %(flow)s is not in the databases that answered; '
                '%(locations)s did not answer, try again later.')
     code = 503
+
+
+class CatalogNameNotFound(NotFound):
+    msg_fmt = 'Custom %(kind)s %(name)s does not exist.'
+
+
+class CatalogNameExists(Conflict):
+    msg_fmt = 'Custom %(kind)s %(name)s already exists.'
+
+
+class CatalogNameInUse(Conflict):
+    msg_fmt = ('Custom %(kind)s %(name)s is still used by %(what)s; remove '
+               'those first.')
+
+
+class FlavorExtraSpecNotFound(NotFound):
+    msg_fmt = 'Flavor %(flavor)s has no extra spec %(key)s.'

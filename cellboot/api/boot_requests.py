@@ -42,8 +42,9 @@ def describe(context, name, flavor, count=1, image_ref=None,
     metadata and a new reservation id), ``spec`` the request spec the
     scheduler reads; both as ``persist`` takes them. ``flavor`` is the
     flavor's values (``flavorid``, ``name``, ``vcpus``, ``memory_mb``,
-    ``root_gb``); ``project_id`` the project that will own the servers
-    (default: the caller's).
+    ``root_gb``, ``extra_specs``: ``{key: value}``, which the scheduler
+    reads for ``resources:*`` and ``trait:*``); ``project_id`` the
+    project that will own the servers (default: the caller's).
     """
     instance = {'display_name': name,
                 'reservation_id': new_reservation_id(), 'flavor': flavor,

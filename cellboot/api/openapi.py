@@ -33,6 +33,8 @@ _COMPONENT_SCHEMAS = {
     'Server': view_schemas.SERVER,
     'ServerSummary': view_schemas.SERVER_SUMMARY,
     'Flavor': view_schemas.FLAVOR,
+    'ExtraSpec': view_schemas.EXTRA_SPEC_ONE,
+    'ResourceProvider': view_schemas.RESOURCE_PROVIDER,
     'ServerGroup': view_schemas.SERVER_GROUP,
     'Hypervisor': view_schemas.HYPERVISOR,
     'Cell': view_schemas.CELL,
@@ -51,7 +53,7 @@ _ERROR_REASONS = {
          'only an administrator may).',
     404: 'No such resource (or another project\'s).',
     405: 'The path does not have this method; Allow lists those it has.',
-    409: 'The resource exists already.',
+    409: 'The resource exists already, or is still in use.',
     413: 'The body is over [api] max_request_body_size bytes, or what '
          'the request would store is over its limits (see the message).',
     415: 'The body is not Content-Type: application/json (UTF-8).',
@@ -116,6 +118,8 @@ def _responses(route):
     if route.links:
         success['links'] = route.links
     codes = {route.status: success}
+    codes.update((code, {'description': f'{route.summary} (no body)'})
+                 for code in route.also)
     codes.update((code, _error(code)) for code in _error_codes(route))
     return {str(code): value for code, value in sorted(codes.items())}
 

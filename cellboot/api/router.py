@@ -27,7 +27,9 @@ class Route:
     handler answers besides those every route of its kind answers (e.g.
     409); ``query`` names the query parameters, ``query_schemas`` the
     schema of those that are not any string; ``links`` are OpenAPI links
-    of the success response. ``database``: the handler reads or writes
+    of the success response; ``also`` other success statuses, answered
+    without a body (a PUT that finds what it would create: 204).
+    ``database``: the handler reads or writes
     a database, so it answers 503 with ``Retry-After`` when one does not
     answer (every route but the static documents).
     """
@@ -46,6 +48,7 @@ class Route:
     query_schemas: dict = dataclasses.field(default_factory=dict)
     links: dict = dataclasses.field(default_factory=dict)
     database: bool = True
+    also: tuple = ()
 
     @property
     def pattern(self):

@@ -6,8 +6,11 @@ at the root too). ``openapi.document()`` is built from this list.
 
 from cellboot.api import openapi
 from cellboot.api.handlers import admin
+from cellboot.api.handlers import flavor_extra_specs as extra_specs
 from cellboot.api.handlers import flavors
+from cellboot.api.handlers import providers
 from cellboot.api.handlers import quota_sets
+from cellboot.api.handlers import resource_catalog as catalog
 from cellboot.api.handlers import server_groups
 from cellboot.api.handlers import servers
 from cellboot.api.handlers import zones
@@ -20,6 +23,7 @@ from cellboot.policies import flavors as flavors_policies
 from cellboot.policies import flows as flows_policies
 from cellboot.policies import hypervisors as hypervisors_policies
 from cellboot.policies import quota_sets as quota_policies
+from cellboot.policies import resource_catalog as catalog_policies
 from cellboot.policies import server_groups as groups_policies
 from cellboot.policies import servers as server_policies
 from cellboot.policies import zones as zones_policies
@@ -53,6 +57,10 @@ def _links(source, **targets):
 _SERVER = '/servers/{server_id}'
 _GROUP = '/os-server-groups/{group_id}'
 _QUOTA = '/os-quota-sets/{project_id}'
+_SPECS = '/flavors/{flavor_id}/os-extra_specs'
+_SPEC = _SPECS + '/{key}'
+_CLASS = '/os-resource-classes/{name}'
+_TRAIT = '/os-traits/{name}'
 _BOOT_FLAVOR = object()
 _BOOT = ('POST', '/servers', _BOOT_FLAVOR)
 
@@ -98,6 +106,68 @@ ROUTES = (
           links=_links('/flavor/id', GetFlavor=('GET', '/flavors/{flavor_id}',
                                                 'flavor_id'),
                        BootWithFlavor=_BOOT)),
+    Route('GET', _SPECS, extra_specs.index, "A flavor's extra specs",
+          policy=flavors_policies.EXTRA_SPECS_INDEX,
+          response_schema=views.EXTRA_SPECS),
+    Route('POST', _SPECS, extra_specs.create,
+          "Set some of a flavor's extra specs (the others stay)",
+          policy=flavors_policies.EXTRA_SPECS_CREATE,
+          body_schema=schemas.EXTRA_SPECS_CREATE,
+          response_schema=views.EXTRA_SPECS),
+    Route('GET', _SPEC, extra_specs.show, "One of a flavor's extra specs",
+          policy=flavors_policies.EXTRA_SPECS_SHOW,
+          response_schema=views.EXTRA_SPEC_ONE),
+    Route('PUT', _SPEC, extra_specs.update,
+          "Set one of a flavor's extra specs",
+          policy=flavors_policies.EXTRA_SPECS_UPDATE,
+          body_schema=schemas.EXTRA_SPEC_UPDATE,
+          response_schema=views.EXTRA_SPEC_ONE),
+    Route('DELETE', _SPEC, extra_specs.delete,
+          "Remove one of a flavor's extra specs",
+          policy=flavors_policies.EXTRA_SPECS_DELETE, status=204),
+    Route('GET', '/os-resource-classes', catalog.class_index,
+          'Standard and custom resource classes, by name',
+          policy=catalog_policies.CLASS_INDEX, query=('name',) + PAGED,
+          query_schemas=dict(PAGED_SCHEMAS, name=catalog.NAME_QUERY),
+          response_schema=views.RESOURCE_CLASSES),
+    Route('POST', '/os-resource-classes', catalog.class_create,
+          'Create a custom resource class (CUSTOM_*)',
+          policy=catalog_policies.CLASS_CREATE,
+          body_schema=catalog.CLASS_CREATE, status=201,
+          response_schema=views.RESOURCE_CLASS_ONE, failures=(409,),
+          links=_links('/resource_class/name',
+                       GetResourceClass=('GET', _CLASS, 'name'),
+                       DeleteResourceClass=('DELETE', _CLASS, 'name'))),
+    Route('GET', _CLASS, catalog.class_show, 'One resource class',
+          policy=catalog_policies.CLASS_SHOW,
+          response_schema=views.RESOURCE_CLASS_ONE),
+    Route('DELETE', _CLASS, catalog.class_delete,
+          'Delete a custom resource class no flavor or pool uses',
+          policy=catalog_policies.CLASS_DELETE, status=204,
+          failures=(400, 409)),
+    Route('GET', '/os-traits', catalog.trait_index,
+          'Standard and custom traits, by name',
+          policy=catalog_policies.TRAIT_INDEX, query=('name',) + PAGED,
+          query_schemas=dict(PAGED_SCHEMAS, name=catalog.NAME_QUERY),
+          response_schema=views.TRAITS),
+    Route('GET', _TRAIT, catalog.trait_show, 'One trait',
+          policy=catalog_policies.TRAIT_SHOW,
+          response_schema=views.TRAIT_ONE),
+    Route('PUT', _TRAIT, catalog.trait_update,
+          'Create a custom trait (CUSTOM_*); 204 when it exists',
+          policy=catalog_policies.TRAIT_UPDATE, status=201, also=(204,),
+          response_schema=views.TRAIT_ONE, failures=(400,)),
+    Route('DELETE', _TRAIT, catalog.trait_delete,
+          'Delete a custom trait no flavor or pool uses',
+          policy=catalog_policies.TRAIT_DELETE, status=204,
+          failures=(400, 409)),
+    Route('GET', '/os-resource-providers', providers.index,
+          "Every cell's hosts and the shared pools, with inventories, "
+          'usage and traits',
+          policy=catalog_policies.PROVIDER_INDEX,
+          query=('kind', 'cell') + PAGED,
+          query_schemas=dict(PAGED_SCHEMAS, kind=providers.KIND_QUERY),
+          response_schema=views.RESOURCE_PROVIDERS),
     Route('POST', '/os-server-groups', server_groups.create,
           'Create an affinity or anti-affinity group',
           policy=groups_policies.CREATE,

@@ -80,6 +80,28 @@ SERVER_CREATE = {
                              'metadata': {'role': 'web'}}}],
 }
 
+# A flavor's extra specs (``cellboot.api.extra_specs`` checks what the
+# keys it reads say).
+EXTRA_SPECS = {
+    'type': 'object',
+    'maxProperties': 100,
+    'propertyNames': dict(_text, minLength=1, maxLength=255),
+    'additionalProperties': dict(_text, maxLength=255),
+}
+
+EXTRA_SPECS_CREATE = {
+    'type': 'object',
+    'properties': {'extra_specs': EXTRA_SPECS},
+    'required': ['extra_specs'],
+    'additionalProperties': False,
+    'examples': [{'extra_specs': {'resources:VGPU': '1',
+                                  'trait:HW_CPU_X86_AVX2': 'required'}}],
+}
+
+# ``PUT .../os-extra_specs/{key}``: ``{key: value}``, the key of the path.
+EXTRA_SPEC_UPDATE = dict(EXTRA_SPECS, minProperties=1, maxProperties=1,
+                         examples=[{'resources:VGPU': '1'}])
+
 FLAVOR_CREATE = {
     'type': 'object',
     'properties': {
@@ -96,6 +118,7 @@ FLAVOR_CREATE = {
                          'maximum': 2 ** 31 - 1},
                 'description': dict(_text, type=['string', 'null'],
                                     maxLength=1024),
+                'extra_specs': EXTRA_SPECS,
             },
             'required': ['name', 'vcpus', 'ram'],
             'additionalProperties': False,

@@ -125,11 +125,56 @@ SERVER_CREATED = _closed({
 FLAVOR = _closed({
     'id': _string, 'name': _string, 'vcpus': _count, 'ram': _count,
     'disk': _count, 'description': _nullable_string,
-    'os-flavor-access:is_public': {'type': 'boolean'}, 'links': LINKS})
+    'os-flavor-access:is_public': {'type': 'boolean'},
+    'extra_specs': {'type': 'object', 'additionalProperties': _string},
+    'links': LINKS})
 
 FLAVOR_ONE = _closed({'flavor': FLAVOR})
 
 FLAVORS = _list('flavors', FLAVOR)
+
+EXTRA_SPECS = _closed({'extra_specs': {
+    'type': 'object', 'additionalProperties': _string}})
+
+EXTRA_SPEC_ONE = {'type': 'object', 'minProperties': 1, 'maxProperties': 1,
+                  'additionalProperties': _string,
+                  'description': '{key: value} of one extra spec.'}
+
+# -- resource classes, traits, providers -------------------------------------
+
+_CATALOG_NAME = _closed({'name': _string, 'custom': {'type': 'boolean'}})
+
+RESOURCE_CLASSES = _list('resource_classes', _CATALOG_NAME)
+
+RESOURCE_CLASS_ONE = _closed({'resource_class': _CATALOG_NAME})
+
+TRAITS = _list('traits', _CATALOG_NAME)
+
+TRAIT_ONE = _closed({'trait': _CATALOG_NAME})
+
+_INVENTORY = _closed({
+    'total': _count, 'reserved': _count,
+    'allocation_ratio': {'type': 'number'}, 'min_unit': _count,
+    'max_unit': _count, 'step_size': _count,
+    'used': dict(_count, description='Allocated now.')})
+
+RESOURCE_PROVIDER = _closed({
+    'uuid': _string, 'name': _string, 'kind': {'enum': ['host', 'pool']},
+    'cell': dict(_string, description='Hosts: their cell.'),
+    'availability_zone': dict(_nullable_string,
+                              description='Hosts: their zone.'),
+    'serves': dict(_closed({'cells': {'type': 'array', 'items': _string},
+                            'zones': {'type': 'array', 'items': _string}}),
+                   description='Pools: the cells and zones they serve.'),
+    'inventories': {'type': 'object', 'additionalProperties': _INVENTORY},
+    'traits': {'type': 'array', 'items': _string},
+}, required=['uuid', 'name', 'kind', 'inventories', 'traits'])
+
+RESOURCE_PROVIDERS = _list(
+    'resource_providers', RESOURCE_PROVIDER,
+    unreachable=dict({'type': 'array', 'items': _string}, description=(
+        'Cells whose database did not answer: their hosts are left '
+        'out.')))
 
 # -- server groups -----------------------------------------------------------
 

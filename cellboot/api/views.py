@@ -129,6 +129,7 @@ def flavor(request, item):
             'ram': item.memory_mb, 'disk': item.root_gb,
             'description': item.description,
             'os-flavor-access:is_public': bool(item.is_public),
+            'extra_specs': dict(item.extra_specs or {}),
             'links': _link(request, 'flavors', item.flavorid)}
 
 

@@ -20,6 +20,7 @@ be logged or stored by what comes after.
 """
 
 import dataclasses
+import json
 
 from cellboot.nova import primitives as p
 
@@ -164,10 +165,14 @@ def _same(values, what):
 
 
 def _flavor(instance):
+    """cellboot's flavor dict; ``extra_specs`` (checked by ``FLAVOR``:
+    short texts, bounded in number) pass through for the scheduler,
+    which reads ``resources:*`` and ``trait:*`` among them."""
     flavor = p.data(instance['flavor'])
     return {'flavorid': flavor['flavorid'], 'name': flavor['name'],
             'vcpus': flavor['vcpus'], 'memory_mb': flavor['memory_mb'],
-            'root_gb': flavor['root_gb']}
+            'root_gb': flavor['root_gb'],
+            'extra_specs': dict(flavor.get('extra_specs') or {})}
 
 
 def _instances(build_requests, specs):
@@ -256,7 +261,8 @@ def parse(args):
     first_spec = pairs[0][1]
     hints, ignored = _hints(first_spec)
     flavors = [_flavor(instance) for instance in instances]
-    _same([tuple(sorted(flavor.items())) for flavor in flavors], 'flavor')
+    _same([json.dumps(flavor, sort_keys=True) for flavor in flavors],
+          'flavor')
     return NovaBoot(
         reservation_id=_same([i['reservation_id'] for i in instances],
                              'reservation'),

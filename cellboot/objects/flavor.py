@@ -15,6 +15,7 @@ from cellboot.db.api import models
 from cellboot.db import pages
 from cellboot import exception
 from cellboot.objects import base
+from cellboot.objects import flavor_extra_specs
 
 _FLAVORS = models.Flavor.__table__
 
@@ -29,14 +30,23 @@ def _get(context, where):
 
 
 @api_db.writer
-def _create(context, values):
+def _create(context, values, extra_specs):
+    """The flavor and its extra specs, in one transaction."""
     result = context.session.execute(sa.insert(_FLAVORS).values(**values))
-    return _get(context, _FLAVORS.c.id == result.inserted_primary_key[0])[0]
+    flavor_id = result.inserted_primary_key[0]
+    flavor_extra_specs.put(context, flavor_id, extra_specs)
+    return _with_specs(context, _get(context, _FLAVORS.c.id == flavor_id))[0]
+
+
+def _with_specs(context, rows):
+    """``[(row, extra_specs)]``: the specs read in one more query."""
+    specs = flavor_extra_specs.of(context, [row.id for row in rows])
+    return [(row, specs[row.id]) for row in rows]
 
 
 @api_db.reader
 def _get_where(context, where):
-    return _get(context, where)
+    return _with_specs(context, _get(context, where))
 
 
 @api_db.reader
@@ -48,13 +58,14 @@ def _get_page(context, limit, marker):
         if name is None:
             raise exception.MarkerNotFound(marker=marker)
         marker_values = (name,)
-    return context.session.execute(pages.page(
+    return _with_specs(context, context.session.execute(pages.page(
         sa.select(_FLAVORS), (_FLAVORS.c.name,), marker_values,
-        limit)).all()
+        limit)).all())
 
 
 @api_db.writer
 def _destroy(context, flavor_id):
+    flavor_extra_specs.delete_all(context, flavor_id)
     return context.session.execute(
         sa.delete(_FLAVORS).where(_FLAVORS.c.id == flavor_id)).rowcount
 
@@ -79,16 +90,24 @@ class Flavor(base.DomainObject):
     """A server size."""
 
     FIELDS = ('id', 'flavorid', 'name', 'vcpus', 'memory_mb', 'root_gb',
-              'is_public', 'disabled', 'description')
+              'is_public', 'disabled', 'description', 'extra_specs')
+
+    @classmethod
+    def _from(cls, found):
+        row, extra_specs = found
+        return cls.from_row(row, extra_specs=extra_specs)
 
     @classmethod
     def create(cls, context, name, vcpus, memory_mb, root_gb=0,
-               flavorid=None, is_public=True, description=None):
+               flavorid=None, is_public=True, description=None,
+               extra_specs=None):
         """Create a flavor; a taken name or flavorid raises FlavorExists.
 
         vcpus and memory_mb must be positive, root_gb zero or more (0 means
         the image's size), the name 1-255 characters: anything else raises
-        exception.Invalid before the database is touched.
+        exception.Invalid before the database is touched. ``extra_specs``
+        (``{key: value}``, checked by the caller: ``cellboot.api.
+        extra_specs``) are written in the same transaction.
         """
         values = {
             'name': _validate_text('name', name),
@@ -102,7 +121,7 @@ class Flavor(base.DomainObject):
             'description': description,
         }
         try:
-            return cls.from_row(_create(context, values))
+            return cls._from(_create(context, values, extra_specs or {}))
         except db_exc.DBDuplicateEntry as exc:
             field = 'flavorid' if 'flavorid' in exc.columns else 'name'
             raise exception.FlavorExists(field=field,
@@ -113,19 +132,19 @@ class Flavor(base.DomainObject):
         rows = _get_where(context, _FLAVORS.c.flavorid == flavorid)
         if not rows:
             raise exception.FlavorNotFound(flavor=flavorid)
-        return cls.from_row(rows[0])
+        return cls._from(rows[0])
 
     @classmethod
     def get_by_name(cls, context, name):
         rows = _get_where(context, _FLAVORS.c.name == name)
         if not rows:
             raise exception.FlavorNotFound(flavor=name)
-        return cls.from_row(rows[0])
+        return cls._from(rows[0])
 
     @classmethod
     def get_all(cls, context):
         """Every flavor, by name."""
-        return [cls.from_row(row) for row in _get_where(context, sa.true())]
+        return [cls._from(found) for found in _get_where(context, sa.true())]
 
     @classmethod
     def get_page(cls, context, limit, marker=None):
@@ -133,8 +152,8 @@ class Flavor(base.DomainObject):
 
         An unknown marker raises MarkerNotFound.
         """
-        return [cls.from_row(row)
-                for row in _get_page(context, limit, marker)]
+        return [cls._from(found)
+                for found in _get_page(context, limit, marker)]
 
     def destroy(self, context):
         if not _destroy(context, self.id):

@@ -1,10 +1,12 @@
 """``/flavors``: anyone lists and shows them; admins create them.
 
 Who may create one is the route's policy rule (administrators by
-default).
+default). A flavor may carry extra specs (``cellboot.api.extra_specs``
+says which keys mean something); they are shown with it.
 """
 
 from cellboot.api import errors
+from cellboot.api import extra_specs
 from cellboot.api import pagination
 from cellboot.api import schemas
 from cellboot.api import views
@@ -22,19 +24,26 @@ def index(api, request, context):
         **pagination.links(request, 'flavors', page, last, more)))
 
 
-def show(api, request, context, flavor_id):
+def find(context, flavor_id):
+    """The flavor of a path's ``flavor_id``; 404 if there is none."""
     try:
-        item = flavor_obj.Flavor.get_by_flavor_id(context, flavor_id)
+        return flavor_obj.Flavor.get_by_flavor_id(context, flavor_id)
     except exception.FlavorNotFound:
-        raise errors.NotFound(f'Flavor {flavor_id} could not be found.')
+        raise errors.NotFound(f'Flavor {flavor_id[:255]} could not be '
+                              f'found.')
+
+
+def show(api, request, context, flavor_id):
+    item = find(context, flavor_id)
     return errors.json_response(200, {'flavor': views.flavor(request, item)})
 
 
 def create(api, request, context):
     body = schemas.validate(schemas.FLAVOR_CREATE,
                             schemas.parse_json(request))['flavor']
+    specs = extra_specs.check(context, body.get('extra_specs') or {})
     item = flavor_obj.Flavor.create(
         context, body['name'], body['vcpus'], body['ram'],
         root_gb=body.get('disk', 0), flavorid=body.get('id'),
-        description=body.get('description'))
+        description=body.get('description'), extra_specs=specs)
     return errors.json_response(200, {'flavor': views.flavor(request, item)})

@@ -79,7 +79,8 @@ def create(api, request, context):
     group = _group(context, hints)
     flavor_values = {'flavorid': flavor.flavorid, 'name': flavor.name,
                      'vcpus': flavor.vcpus, 'memory_mb': flavor.memory_mb,
-                     'root_gb': flavor.root_gb}
+                     'root_gb': flavor.root_gb,
+                     'extra_specs': dict(flavor.extra_specs or {})}
     instance, spec = boot_requests.describe(
         context, server['name'], flavor_values, count=max_count,
         image_ref=server.get('imageRef') or None,

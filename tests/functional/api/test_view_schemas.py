@@ -136,6 +136,38 @@ class ViewSchemasTest(base.TestCase):
         self.assertTrue(flow['atoms'])
         self.get(self.admin, '/os-flows', '/os-flows?state=success')
 
+    def test_the_catalog_extra_specs_and_provider_views(self):
+        def call(method, template, path, code, body=None):
+            response = self.admin.request(method, path, json=body)
+            self.assertEqual(code, response.status_code, response.text)
+            self.assertDocumented(method, template, response)
+            return response
+
+        classes = '/os-resource-classes'
+        call('POST', classes, classes, 201, {'name': 'CUSTOM_FPGA'})
+        call('POST', classes, classes, 409, {'name': 'CUSTOM_FPGA'})
+        self.get(self.admin, classes, classes + '?limit=3')
+        self.get(self.admin, classes + '/{name}', classes + '/CUSTOM_FPGA')
+        trait = '/os-traits/{name}'
+        call('PUT', trait, '/os-traits/CUSTOM_SSD', 201)
+        call('PUT', trait, '/os-traits/CUSTOM_SSD', 204)
+        self.get(self.admin, '/os-traits', '/os-traits?limit=3')
+        self.get(self.admin, trait, '/os-traits/CUSTOM_SSD')
+        created = self.admin.post('/flavors', json={'flavor': dict(
+            HUGE, extra_specs={'resources:CUSTOM_FPGA': '1'})})
+        self.assertDocumented('POST', '/flavors', created)
+        specs = '/flavors/{flavor_id}/os-extra_specs'
+        spec = specs + '/{key}'
+        call('POST', specs, '/flavors/huge/os-extra_specs', 200,
+             {'extra_specs': {'trait:CUSTOM_SSD': 'required'}})
+        self.get(self.alice, specs, '/flavors/huge/os-extra_specs')
+        self.get(self.alice, spec,
+                 '/flavors/huge/os-extra_specs/trait:CUSTOM_SSD')
+        call('PUT', spec, '/flavors/huge/os-extra_specs/x', 200, {'x': 'y'})
+        call('DELETE', classes + '/{name}', classes + '/CUSTOM_FPGA', 409)
+        call('DELETE', spec, '/flavors/huge/os-extra_specs/x', 204)
+        self.get(self.admin, '/os-resource-providers')
+
     def test_errors(self):
         for client, method, path, template in (
                 (self.alice, 'GET', '/servers/nope', '/servers/{server_id}'),

@@ -9,6 +9,7 @@ import copy
 import json
 import os
 
+from cellboot.conductor import nova_door
 from cellboot.nova import casts
 from cellboot.nova import primitives
 from tests import base
@@ -56,7 +57,8 @@ class CapturedCastsTest(base.TestCase):
         self.assertEqual(server['metadata'], boot.instances[0].metadata)
         self.assertEqual(server['imageRef'], boot.image_ref)
         self.assertEqual({'flavorid': 'm1.tiny', 'name': 'm1.tiny',
-                          'vcpus': 1, 'memory_mb': 512, 'root_gb': 1},
+                          'vcpus': 1, 'memory_mb': 512, 'root_gb': 1,
+                          'extra_specs': {}},
                          boot.flavor)
         self.assertEqual(message['_context_project_id'], boot.project_id)
         self.assertEqual(message['_context_user_id'], boot.user_id)
@@ -204,6 +206,30 @@ class HostileCastsTest(base.TestCase):
             args = copy.deepcopy(self.args)
             _data(self._instance(args)['flavor'])['memory_mb'] = value
             self.assertMalformed(args, 'memory_mb')
+
+    def _with_specs(self, specs, indexes=(0, 1, 2)):
+        args = copy.deepcopy(self.args)
+        for index in indexes:
+            _data(self._instance(args, index)['flavor'])['extra_specs'] = \
+                copy.deepcopy(specs)
+        return args
+
+    def test_a_flavors_extra_specs_pass_through_to_the_spec(self):
+        specs = {'resources:CUSTOM_FPGA': '1', 'trait:CUSTOM_SSD': 'required',
+                 'hw:cpu_policy': 'dedicated'}
+        boot = casts.parse(self._with_specs(specs))
+        self.assertEqual(specs, boot.flavor['extra_specs'])
+        self.assertEqual(specs, nova_door.spec_of(boot)['flavor'][
+            'extra_specs'])
+
+    def test_extra_specs_out_of_bounds_or_disagreeing(self):
+        for specs in ({f'k{i}': 'v' for i in range(257)},
+                      {'k': {'nested': 'v'}}, {'k': 'v' * 256},
+                      {'k' * 256: 'v'}, {'k': 'a\x00b'}, ['k', 'v'], 'k=v'):
+            self.assertMalformed(self._with_specs(specs), 'extra_specs')
+        args = self._with_specs({'trait:CUSTOM_SSD': 'required'},
+                                indexes=(0, 1))
+        self.assertMalformed(args, 'differ in flavor')
 
     def test_too_many_instances(self):
         args = copy.deepcopy(self.args)
