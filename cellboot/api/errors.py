@@ -16,6 +16,7 @@ import webob
 import webob.dec
 
 from cellboot.db import refusals
+from cellboot.db import unstorable
 from cellboot import exception
 
 LOG = logging.getLogger(__name__)
@@ -169,6 +170,8 @@ class FaultWrapper:
             return error_response(exc.code, exc.message, exc.headers)
         except db_exc.DBConnectionError as exc:
             return database_unavailable(request, exc)
+        except db_exc.DBDataError:
+            return error_response(400, unstorable.MESSAGE)
         except Exception as exc:
             known = from_domain(exc)
             if known is not None:

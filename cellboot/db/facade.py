@@ -39,6 +39,9 @@ from cellboot.db import pools
 from cellboot.db import refusals  # noqa: F401
 from cellboot.db import sqlite_files
 from cellboot.db import tls
+# Imported for its filter too: text MySQL's utf8 cannot hold becomes
+# DBDataError.
+from cellboot.db import unstorable  # noqa: F401
 
 SQLITE_BUSY_TIMEOUT_MS = sqlite_files.BUSY_TIMEOUT_MS
 

@@ -91,6 +91,16 @@ class SilentCellTest(base.TestCase):
         self.assertLess(elapsed, CELL_TIMEOUT + MARGIN)
         self.assertEqual(['cell silent'], response.json()['unreachable'])
 
+    def test_the_provider_listing_names_the_silent_cell(self):
+        response, elapsed = self.timed(self.admin.get,
+                                       '/os-resource-providers')
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertLess(elapsed, CELL_TIMEOUT + MARGIN)
+        body = response.json()
+        self.assertEqual(['silent'], body['unreachable'])
+        self.assertEqual({'cell1'}, {item['cell'] for item in
+                                     body['resource_providers']})
+
     def test_a_flow_not_found_elsewhere_answers_503(self):
         self.assert503(*self.timed(
             self.admin.get, f'/os-flows/{uuidutils.generate_uuid()}'),

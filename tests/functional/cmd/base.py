@@ -34,7 +34,8 @@ COMMAND_TIMEOUT = 120
 
 # Tables of the API database that no refused command may change.
 API_TABLES = ('cell_mappings', 'host_mappings', 'instance_mappings',
-              'flavors', 'build_requests', 'zones')
+              'flavors', 'flavor_extra_specs', 'resource_classes', 'traits',
+              'build_requests', 'zones')
 
 RABBIT_URL = 'rabbit://guest:guest@127.0.0.1:5672/'
 # Another bus on the same broker (a vhost of its own), for a second cell.

@@ -28,7 +28,7 @@ class _FlavorTests:
                           flavor.root_gb, flavor.is_public,
                           flavor.description))
         self.assertEqual([['m1s', 'm1.small', '2', '2048', '20', 'True',
-                           'False', 'small']], table_rows(result.stdout))
+                           'False', 'small', '']], table_rows(result.stdout))
 
     def test_create_private_flavor(self):
         self.manage('flavor', 'create', 'hidden', '--vcpus', '1', '--ram',
@@ -55,6 +55,43 @@ class _FlavorTests:
         result = self.manage('flavor', 'create', 'none', '--vcpus', '0',
                              '--ram', '512', '--disk', '1')
         self.assertOneLineError(result, 1, 'vcpus')
+        self.assertEqual(before, self.api_snapshot())
+
+    def test_properties_are_checked_and_stored_as_extra_specs(self):
+        self.assertSucceeded(self.manage('resource_class', 'create',
+                                         'CUSTOM_FPGA'))
+        self.assertSucceeded(self.manage('trait', 'create', 'CUSTOM_SSD'))
+        result = self.manage(
+            'flavor', 'create', 'fpga', '--vcpus', '1', '--ram', '512',
+            '--disk', '0', '--property', 'resources:CUSTOM_FPGA=1',
+            '--property', 'trait:CUSTOM_SSD=required',
+            '--property', 'hw:note=a=b')
+        self.assertSucceeded(result)
+        specs = {'resources:CUSTOM_FPGA': '1', 'trait:CUSTOM_SSD': 'required',
+                 'hw:note': 'a=b'}
+        self.assertEqual(specs, flavor_obj.Flavor.get_by_name(
+            self.context, 'fpga').extra_specs)
+        self.assertEqual(', '.join(f'{key}={value}' for key, value in
+                                   sorted(specs.items())),
+                         table_rows(result.stdout)[0][-1])
+
+    def test_bad_properties_exit_1_and_write_nothing(self):
+        before = self.api_snapshot()
+        for prop, fragment in (('resources:CUSTOM_NOPE=1', 'CUSTOM_NOPE'),
+                               ('resources:VCPU=-1', 'resources:VCPU'),
+                               ('trait:HW_CPU_X86_AVX2=maybe', 'required'),
+                               ('trait:bad=required', 'trait:bad'),
+                               ('novalue', 'KEY=VALUE'),
+                               ('=v', 'KEY=VALUE'),
+                               ('k=' + 'v' * 256, '255')):
+            result = self.manage('flavor', 'create', 'bad', '--vcpus', '1',
+                                 '--ram', '512', '--disk', '0',
+                                 '--property', prop)
+            self.assertOneLineError(result, 1, fragment)
+        result = self.manage('flavor', 'create', 'bad', '--vcpus', '1',
+                             '--ram', '512', '--disk', '0',
+                             '--property', 'k=1', '--property', 'k=2')
+        self.assertOneLineError(result, 1, 'twice')
         self.assertEqual(before, self.api_snapshot())
 
     def test_list_shows_every_flavor_by_name(self):

@@ -39,6 +39,10 @@ class HelpTest(base.TestCase):
                      ('cell_v2', 'simple_cell_setup'),
                      ('cell_v2', 'verify_instance'),
                      ('flavor', 'create'), ('flavor', 'list'),
+                     ('resource_class', 'list'), ('resource_class', 'create'),
+                     ('resource_class', 'delete'), ('trait', 'list'),
+                     ('trait', 'create'), ('trait', 'delete'),
+                     ('provider', 'list'),
                      ('quota', 'show'), ('quota', 'update'),
                      ('db', 'purge')]:
             self.assertIn(path, paths)
