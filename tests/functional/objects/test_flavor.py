@@ -4,6 +4,8 @@ from oslo_utils import uuidutils
 
 from cellboot import exception
 from cellboot.objects import flavor
+from cellboot.objects import flavor_extra_specs
+from cellboot.objects import resource_catalog
 from tests import base
 from tests.functional.objects import spec_base
 
@@ -27,6 +29,55 @@ class _FlavorTests(spec_base.ObjectTests):
                          Flavor.get_by_flavor_id(self.ctx, '42').to_dict())
         self.assertEqual((80, False, 'for databases'),
                          (big.root_gb, big.is_public, big.description))
+
+    def test_extra_specs_are_written_with_the_flavor_and_read_back(self):
+        specs = {'resources:VGPU': '1', 'trait:HW_CPU_X86_AVX2': 'required',
+                 'note': ''}
+        created = Flavor.create(self.ctx, 'gpu', 1, 512, flavorid='gpu',
+                                extra_specs=specs)
+        Flavor.create(self.ctx, 'plain', 1, 512, flavorid='plain')
+        self.assertEqual(specs, created.extra_specs)
+        self.assertEqual(specs, Flavor.get_by_name(self.ctx,
+                                                   'gpu').extra_specs)
+        self.assertEqual({'gpu': specs, 'plain': {}},
+                         {item.flavorid: item.extra_specs
+                          for item in Flavor.get_page(self.ctx, 10)})
+        flavor_extra_specs.update(self.ctx, created.id, {
+            'note': 'x', 'more': 'y'})
+        self.assertEqual(dict(specs, note='x', more='y'),
+                         Flavor.get_by_flavor_id(self.ctx, 'gpu').extra_specs)
+        flavor_extra_specs.delete(self.ctx, created.id, 'more')
+        self.assertRaises(exception.FlavorExtraSpecNotFound,
+                          flavor_extra_specs.delete, self.ctx, created.id,
+                          'more')
+        created.destroy(self.ctx)
+        self.assertEqual({}, flavor_extra_specs.get(self.ctx, created.id))
+
+    def test_a_failed_create_writes_no_extra_spec(self):
+        Flavor.create(self.ctx, 'taken', 1, 512, flavorid='t')
+        self.assertRaises(exception.FlavorExists, Flavor.create, self.ctx,
+                          'taken', 1, 512, extra_specs={'a': 'b'})
+        self.assertEqual({'t': {}}, {item.flavorid: item.extra_specs
+                                     for item in Flavor.get_all(self.ctx)})
+
+    def test_the_catalog_refuses_names_in_use_or_unknown(self):
+        classes = resource_catalog.CLASSES
+        classes.create(self.ctx, 'CUSTOM_A')
+        classes.create(self.ctx, 'CUSTOM_B')
+        self.assertRaises(exception.CatalogNameExists, classes.create,
+                          self.ctx, 'CUSTOM_A')
+        self.assertEqual(['CUSTOM_C'], classes.missing(
+            self.ctx, ['CUSTOM_A', 'CUSTOM_C']))
+        Flavor.create(self.ctx, 'uses-a', 1, 512, extra_specs={
+            'resources:CUSTOM_A': '1'})
+        exc = self.assertRaises(exception.CatalogNameInUse, classes.destroy,
+                                self.ctx, 'CUSTOM_A')
+        self.assertIn('1 flavor (uses-a)', str(exc))
+        classes.destroy(self.ctx, 'CUSTOM_B')
+        self.assertRaises(exception.CatalogNameNotFound, classes.destroy,
+                          self.ctx, 'CUSTOM_B')
+        self.assertEqual(['CUSTOM_A'], classes.names(self.ctx))
+        self.assertEqual([], resource_catalog.TRAITS.names(self.ctx))
 
     def test_create_with_a_taken_name_raises_exists_naming_it(self):
         Flavor.create(self.ctx, 'm1.small', 1, 512)
