@@ -23,8 +23,11 @@ from cellboot.scheduler.resources import traits
 
 CLASS_CREATE = {
     'type': 'object',
-    'properties': {'name': dict(schemas.QUERY_TEXT, minLength=1,
-                                maxLength=classes.MAX_NAME)},
+    # A standard class never starts with CUSTOM_: a name the pattern
+    # takes is one that may be created.
+    'properties': {'name': {'type': 'string', 'minLength': 8,
+                            'maxLength': classes.MAX_NAME,
+                            'pattern': r'^CUSTOM_[A-Z0-9_]+$'}},
     'required': ['name'],
     'additionalProperties': False,
     'examples': [{'name': 'CUSTOM_FPGA_XILINX'}],

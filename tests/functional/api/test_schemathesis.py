@@ -25,8 +25,12 @@ Configured, and why:
   The paged lists may answer 400 to a schema-valid ``marker``: whether
   it names an item of the list is a rule JSON Schema cannot express
   either (an unknown marker is 400 ``Marker ... could not be found``,
-  as in Nova). Every other operation must accept every schema-valid
-  request.
+  as in Nova). A flavor's extra specs may answer 400 too: whether a
+  ``resources:`` or ``trait:`` key names a class or trait that exists,
+  with a value it takes, depends on the catalog; so may the catalog's
+  paths whose name is a path parameter (a standard or malformed name)
+  and the providers list's ``cell`` (a cell that exists). Every other
+  operation must accept every schema-valid request.
 * ``[api] max_count = 3``: a small deployment (the document says so in
   the schema), so that a generated multi-create boots three servers,
   not a thousand.
@@ -58,7 +62,14 @@ SEMANTIC_400 = (('POST', '/servers'), ('GET', '/servers'),
                 ('GET', '/servers/detail'), ('GET', '/flavors'),
                 ('GET', '/os-server-groups'),
                 ('GET', '/os-hypervisors/detail'), ('GET', '/os-cells'),
-                ('GET', '/os-flows'))
+                ('GET', '/os-flows'), ('POST', '/flavors'),
+                ('POST', '/flavors/{flavor_id}/os-extra_specs'),
+                ('PUT', '/flavors/{flavor_id}/os-extra_specs/{key}'),
+                ('GET', '/os-resource-classes'), ('GET', '/os-traits'),
+                ('DELETE', '/os-resource-classes/{name}'),
+                ('PUT', '/os-traits/{name}'),
+                ('DELETE', '/os-traits/{name}'),
+                ('GET', '/os-resource-providers'))
 
 CONFIG = ''.join(textwrap.dedent(f'''\
     [[operations]]
