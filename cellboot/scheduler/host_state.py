@@ -9,9 +9,14 @@ float arrays. Python objects remain only where arrays do not pay: the
 uuid and host-name lists (to turn a position into a Selection) and the
 uuid -> position index (to apply a claim to the right row).
 
-Resources are (3, n) arrays in the order of ``RESOURCE_CLASSES``, so that
-``free[MEMORY_MB]`` is one contiguous row. Capacity follows the rule of
-the claims (``resources.inventory.capacity``), so that the scheduler
+Resources are (classes, n) arrays, one row per resource class in the
+order of ``classes``: VCPU, MEMORY_MB and DISK_GB are always rows 0 to 2
+(so that ``free[MEMORY_MB]`` is one contiguous row), and any other class
+a host reports (VGPU, CUSTOM_FPGA, ...) gets a row when it is first
+seen. A request naming a class no host has fits no host. Traits are a
+(traits, n) boolean array, one row per trait seen (``has_trait``), so
+that requiring or forbidding a trait is one row test. Capacity follows
+the rule of the claims (``resources.inventory.capacity``), so that the scheduler
 never picks a host that its claim would refuse; a provider without an
 inventory of a class has capacity 0 (and max_unit 0) for it. Each cell
 keeps the sum of its hosts' free resources so that cells that cannot fit
@@ -29,21 +34,12 @@ import numpy as np
 
 from cellboot.scheduler import host_batch
 
-RESOURCE_CLASSES = host_batch.RESOURCE_CLASSES
-VCPU, MEMORY_MB, DISK_GB = range(len(RESOURCE_CLASSES))
-RC_POSITION = host_batch.RC_POSITION
+# The rows of the classes every flavor names (``host_batch``).
+VCPU, MEMORY_MB, DISK_GB = range(len(host_batch.BASE_CLASSES))
 
 _RESOURCE_COLUMNS = host_batch.RESOURCE_COLUMNS + ('free',)
 _HOST_COLUMNS = ('cell', 'az', 'enabled', 'last_seen_up', 'live',
-                 'generation', 'failed_builds')
-
-
-def resource_vector(resources):
-    """``{rc: amount}`` as a float array in RESOURCE_CLASSES order."""
-    vector = np.zeros(len(RESOURCE_CLASSES))
-    for rc, amount in resources.items():
-        vector[RC_POSITION[rc]] = amount
-    return vector
+                 'generation', 'failed_builds', 'has_trait')
 
 
 class _Names:
@@ -68,7 +64,8 @@ class HostStates:
     ``service_host``, ``nodename``, ``cell_uuid``, ``availability_zone``,
     ``disabled``, ``last_seen_up`` (epoch seconds or None), ``generation``,
     ``inventories`` ({rc: {total, reserved, allocation_ratio, min_unit,
-    max_unit, step_size}}) and ``usages`` ({rc: used}).
+    max_unit, step_size}}), ``usages`` ({rc: used}) and ``traits``
+    (names).
     """
 
     def __init__(self):
@@ -84,8 +81,13 @@ class HostStates:
         # Masks that depend on inventories and liveness only, not on
         # usage (unit checks, "up"): computed once, dropped on change.
         self._memo = {}
+        self.classes = list(host_batch.BASE_CLASSES)
+        self.rc_position = {rc: i for i, rc in enumerate(self.classes)}
+        self.traits = []
+        self.trait_position = {}
+        self.has_trait = np.zeros((0, 0), dtype=bool)
         for name in _RESOURCE_COLUMNS:
-            setattr(self, name, np.zeros((len(RESOURCE_CLASSES), 0)))
+            setattr(self, name, np.zeros((len(self.classes), 0)))
         self.cell = np.zeros(0, dtype=np.int32)
         self.az = np.zeros(0, dtype=np.int32)
         self.enabled = np.zeros(0, dtype=bool)
@@ -93,7 +95,7 @@ class HostStates:
         self.live = np.zeros(0, dtype=bool)
         self.generation = np.zeros(0, dtype=np.int64)
         self.failed_builds = np.zeros(0, dtype=np.int32)
-        self.cell_free = np.zeros((len(RESOURCE_CLASSES), 0))
+        self.cell_free = np.zeros((len(self.classes), 0))
         self.cell_hosts = np.zeros(0, dtype=np.int64)
 
     # -- building -----------------------------------------------------
@@ -119,10 +121,14 @@ class HostStates:
         self.index.update(zip(batch.uuids, range(start, start + len(batch))))
         self.service_hosts.extend(batch.service_hosts)
         self.nodenames.extend(batch.nodenames)
-        res = batch.resource_columns()
+        res = self._aligned(batch.resource_columns())
         res['free'] = res['capacity'] - res['used']
         for name in _RESOURCE_COLUMNS:
             setattr(self, name, self._grown(name, res.pop(name), axis=1))
+        names, matrix = batch.trait_columns()
+        self.has_trait = self._grown(
+            'has_trait', self._trait_rows(names, matrix, len(batch)),
+            axis=1)
         seen = np.array([np.nan if t is None else t
                          for t in batch.last_seen_up], dtype=float)
         added = {
@@ -158,6 +164,54 @@ class HostStates:
             return np.ascontiguousarray(added)
         return np.concatenate([current, added], axis=axis)
 
+    def add_classes(self, names):
+        """Give each resource class of ``names`` not known yet a row:
+        no host has any of it until an inventory says so."""
+        new = [rc for rc in dict.fromkeys(names) if rc not in self.rc_position]
+        if not new:
+            return
+        for rc in new:
+            self.rc_position[rc] = len(self.classes)
+            self.classes.append(rc)
+        for name in _RESOURCE_COLUMNS + ('cell_free',):
+            values = getattr(self, name)
+            setattr(self, name, np.concatenate(
+                [values, np.zeros((len(new), values.shape[1]))]))
+        self._memo.clear()
+
+    def _aligned(self, columns):
+        """``columns`` (``host_batch.Columns``) with this object's rows."""
+        self.add_classes(columns.classes)
+        if columns.classes == self.classes:
+            return dict(columns)
+        rows = [self.rc_position[rc] for rc in columns.classes]
+        aligned = {}
+        for name, values in columns.items():
+            full = np.zeros((len(self.classes), values.shape[1]))
+            full[rows] = values
+            aligned[name] = full
+        return aligned
+
+    def add_traits(self, names):
+        """Give each trait of ``names`` not known yet a row (no host)."""
+        new = [t for t in dict.fromkeys(names) if t not in self.trait_position]
+        if not new:
+            return
+        for trait in new:
+            self.trait_position[trait] = len(self.traits)
+            self.traits.append(trait)
+        self.has_trait = np.concatenate([self.has_trait, np.zeros(
+            (len(new), self.has_trait.shape[1]), dtype=bool)])
+        self._memo.clear()
+
+    def _trait_rows(self, names, matrix, count):
+        """``matrix`` (rows named by ``names``) with this object's rows."""
+        self.add_traits(names)
+        full = np.zeros((len(self.traits), count), dtype=bool)
+        if names:
+            full[[self.trait_position[t] for t in names]] = matrix
+        return full
+
     def _grow_cells(self, cell_read_at):
         known = len(self.cell_read_at)
         for cell_uuid in cell_read_at:
@@ -178,7 +232,7 @@ class HostStates:
         self.cell_free = np.stack([
             np.bincount(self.cell[live], weights=row, minlength=ncells)
             for row in clipped]) if ncells else np.zeros(
-                (len(RESOURCE_CLASSES), 0))
+                (len(self.classes), 0))
 
     # -- lookups ------------------------------------------------------
 
@@ -233,31 +287,63 @@ class HostStates:
 
     # -- changes ------------------------------------------------------
 
-    def add_usage(self, pos, amounts):
-        """Account ``amounts`` (a resource vector) as used on host ``pos``.
+    def vector(self, resources):
+        """``{rc: amount}`` as a float array over ``classes`` (a class
+        not known yet gets a row)."""
+        self.add_classes(resources)
+        vector = np.zeros(len(self.classes))
+        for rc, amount in resources.items():
+            vector[self.rc_position[rc]] = amount
+        return vector
 
-        Negative amounts release. Called after a claim or release was
+    def knows_classes(self, resources):
+        """Whether every class of ``resources`` has a row."""
+        return all(rc in self.rc_position for rc in resources)
+
+    def add_usage(self, pos, resources, sign=1):
+        """Account ``resources`` ({rc: amount}) as used on host ``pos``.
+
+        ``sign`` -1 releases. Called after a claim or release was
         written, so the cache follows the database without a reload.
         """
+        amounts = sign * self.vector(resources)
         before = np.maximum(self.free[:, pos], 0.0)
         self.used[:, pos] += amounts
         self.free[:, pos] -= amounts
         self.cell_free[:, self.cell[pos]] += (
             np.maximum(self.free[:, pos], 0.0) - before)
 
-    def set_resources(self, pos, inventories, usages, generation=None):
-        """Replace one host's inventories and usages with fresh values."""
+    def set_resources(self, pos, inventories, usages, generation=None,
+                      traits=None):
+        """Replace one host's inventories and usages with fresh values
+        (and its traits, when given)."""
+        columns = self._aligned(host_batch.one_host_columns(inventories,
+                                                            usages))
         before = np.maximum(self.free[:, pos], 0.0)
         self._memo.clear()
-        columns = host_batch.one_host_columns(inventories, usages)
         for name, values in columns.items():
             getattr(self, name)[:, pos] = values[:, 0]
+        if traits is not None:
+            self.set_traits(pos, traits)
         self.free[:, pos] = self.capacity[:, pos] - self.used[:, pos]
         if generation is not None:
             self.generation[pos] = generation
         if self.live[pos]:
             self.cell_free[:, self.cell[pos]] += (
                 np.maximum(self.free[:, pos], 0.0) - before)
+
+    def set_traits(self, pos, traits):
+        """Replace host ``pos``'s traits with ``traits`` (names)."""
+        self.add_traits(traits)
+        self.has_trait[:, pos] = False
+        if traits:
+            rows = [self.trait_position[t] for t in traits]
+            self.has_trait[rows, pos] = True
+        self._memo.clear()
+
+    def traits_of(self, pos):
+        return sorted(self.traits[i]
+                      for i in np.flatnonzero(self.has_trait[:, pos]))
 
     def upsert_hosts(self, hosts):
         """Add hosts (``from_hosts`` dicts) or update the known ones.
@@ -286,7 +372,8 @@ class HostStates:
             self.live[pos] = True
             self.set_resources(pos, host.get('inventories') or {},
                                host.get('usages') or {},
-                               host.get('generation'))
+                               host.get('generation'),
+                               host.get('traits') or ())
         self._by_host = None
         if len(new):
             self._extend(new, {})
@@ -336,7 +423,10 @@ class HostStates:
                 rc: {'capacity': float(self.capacity[i, pos]),
                      'used': float(self.used[i, pos]),
                      'free': float(self.free[i, pos])}
-                for i, rc in enumerate(RESOURCE_CLASSES)},
+                for i, rc in enumerate(self.classes)
+                if i < len(host_batch.BASE_CLASSES)
+                or self.capacity[i, pos] or self.used[i, pos]},
+            'traits': self.traits_of(pos),
         }
         if down_time is not None:
             values['up'] = bool(self.up_mask(down_time)[pos])

@@ -10,11 +10,14 @@ would keep choosing hosts whose claims then fail.
 import math
 
 from cellboot import exception
+from cellboot.scheduler.resources import classes
 
 VCPU = 'VCPU'
 MEMORY_MB = 'MEMORY_MB'
 DISK_GB = 'DISK_GB'
-RESOURCE_CLASSES = (VCPU, MEMORY_MB, DISK_GB)
+# The classes every flavor names: the host states keep them as their
+# first rows, whatever else the hosts report (``host_batch``).
+FLAVOR_CLASSES = (VCPU, MEMORY_MB, DISK_GB)
 
 FIELDS = ('total', 'reserved', 'allocation_ratio', 'min_unit', 'max_unit',
           'step_size')
@@ -71,9 +74,10 @@ def _normalize_one(provider_uuid, rc, inv):
         return exception.InvalidInventory(resource_class=rc,
                                           uuid=provider_uuid, reason=reason)
 
-    if rc not in RESOURCE_CLASSES:
-        raise invalid(f'unknown resource class; expected one of '
-                      f'{", ".join(RESOURCE_CLASSES)}')
+    try:
+        classes.check(rc)
+    except exception.Invalid as exc:
+        raise invalid(exc.kwargs['reason'])
     if not isinstance(inv, dict) or 'total' not in inv:
         raise invalid('an inventory is a mapping with at least "total"')
     unknown = set(inv) - set(FIELDS)
