@@ -16,9 +16,10 @@ a host reports (VGPU, CUSTOM_FPGA, ...) gets a row when it is first
 seen. A request naming a class no host has fits no host. Traits are a
 (traits, n) boolean array, one row per trait seen (``has_trait``), so
 that requiring or forbidding a trait is one row test. Capacity follows
-the rule of the claims (``resources.inventory.capacity``), so that the scheduler
-never picks a host that its claim would refuse; a provider without an
-inventory of a class has capacity 0 (and max_unit 0) for it. Each cell
+the rule of the claims (``resources.inventory.capacity``), so that the
+scheduler never picks a host that its claim would refuse; a provider
+without an inventory of a class has capacity 0 (and max_unit 0) for it.
+Each cell
 keeps the sum of its hosts' free resources so that cells that cannot fit
 a request are pruned before any per-host work.
 

@@ -70,8 +70,11 @@ def normalize(provider_uuid, inventories):
 
 
 def _normalize_one(provider_uuid, rc, inv):
+    # A name that is no class is shown cut short: it came from outside.
+    shown = rc if classes.is_valid(rc) else repr(rc)[:80]
+
     def invalid(reason):
-        return exception.InvalidInventory(resource_class=rc,
+        return exception.InvalidInventory(resource_class=shown,
                                           uuid=provider_uuid, reason=reason)
 
     try:
