@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from cellboot.scheduler import host_batch
+from cellboot.scheduler import host_rows
 
 # The rows of the classes every flavor names (``host_batch``).
 VCPU, MEMORY_MB, DISK_GB = range(len(host_batch.BASE_CLASSES))
@@ -58,7 +59,7 @@ class _Names:
         return code
 
 
-class HostStates:
+class HostStates(host_rows.NamedRows):
     """The columnar state of every host of the loaded cells.
 
     Build with ``from_hosts``; each host is a dict with ``uuid``,
@@ -82,11 +83,7 @@ class HostStates:
         # Masks that depend on inventories and liveness only, not on
         # usage (unit checks, "up"): computed once, dropped on change.
         self._memo = {}
-        self.classes = list(host_batch.BASE_CLASSES)
-        self.rc_position = {rc: i for i, rc in enumerate(self.classes)}
-        self.traits = []
-        self.trait_position = {}
-        self.has_trait = np.zeros((0, 0), dtype=bool)
+        self._init_rows()
         for name in _RESOURCE_COLUMNS:
             setattr(self, name, np.zeros((len(self.classes), 0)))
         self.cell = np.zeros(0, dtype=np.int32)
@@ -165,54 +162,6 @@ class HostStates:
             return np.ascontiguousarray(added)
         return np.concatenate([current, added], axis=axis)
 
-    def add_classes(self, names):
-        """Give each resource class of ``names`` not known yet a row:
-        no host has any of it until an inventory says so."""
-        new = [rc for rc in dict.fromkeys(names) if rc not in self.rc_position]
-        if not new:
-            return
-        for rc in new:
-            self.rc_position[rc] = len(self.classes)
-            self.classes.append(rc)
-        for name in _RESOURCE_COLUMNS + ('cell_free',):
-            values = getattr(self, name)
-            setattr(self, name, np.concatenate(
-                [values, np.zeros((len(new), values.shape[1]))]))
-        self._memo.clear()
-
-    def _aligned(self, columns):
-        """``columns`` (``host_batch.Columns``) with this object's rows."""
-        self.add_classes(columns.classes)
-        if columns.classes == self.classes:
-            return dict(columns)
-        rows = [self.rc_position[rc] for rc in columns.classes]
-        aligned = {}
-        for name, values in columns.items():
-            full = np.zeros((len(self.classes), values.shape[1]))
-            full[rows] = values
-            aligned[name] = full
-        return aligned
-
-    def add_traits(self, names):
-        """Give each trait of ``names`` not known yet a row (no host)."""
-        new = [t for t in dict.fromkeys(names) if t not in self.trait_position]
-        if not new:
-            return
-        for trait in new:
-            self.trait_position[trait] = len(self.traits)
-            self.traits.append(trait)
-        self.has_trait = np.concatenate([self.has_trait, np.zeros(
-            (len(new), self.has_trait.shape[1]), dtype=bool)])
-        self._memo.clear()
-
-    def _trait_rows(self, names, matrix, count):
-        """``matrix`` (rows named by ``names``) with this object's rows."""
-        self.add_traits(names)
-        full = np.zeros((len(self.traits), count), dtype=bool)
-        if names:
-            full[[self.trait_position[t] for t in names]] = matrix
-        return full
-
     def _grow_cells(self, cell_read_at):
         known = len(self.cell_read_at)
         for cell_uuid in cell_read_at:
@@ -288,19 +237,6 @@ class HostStates:
 
     # -- changes ------------------------------------------------------
 
-    def vector(self, resources):
-        """``{rc: amount}`` as a float array over ``classes`` (a class
-        not known yet gets a row)."""
-        self.add_classes(resources)
-        vector = np.zeros(len(self.classes))
-        for rc, amount in resources.items():
-            vector[self.rc_position[rc]] = amount
-        return vector
-
-    def knows_classes(self, resources):
-        """Whether every class of ``resources`` has a row."""
-        return all(rc in self.rc_position for rc in resources)
-
     def add_usage(self, pos, resources, sign=1):
         """Account ``resources`` ({rc: amount}) as used on host ``pos``.
 
@@ -332,19 +268,6 @@ class HostStates:
         if self.live[pos]:
             self.cell_free[:, self.cell[pos]] += (
                 np.maximum(self.free[:, pos], 0.0) - before)
-
-    def set_traits(self, pos, traits):
-        """Replace host ``pos``'s traits with ``traits`` (names)."""
-        self.add_traits(traits)
-        self.has_trait[:, pos] = False
-        if traits:
-            rows = [self.trait_position[t] for t in traits]
-            self.has_trait[rows, pos] = True
-        self._memo.clear()
-
-    def traits_of(self, pos):
-        return sorted(self.traits[i]
-                      for i in np.flatnonzero(self.has_trait[:, pos]))
 
     def upsert_hosts(self, hosts):
         """Add hosts (``from_hosts`` dicts) or update the known ones.
