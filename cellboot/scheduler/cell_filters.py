@@ -187,10 +187,27 @@ def candidates(views, request, refused, count, usable=True):
                                               unit='cell')
 
     def removed(name, before, left, detail):
+        if name == 'ResourceFilter':
+            detail = _short_of(request, before, detail)
         elimination.removed(name, len(before) - len(left), detail)
 
     kept = sift(views, steps(request, refused, usable), removed)
     return ranked(kept), elimination
+
+
+def _short_of(request, nodes, detail):
+    """``detail``, naming the classes no cell of ``nodes`` has room for
+    on one host (what an operator must add), computed only if shown."""
+    def named():
+        short = [f'{rc}={amount}'
+                 for rc, amount in request.resources.items()
+                 if all(node.max_free.get(rc, 0.0) < amount
+                        for node in nodes)]
+        if not short:
+            return detail
+        return (f'{detail}; no cell has room for {", ".join(short)} on '
+                f'one host')
+    return named
 
 
 def fits(view, request, count):

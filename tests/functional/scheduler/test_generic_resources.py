@@ -158,7 +158,9 @@ class _ApiLevelTests(_GenericHosts):
                          self.select(spec(**FPGA), count=2))
         error = self.assertRaises(exception.NoValidHost, self.select,
                                   spec(**FPGA))
-        self.assertIn('CUSTOM_FPGA', str(error))
+        self.assertIn('no cell has room for CUSTOM_FPGA=1 on one host',
+                      str(error))
+        self.assertNotIn('room for VCPU', str(error))
 
     def test_a_cell_without_a_required_trait_is_pruned(self):
         chosen = self.select(spec(**{'trait:HW_CPU_X86_AVX2': 'required'}),
