@@ -13,7 +13,10 @@ Resource records are sequences shaped like the rows of
 ``usage.load_all``: ``(provider_id, resource_class, total, reserved,
 allocation_ratio, min_unit, max_unit, step_size)`` for inventories and
 ``(provider_id, resource_class, used)`` for usages; the provider id is
-not read here (each record comes with its owner's column).
+not read here (each record comes with its owner's column). Traits are
+``(provider_id, trait)`` rows, turned into one boolean row per trait
+(``Traits``). A class or trait gets its row when a record first names
+it (``Columns.add_classes``).
 """
 
 import functools
@@ -150,22 +153,30 @@ class Traits:
         self.count = count
         self.names = []
         self.position = {}
-        self._owners = []
-        self._rows = []
+        # Chunks of (owner columns, trait rows), int arrays.
+        self._chunks = []
 
-    def add(self, owner, trait):
-        row = self.position.get(trait)
-        if row is None:
-            row = self.position[trait] = len(self.names)
-            self.names.append(trait)
-        self._owners.append(owner)
-        self._rows.append(row)
+    def add(self, owners, traits):
+        """``owners[i]`` (a column, -1 to skip) has ``traits[i]``."""
+        owners = _array(owners)
+        kept = owners >= 0
+        if not kept.all():
+            traits = [traits[i] for i in np.flatnonzero(kept).tolist()]
+            owners = owners[kept]
+        position = self.position
+        for trait in dict.fromkeys(traits):
+            if trait not in position:
+                position[trait] = len(self.names)
+                self.names.append(trait)
+        rows = np.fromiter((position[t] for t in traits), dtype=np.int64,
+                           count=len(traits))
+        self._chunks.append((owners, rows))
 
     def matrix(self, columns=None):
         """The booleans, of the ``columns`` given (all by default)."""
         matrix = np.zeros((len(self.names), self.count), dtype=bool)
-        if self._rows:
-            matrix[np.array(self._rows), np.array(self._owners)] = True
+        for owners, rows in self._chunks:
+            matrix[rows, owners] = True
         return matrix if columns is None else matrix[:, columns]
 
 
@@ -213,9 +224,8 @@ class ProviderTable:
         self.columns  # ends the providers
         if self.traits is None:
             self.traits = Traits(len(self.zones))
-        for owner, (_, trait) in zip(self._owners(rows).tolist(), rows):
-            if owner >= 0:
-                self.traits.add(owner, trait)
+        if len(rows):
+            self.traits.add(self._owners(rows), [row[1] for row in rows])
 
     @property
     def columns(self):
@@ -325,6 +335,7 @@ class HostBatch:
                 return [], np.zeros((0, len(self)), dtype=bool)
             return traits.names, traits.matrix(self.provider_columns)
         traits = Traits(len(self))
-        for index, trait in self._traits:
-            traits.add(index, trait)
+        if self._traits:
+            owners, names = zip(*self._traits)
+            traits.add(owners, names)
         return traits.names, traits.matrix()
