@@ -9,12 +9,15 @@ scheduler of the same cell learns new classes and traits through the
 change feed. On every backend.
 """
 
+import redis
+
 from cellboot import context
 from cellboot import exception
 from cellboot.scheduler import api
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler.resources import provider_traits
 from cellboot.scheduler.resources import providers
+from cellboot.scheduler.sync import redis_feed
 from tests import base
 from tests.functional.scheduler import placement_base
 
@@ -26,6 +29,7 @@ def spec(**extra_specs):
 
 
 FPGA = {'resources:CUSTOM_FPGA': '1'}
+REDIS_URL = 'redis://127.0.0.1:6379/0'
 
 
 class _GenericHosts:
@@ -192,6 +196,7 @@ class _FeedTests(_GenericHosts):
     def setUp(self):
         super().setUp()
         self.flags(sync_pull_interval=0.0, group='scheduler')
+        self.configure_feed()
         self.a, self.b = [
             api.CellScheduler(host_state_cache.CellScope('cell1',
                                                          self.cells[0]),
@@ -202,6 +207,9 @@ class _FeedTests(_GenericHosts):
         self.add_generic_host('plain')
         for scheduler in (self.a, self.b):
             scheduler.start(self.ctx, refresh_interval=0)
+
+    def configure_feed(self):
+        """The default feed: the cell database's table."""
 
     def test_a_new_class_and_trait_reported_to_one_reach_the_other(self):
         fpga = self.add_generic_host('fpga', extra={'CUSTOM_FPGA': 2},
@@ -225,6 +233,22 @@ class _FeedTests(_GenericHosts):
             provider_traits.remove_traits(cctxt, host, ['CUSTOM_GOLD'])
         self.assertRaises(exception.NoValidHost, self.select, request,
                           scheduler=self.a)
+
+
+class RedisFeedTest(_FeedTests, placement_base.FleetTestCase,
+                    base.SQLiteMixin):
+    """A new class and trait through a Redis stream: announced by the
+    scheduler that took the report, after its commit. (A change written
+    behind every scheduler's back reaches a Redis feed only at the next
+    reload: only the database feed is written in its transaction.)"""
+
+    test_traits_changed_behind_both_reach_them_by_the_feed = None
+
+    def configure_feed(self):
+        self.flags(sync_backend='redis', sync_redis_url=REDIS_URL,
+                   group='scheduler')
+        self.addCleanup(redis.Redis.from_url(REDIS_URL).delete,
+                        redis_feed.KEY_PREFIX + self.cells[0].uuid)
 
 
 class SQLiteCellLevelTest(_CellLevelTests, placement_base.FleetTestCase,
