@@ -81,8 +81,10 @@ compute_opts = [
                 default=[],
                 help='Traits of this host, e.g. HW_CPU_X86_AVX2,CUSTOM_SSD: '
                      'standard traits of os-traits or CUSTOM_ followed by '
-                     'A-Z, 0-9 and _. Reported with the inventories; a '
-                     'flavor requires or forbids them with the extra spec '
+                     'A-Z, 0-9 and _. Reported with the inventories, they '
+                     'are the host\'s traits: any set otherwise is '
+                     'replaced at the next report. A flavor requires or '
+                     'forbids them with the extra spec '
                      'trait:NAME=required|forbidden. Checked when the '
                      'service starts: a bad name stops it.'),
     cfg.IntOpt('report_interval',
