@@ -125,8 +125,8 @@ def steps(request, refused, usable=True):
         steps.append(('TraitsFilter',
                       lambda node: _traits_allow(node.aggregate, required,
                                                  forbidden),
-                      f'needs the traits {request.request.describe_traits()}'
-                      f' (! forbids)'))
+                      f'traits asked: {request.request.describe_traits()} '
+                      f'(!: forbidden)'))
     if refused:
         tried = frozenset(refused)
         steps.append(('cells tried',
