@@ -81,12 +81,14 @@ import numpy as np
 from cellboot.cli import arguments
 
 import scheduler_fleet
+import scheduler_generic
 import scheduler_levels
 
 WARMUP = 20  # decisions before timing starts (lazy imports, caches)
 
 
-def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1):
+def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1,
+                 extra_classes=0, traits=0):
     """Child process: create and fill the databases.
 
     Run apart so that the rows built in memory do not count in the
@@ -95,17 +97,18 @@ def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1):
     dbs = scheduler_fleet.Databases(*dbs_args)
     dbs.create()
     scheduler_fleet.build(dbs, hosts, dbs.cells, capacity, zone_levels,
-                          fan_out)
+                          fan_out, extra_classes, traits)
 
 
-def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1):
+def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1,
+                extra_classes=0, traits=0):
     """``_build_fleet`` in a child process; the zones written, and the
     seconds it took."""
     mp = multiprocessing.get_context('spawn')
     started = time.perf_counter()
     builder = mp.Process(target=_build_fleet,
                          args=(dbs.args(), hosts, capacity, zone_levels,
-                               fan_out))
+                               fan_out, extra_classes, traits))
     builder.start()
     builder.join()
     if builder.exitcode:
@@ -113,6 +116,10 @@ def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1):
     zones = (sum(fan_out ** level for level in range(1, zone_levels + 1))
              if scheduler_fleet.has_zones() else 0)
     return zones, round(time.perf_counter() - started, 1)
+
+
+# The request specs of the run, cycled (``scheduler_generic.specs``).
+SPECS = scheduler_generic.specs(scheduler_fleet.FLAVOR, 0, 0)
 
 
 def _select_loop(top, ctx, requests, errors=None):
@@ -123,14 +130,13 @@ def _select_loop(top, ctx, requests, errors=None):
     """
     from cellboot import exception
 
-    spec = {'flavor': dict(scheduler_fleet.FLAVOR), 'num_instances': 1,
-            'project_id': 'bench', 'user_id': 'bench'}
+    specs = SPECS
     latencies, placed, rejected, unavailable = [], 0, 0, 0
-    for _ in range(requests):
+    for i in range(requests):
         instance = str(uuid_mod.uuid4())
         started = time.perf_counter()
         try:
-            top.select_destinations(ctx, spec, [instance])
+            top.select_destinations(ctx, specs[i % len(specs)], [instance])
             placed += 1
         except exception.CellsUnavailable:
             unavailable += 1
@@ -254,8 +260,10 @@ def run_throughput(dbs, requests, threads, overrides, profile_to=None,
 
 
 def _worker(api_url, overrides, index, requests, barrier, results,
-            warm_cells=False):
+            warm_cells=False, specs=None):
     """One of the concurrent scheduler processes (both levels)."""
+    global SPECS
+    SPECS = specs or SPECS
     from cellboot.scheduler.resources import contention
 
     schedulers, ctx, info = _start(api_url, overrides,
@@ -309,7 +317,7 @@ def run_concurrent(dbs, processes, requests, overrides, warm_cells=False):
     results = mp.Queue()
     workers = [mp.Process(target=_worker,
                           args=(dbs.api_url, overrides, i, share, barrier,
-                                results, warm_cells))
+                                results, warm_cells, SPECS))
                for i, share in enumerate(_shares(requests, processes))]
     for worker in workers:
         worker.start()
@@ -404,6 +412,7 @@ def _parse_args(argv):
                              'cell (in every process) before timing, as a '
                              'long-running scheduler has (each cell\'s '
                              'statements compiled once, per engine)')
+    scheduler_generic.add_arguments(parser, arguments)
     scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
@@ -411,12 +420,16 @@ def _parse_args(argv):
     return args
 
 
-def main(argv=None):
-    args = _parse_args(argv)
+def run(args):
+    """Build the fleet, run the benchmark; its JSON result as a dict."""
+    global SPECS
+    SPECS = scheduler_generic.specs(scheduler_fleet.FLAVOR,
+                                    args.extra_classes, args.traits)
     workdir = tempfile.mkdtemp(prefix='cellboot-bench-')
     dbs = scheduler_fleet.Databases(args.cells, args.db_url, workdir)
     zones, build_s = build_fleet(dbs, args.hosts, args.capacity,
-                                 args.zone_levels, args.fan_out)
+                                 args.zone_levels, args.fan_out,
+                                 args.extra_classes, args.traits)
     print(f'fleet: {args.hosts} hosts in {args.cells} cells under '
           f'{zones} zones on {dbs.backend}, built in {build_s} s',
           flush=True)
@@ -433,10 +446,15 @@ def main(argv=None):
             print(f'kept: {dbs.urls}')
         else:
             dbs.drop()
-    print(json.dumps(dict(hosts=args.hosts, cells=args.cells,
-                          backend=dbs.backend, zone_levels=args.zone_levels,
-                          fan_out=args.fan_out, zones=zones,
-                          build_s=build_s, **result)))
+    return dict(hosts=args.hosts, cells=args.cells, backend=dbs.backend,
+                zone_levels=args.zone_levels, fan_out=args.fan_out,
+                zones=zones, build_s=build_s,
+                classes=3 + args.extra_classes, traits=args.traits,
+                **result)
+
+
+def main(argv=None):
+    print(json.dumps(run(_parse_args(argv))))
 
 
 if __name__ == '__main__':

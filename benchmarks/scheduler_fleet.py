@@ -4,7 +4,8 @@ A fleet is laid out as a cells v2 deployment has it since the scheduler
 has two levels: the API database holds the cell mappings and one host
 mapping per host; each cell's database holds its compute nodes, their
 heartbeating compute services and the host resources -- one resource
-provider per node with VCPU, MEMORY_MB and DISK_GB inventories, and
+provider per node with VCPU, MEMORY_MB and DISK_GB inventories (and
+custom classes and traits when asked: ``scheduler_generic``), and
 later the allocations -- which only that cell's schedulers read and
 write. Rows go in with bulk inserts and explicit ids: building 100,000
 hosts through the objects would take longer than the benchmark itself.
@@ -30,6 +31,8 @@ import os
 import uuid as uuid_mod
 
 import sqlalchemy as sa
+
+import scheduler_generic
 
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
@@ -170,8 +173,11 @@ class CellRows:
     def __init__(self):
         self.nodes, self.services = [], []
         self.providers, self.inventories = [], []
+        self.traits = []
 
-    def add(self, uuid, name, sizes, zone, now):
+    def add(self, uuid, name, sizes, zone, now, extra=None, traits=()):
+        """One host; ``extra`` ({class: total}) and ``traits`` are its
+        generic resources (``scheduler_generic``)."""
         self.nodes.append({
             'uuid': uuid, 'host': name, 'hypervisor_hostname': name,
             'vcpus': sizes['VCPU'], 'memory_mb': sizes['MEMORY_MB'],
@@ -188,7 +194,9 @@ class CellRows:
             'resource_provider_id': provider_id, 'resource_class': rc,
             'total': total, 'reserved': 0, 'min_unit': 1,
             'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
-            for rc, total in sizes.items())
+            for rc, total in dict(sizes, **(extra or {})).items())
+        self.traits.extend({'resource_provider_id': provider_id,
+                            'trait': trait} for trait in traits)
 
     def write(self, url):
         engine = _engine(url)
@@ -198,7 +206,8 @@ class CellRows:
                         (cell_models.ComputeNode, self.nodes),
                         (cell_models.Service, self.services),
                         (cell_models.ResourceProvider, self.providers),
-                        (cell_models.Inventory, self.inventories)):
+                        (cell_models.Inventory, self.inventories),
+                        (cell_models.ProviderTrait, self.traits)):
                     _insert(conn, model.__table__, rows)
         finally:
             engine.dispose()
@@ -238,9 +247,11 @@ def has_zones():
             and 'zone_id' in tables['cell_mappings'].c)
 
 
-def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1):
+def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1,
+          extra_classes=0, traits=0):
     """Write a fleet of ``hosts`` spread round-robin over ``cells``,
-    under ``zone_levels`` of zones (see the module docstring); returns
+    under ``zone_levels`` of zones (see the module docstring), with
+    ``extra_classes`` and ``traits`` (``scheduler_generic``); returns
     the number of zones written.
 
     One cell's rows at a time are held in memory: a million hosts would
@@ -254,8 +265,10 @@ def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1):
         for cell in range(cells):
             rows = CellRows()
             for i in range(cell, hosts, cells):
+                extra, names = scheduler_generic.host_extra(
+                    i, extra_classes, traits)
                 rows.add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:07d}',
-                         sizes[i], 'nova', now)
+                         sizes[i], 'nova', now, extra, names)
             with api_engine.begin() as conn:
                 _write_mappings(conn, dbs, [cell], {cell: rows}, zone_of)
             rows.write(dbs.cell_urls[cell])

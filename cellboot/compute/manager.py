@@ -128,6 +128,7 @@ class ComputeManager:
             raise exception.ConfigurationError(
                 reason='a compute host needs [DEFAULT] cell_name, the name '
                        'of its cell (cellboot-manage cell_v2 list_cells)')
+        registration.check_configuration()
         self.service = registration.register_service(context, self.host)
         self.service.report_up(context)
         self.node = registration.register_node(
@@ -182,7 +183,8 @@ class ComputeManager:
                 context, uuid=self.node.uuid, name=self.host,
                 cell_name=self.cell_name,
                 inventories=registration.inventories(self.node),
-                availability_zone=CONF.compute.availability_zone)
+                availability_zone=CONF.compute.availability_zone,
+                traits=registration.configured_traits())
         except exception.RPCTimeout as exc:
             LOG.warning('Cannot report host %s to the scheduler yet, it is '
                         'not schedulable until then; retrying at the next '

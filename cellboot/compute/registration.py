@@ -19,6 +19,9 @@ from cellboot import exception
 from cellboot.objects import compute_node
 from cellboot.objects import service as service_obj
 from cellboot.scheduler import host_state_cache
+from cellboot.scheduler.resources import classes
+from cellboot.scheduler.resources import inventory as inventory_rules
+from cellboot.scheduler.resources import provider_traits
 
 LOG = logging.getLogger(__name__)
 
@@ -76,8 +79,62 @@ def register_node(context, host, resources):
     return node
 
 
+def _config_error(option, reason):
+    return exception.ConfigurationError(
+        reason=f'[compute] {option}: {reason}')
+
+
+def extra_inventories():
+    """``[compute] extra_inventories`` as inventories (``{rc: {'total':
+    n}}``); ConfigurationError naming the entry at fault.
+
+    The node's own classes come from its driver: configuring them here
+    would report two figures for one class.
+    """
+    result = {}
+    for entry in CONF.compute.extra_inventories:
+        rc, sep, total = entry.strip().partition(':')
+        if not sep:
+            raise _config_error('extra_inventories',
+                                f'{entry[:80]!r} is not CLASS:TOTAL')
+        try:
+            classes.check(rc)
+        except exception.Invalid as exc:
+            raise _config_error('extra_inventories', exc.kwargs['reason'])
+        if rc in inventory_rules.FLAVOR_CLASSES or rc in result:
+            raise _config_error(
+                'extra_inventories',
+                f'{rc} is given twice (VCPU, MEMORY_MB and DISK_GB come '
+                f'from the driver)')
+        if not (total.isascii() and total.isdigit()) \
+                or not 1 <= int(total) <= inventory_rules.MAX_AMOUNT:
+            raise _config_error(
+                'extra_inventories',
+                f'the total of {rc} must be a whole number from 1 to '
+                f'{inventory_rules.MAX_AMOUNT}, not {total[:20]!r}')
+        result[rc] = {'total': int(total)}
+    return result
+
+
+def configured_traits():
+    """``[compute] traits``, sorted; ConfigurationError for a bad name."""
+    try:
+        return provider_traits.normalize(
+            [trait.strip() for trait in CONF.compute.traits])
+    except exception.Invalid as exc:
+        raise _config_error('traits', exc.kwargs['reason'])
+
+
+def check_configuration():
+    """Check the options above when the service starts, so that a typo
+    stops it with a clear message rather than at its first report."""
+    extra_inventories()
+    configured_traits()
+
+
 def inventories(node):
-    """A compute node's capacity as the scheduler's inventories.
+    """A compute node's capacity as the scheduler's inventories, with
+    the ``[compute] extra_inventories``.
 
     A node without local disk reports no DISK_GB at all, rather than a
     total of 0, which the scheduler would refuse.
@@ -91,6 +148,7 @@ def inventories(node):
     if node.local_gb:
         result['DISK_GB'] = {'total': node.local_gb,
                              'allocation_ratio': node.disk_allocation_ratio}
+    result.update(extra_inventories())
     return result
 
 

@@ -67,6 +67,26 @@ compute_opts = [
                  help='Over-commit ratio of local disk (DISK_GB). 1.0, no '
                       'over-commit, because a full disk breaks every guest '
                       'on the host.'),
+    cfg.ListOpt('extra_inventories',
+                default=[],
+                help='Resource classes this host has besides VCPU, '
+                     'MEMORY_MB and DISK_GB, each CLASS:TOTAL, e.g. '
+                     'CUSTOM_FPGA:2,VGPU:4. CLASS is a standard class of '
+                     'os-resource-classes or CUSTOM_ followed by A-Z, 0-9 '
+                     'and _; TOTAL a whole number of at least 1. Reported '
+                     'with the other inventories; a flavor asks for them '
+                     'with the extra spec resources:CLASS=N. Checked when '
+                     'the service starts: a bad entry stops it.'),
+    cfg.ListOpt('traits',
+                default=[],
+                help='Traits of this host, e.g. HW_CPU_X86_AVX2,CUSTOM_SSD: '
+                     'standard traits of os-traits or CUSTOM_ followed by '
+                     'A-Z, 0-9 and _. Reported with the inventories, they '
+                     'are the host\'s traits: any set otherwise is '
+                     'replaced at the next report. A flavor requires or '
+                     'forbids them with the extra spec '
+                     'trait:NAME=required|forbidden. Checked when the '
+                     'service starts: a bad name stops it.'),
     cfg.IntOpt('report_interval',
                default=10,
                min=1,

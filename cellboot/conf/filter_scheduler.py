@@ -15,7 +15,8 @@ filter_scheduler_group = cfg.OptGroup(
     help='Host filters and weighers used by select_destinations.')
 
 ALL_FILTERS = ['CellFilter', 'AvailabilityZoneFilter', 'ComputeFilter',
-               'ResourceFilter', 'SameHostFilter', 'DifferentHostFilter',
+               'ResourceFilter', 'TraitsFilter', 'SameHostFilter',
+               'DifferentHostFilter',
                'ServerGroupAntiAffinityFilter', 'ServerGroupAffinityFilter']
 
 ALL_WEIGHERS = ['RAMWeigher', 'CPUWeigher', 'DiskWeigher',

@@ -9,7 +9,15 @@ cell's hosts, computed by the cell's scheduler from its host states
      'resources': {'VCPU': {'capacity': 64.0, 'free': 40.0,
                             'max_free': 16.0}, ...},
      'zones': ['nova'],     # availability zones of the up hosts
+     'traits': {'HW_CPU_X86_AVX2': 3, 'CUSTOM_SSD': 1},  # up hosts with it
      'computed_at': 1764620000.0}
+
+``resources`` has every resource class a host of the cell reports
+(VGPU, CUSTOM_FPGA, ...), so a cell without a class is pruned for a
+request naming it. ``traits`` counts the up hosts having each trait: a
+cell where no host has a required trait is pruned, and so is one where
+every up host has a forbidden one. Whether one host has two required
+traits at once is not known here: the cell may still refuse.
 
 ``capacity`` and ``free`` sum the cell's up hosts, ``max_free`` is the
 most any one of them has free: a request whose amount of some class is
@@ -54,8 +62,10 @@ from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models as cell_models
 from cellboot.db import retry
 from cellboot import exception
-from cellboot.scheduler import host_state
+from cellboot.scheduler import host_batch
 from cellboot.scheduler import periodic
+from cellboot.scheduler.resources import classes as class_names
+from cellboot.scheduler.resources import traits as trait_names
 
 LOG = logging.getLogger(__name__)
 
@@ -68,6 +78,8 @@ MAX_NAME = 255
 MAX_AMOUNT = 1e15
 MAX_HOSTS = 10 ** 9
 MAX_DOCUMENT = 256 * 1024
+MAX_CLASSES = 500
+MAX_TRAITS = 2000
 
 # After claims, free room is written again once it moved by more than
 # this share of the capacity (see ``moved``).
@@ -78,7 +90,7 @@ def _up_figures(states, down_time):
     """What of the aggregate depends on liveness and inventories only.
 
     ``(positions of the up hosts or None for all of them, hosts, up
-    hosts, capacities, zones)``; memoized on ``states`` (dropped when
+    hosts, capacities, zones, traits)``; memoized on ``states`` (dropped when
     inventories or liveness change), so that the aggregate a cell
     answers with every placement sums only the free room anew.
     """
@@ -89,13 +101,17 @@ def _up_figures(states, down_time):
     capacity = states.capacity if pick is None else states.capacity[:, pick]
     zones = sorted({states.zones.names[code]
                     for code in np.unique(states.az[up]).tolist()} - {None})
+    having = (states.has_trait if pick is None
+              else states.has_trait[:, pick]).sum(axis=1).tolist()
+    traits = {trait: count for trait, count in zip(states.traits, having)
+              if count}
     return (pick, int(np.count_nonzero(live)), up_hosts,
-            capacity.sum(axis=1).tolist(), zones)
+            capacity.sum(axis=1).tolist(), zones, traits)
 
 
 def of_states(states, down_time):
     """The aggregate of a cell scheduler's ``HostStates``."""
-    pick, hosts, up_hosts, capacity, zones = states.memoized(
+    pick, hosts, up_hosts, capacity, zones, traits = states.memoized(
         ('aggregate', down_time), lambda: _up_figures(states, down_time))
     free = states.free if pick is None else states.free[:, pick]
     if free.shape[1]:
@@ -104,14 +120,16 @@ def of_states(states, down_time):
         total_free = np.maximum(free, 0.0).sum(axis=1).tolist()
         max_free = np.maximum(free.max(axis=1), 0.0).tolist()
     else:
-        total_free = max_free = [0.0] * len(host_state.RESOURCE_CLASSES)
+        total_free = max_free = [0.0] * len(states.classes)
+    # A class only some down host has is left out: no request fits it.
     resources = {
         rc: {'capacity': capacity[i], 'free': total_free[i],
              'max_free': max_free[i]}
-        for i, rc in enumerate(host_state.RESOURCE_CLASSES)}
+        for i, rc in enumerate(states.classes)
+        if i < len(host_batch.BASE_CLASSES) or capacity[i]}
     return {'hosts': hosts, 'up_hosts': up_hosts,
             'resources': resources, 'zones': list(zones),
-            'computed_at': time.time()}
+            'traits': dict(traits), 'computed_at': time.time()}
 
 
 def _amount(value, where):
@@ -128,23 +146,38 @@ def _count(value, where):
     return value
 
 
+def _traits(traits, up_hosts):
+    """The aggregate's ``traits``: names that are no trait are left
+    out, counts bounded by the up hosts. None (not known: never prune
+    on traits) from a cell that publishes none."""
+    if traits is None:
+        return None
+    if not isinstance(traits, dict) or len(traits) > MAX_TRAITS:
+        raise exception.Invalid(reason=f'aggregate traits is not a mapping '
+                                       f'of at most {MAX_TRAITS} traits')
+    return {trait: min(_count(count, 'aggregate trait count'), up_hosts)
+            for trait, count in traits.items()
+            if trait_names.is_valid(trait)}
+
+
 def validated(document):
     """An aggregate as a cell sent it, checked; Invalid when it is not one.
 
-    Unknown resource classes are left out (a newer cell may know more),
-    a known one must be complete; the message names the field, never the
-    value.
+    Names that are no resource class or trait (``resources.classes``,
+    ``resources.traits``) are left out; a class must be complete, and
+    there are at most ``MAX_CLASSES`` classes and ``MAX_TRAITS`` traits.
+    The message names the field, never the value.
     """
     if not isinstance(document, dict):
         raise exception.Invalid(reason='an aggregate is a mapping')
     resources = document.get('resources')
-    if not isinstance(resources, dict):
-        raise exception.Invalid(reason='aggregate resources is not a '
-                                       'mapping')
+    if not isinstance(resources, dict) or len(resources) > MAX_CLASSES:
+        raise exception.Invalid(reason=f'aggregate resources is not a '
+                                       f'mapping of at most {MAX_CLASSES} '
+                                       f'classes')
     checked = {}
-    for rc in host_state.RESOURCE_CLASSES:
-        figures = resources.get(rc)
-        if figures is None:
+    for rc, figures in resources.items():
+        if not isinstance(rc, str) or not class_names.is_valid(rc):
             continue
         if not isinstance(figures, dict):
             raise exception.Invalid(reason=f'aggregate {rc} is not a '
@@ -158,10 +191,11 @@ def validated(document):
             for zone in zones):
         raise exception.Invalid(reason='aggregate zones is not a list of '
                                        'zone names')
+    up_hosts = _count(document.get('up_hosts'), 'aggregate up_hosts')
     return {'hosts': _count(document.get('hosts'), 'aggregate hosts'),
-            'up_hosts': _count(document.get('up_hosts'),
-                               'aggregate up_hosts'),
+            'up_hosts': up_hosts,
             'resources': checked, 'zones': list(zones),
+            'traits': _traits(document.get('traits'), up_hosts),
             'computed_at': _amount(document.get('computed_at'),
                                    'aggregate computed_at')}
 
@@ -219,8 +253,9 @@ def moved(before, after, slack=FREE_SLACK):
     multi-create) once it moved by more than ``slack`` of the class's
     capacity.
     """
-    if before is None or any(before[key] != after[key]
-                             for key in ('hosts', 'up_hosts', 'zones')):
+    if before is None or any(before.get(key) != after.get(key)
+                             for key in ('hosts', 'up_hosts', 'zones',
+                                         'traits')):
         return True
     for rc, figures in after['resources'].items():
         was = before['resources'].get(rc)

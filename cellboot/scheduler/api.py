@@ -113,8 +113,9 @@ class CellScheduler:
         self.publisher.publish_now()
 
     def update_provider(self, context, uuid, name, inventories,
-                        availability_zone='nova'):
-        """A compute host's report of its capacity; returns the generation.
+                        availability_zone='nova', traits=None):
+        """A compute host's report of its capacity (and of its traits,
+        a list of names, unless None); returns the generation.
 
         Called by a compute host when it starts and whenever its
         inventory changes; the host is schedulable from the next
@@ -122,7 +123,8 @@ class CellScheduler:
         """
         generation = providers.update_provider(
             self.scope.context(context), uuid, name, inventories,
-            availability_zone=availability_zone, origin=self.manager.origin)
+            availability_zone=availability_zone, origin=self.manager.origin,
+            traits=traits)
         self.manager.announce(context, {uuid: None})
         self.cache.refresh_host(context, uuid)
         self._given_back()
@@ -161,7 +163,8 @@ class CellScheduler:
             self.scope.context(context), consumer_uuid, provider_uuid,
             origin=self.manager.origin)
         for uuid, resources in released.items():
-            self.cache.add_usage(uuid, resources, sign=-1)
+            if not self.cache.add_usage(uuid, resources, sign=-1):
+                self.cache.refresh_providers(context, [uuid])
         self.manager.announce(context, {
             uuid: changes.released(amounts)
             for uuid, amounts in released.items()})

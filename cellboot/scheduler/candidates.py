@@ -72,9 +72,8 @@ def find(states, request, filters):
         if dropped.any():
             elimination.removed(
                 f'{f.name} (cell pruning)', states.cell_hosts[dropped].sum(),
-                f'{f.describe(request)}; {int(dropped.sum())} cell(s) '
-                f'pruned')
-            cells_ok &= pruned
+                _cell_describer(f, states, request, dropped))
+            cells_ok = cells_ok & pruned
     mask = live.copy() if cells_ok.all() else live & cells_ok[states.cell]
     remaining = int(np.count_nonzero(mask))
     steps = [(IGNORE_HOSTS, _excluded_hosts(states, request),
@@ -87,20 +86,30 @@ def find(states, request, filters):
             break
         if detail is None:  # a filter: describe it only if it removes
             step_mask = step.host_mask(states, request)
-            detail = _describer(step, request)
+            detail = _describer(step, states, request, mask)
         else:
             step_mask = step
         if step_mask is None:
             continue
-        mask &= step_mask
+        # A new mask, not in place: the describer keeps the one the
+        # step was given.
+        mask = mask & step_mask
         left = int(np.count_nonzero(mask))
         elimination.removed(name, remaining - left, detail)
         remaining = left
     return mask, elimination
 
 
-def _describer(f, request):
-    return lambda: f.describe(request)
+def _describer(f, states, request, candidates):
+    return lambda: f.explain(states, request, candidates)
+
+
+def _cell_describer(f, states, request, dropped):
+    def detail():
+        candidates = states.live & dropped[states.cell]
+        return (f'{f.explain(states, request, candidates)}; '
+                f'{int(dropped.sum())} cell(s) pruned')
+    return detail
 
 
 def _excluded_hosts(states, request):

@@ -13,7 +13,10 @@ no host: the next one is asked then). In order, cheapest first:
 * ``AvailabilityZoneFilter`` -- cells with an up host in the zone;
 * ``ComputeFilter`` -- cells with an up, enabled host;
 * ``ResourceFilter`` -- cells whose largest free room on one host holds
-  the flavor, class by class;
+  the flavor, class by class (a class the cell has not is no room);
+* ``TraitsFilter`` -- cells where some up host has each required trait
+  and not every up host has a forbidden one (a cell that publishes no
+  traits is kept);
 * cells that already refused the request.
 
 The survivors are weighed as the hosts are: ``[filter_scheduler]``'s
@@ -116,12 +119,31 @@ def steps(request, refused, usable=True):
     steps.append(('ResourceFilter', _room_for_one,
                   f'needs {request.request.describe_resources()} free on '
                   f'one host'))
+    required = request.request.required_traits
+    forbidden = request.request.forbidden_traits
+    if required or forbidden:
+        steps.append(('TraitsFilter',
+                      lambda node: _traits_allow(node.aggregate, required,
+                                                 forbidden),
+                      f'traits asked: {request.request.describe_traits()} '
+                      f'(!: forbidden)'))
     if refused:
         tried = frozenset(refused)
         steps.append(('cells tried',
                       lambda node: not node.cell_uuids <= tried,
                       'cells that refused the request already'))
     return steps
+
+
+def _traits_allow(aggregate, required, forbidden):
+    """Whether some host of the cell might pass ``TraitsFilter``."""
+    traits = aggregate.get('traits')
+    if traits is None:
+        return True
+    if any(not traits.get(trait) for trait in required):
+        return False
+    up = aggregate['up_hosts']
+    return not any(traits.get(trait, 0) >= up for trait in forbidden)
 
 
 def sift(nodes, steps, removed):
@@ -165,10 +187,27 @@ def candidates(views, request, refused, count, usable=True):
                                               unit='cell')
 
     def removed(name, before, left, detail):
+        if name == 'ResourceFilter':
+            detail = _short_of(request, before, detail)
         elimination.removed(name, len(before) - len(left), detail)
 
     kept = sift(views, steps(request, refused, usable), removed)
     return ranked(kept), elimination
+
+
+def _short_of(request, nodes, detail):
+    """``detail``, naming the classes no cell of ``nodes`` has room for
+    on one host (what an operator must add), computed only if shown."""
+    def named():
+        short = [f'{rc}={amount}'
+                 for rc, amount in request.resources.items()
+                 if all(node.max_free.get(rc, 0.0) < amount
+                        for node in nodes)]
+        if not short:
+            return detail
+        return (f'{detail}; no cell has room for {", ".join(short)} on '
+                f'one host')
+    return named
 
 
 def fits(view, request, count):

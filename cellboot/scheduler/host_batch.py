@@ -13,7 +13,10 @@ Resource records are sequences shaped like the rows of
 ``usage.load_all``: ``(provider_id, resource_class, total, reserved,
 allocation_ratio, min_unit, max_unit, step_size)`` for inventories and
 ``(provider_id, resource_class, used)`` for usages; the provider id is
-not read here (each record comes with its owner's column).
+not read here (each record comes with its owner's column). Traits are
+``(provider_id, trait)`` rows, turned into one boolean row per trait
+(``Traits``). A class or trait gets its row when a record first names
+it (``Columns.add_classes``).
 """
 
 import functools
@@ -22,8 +25,10 @@ import numpy as np
 
 from cellboot.scheduler.resources import inventory as inventory_rules
 
-RESOURCE_CLASSES = inventory_rules.RESOURCE_CLASSES
-RC_POSITION = {rc: i for i, rc in enumerate(RESOURCE_CLASSES)}
+# The first rows of every set of resource columns, in this order: the
+# classes every flavor names keep their row numbers whatever else the
+# hosts report, so the common case costs what it did with three rows.
+BASE_CLASSES = inventory_rules.FLAVOR_CLASSES
 RESOURCE_COLUMNS = ('capacity', 'used', 'min_unit', 'max_unit',
                     'step_size')
 
@@ -39,23 +44,43 @@ def _inventory_record(rc, inventory):
             inventory.get('step_size', 1))
 
 
-def _empty_columns(count):
-    """``{name: (len(RESOURCE_CLASSES), count) zeros}``: no inventory.
+class Columns(dict):
+    """``{name: (len(classes), count) array}`` and their row names.
 
-    A class without an inventory keeps capacity and max_unit 0, so no
-    request for it passes.
+    ``classes`` lists the resource class of each row; ``BASE_CLASSES``
+    come first, and a class met in a record gets a row at the end
+    (``add_classes``). A class without an inventory keeps capacity and
+    max_unit 0 on a host, so no request for it passes there.
     """
-    shape = (len(RESOURCE_CLASSES), count)
-    return {name: np.zeros(shape) for name in RESOURCE_COLUMNS}
+
+    def __init__(self, count, classes=BASE_CLASSES):
+        super().__init__()
+        self.classes = list(classes)
+        self.position = {rc: i for i, rc in enumerate(self.classes)}
+        shape = (len(self.classes), count)
+        for name in RESOURCE_COLUMNS:
+            self[name] = np.zeros(shape)
+
+    def add_classes(self, names):
+        """Give each of ``names`` not known yet a row (zeros)."""
+        new = [rc for rc in dict.fromkeys(names) if rc not in self.position]
+        if not new:
+            return
+        for rc in new:
+            self.position[rc] = len(self.classes)
+            self.classes.append(rc)
+        for name, values in self.items():
+            self[name] = np.concatenate(
+                [values, np.zeros((len(new), values.shape[1]))])
 
 
 def resource_columns(count, inventories, inventory_owners, usages=(),
                      usage_owners=()):
-    """``_empty_columns(count)`` filled from records.
+    """``Columns(count)`` filled from records.
 
     ``*_owners[i]`` is the column (host or provider) of record ``i``.
     """
-    columns = _empty_columns(count)
+    columns = Columns(count)
     _fill_inventories(columns, inventories, _array(inventory_owners))
     _fill_usages(columns, usages, _array(usage_owners))
     return columns
@@ -69,15 +94,15 @@ def _fill_inventories(columns, records, owners):
     """Write inventory records into ``columns`` at ``owners``.
 
     ``owners`` is an int array, one column per record; -1 skips the
-    record, as does a class the scheduler does not track. Fields are
-    pulled out of the records one tuple each (``zip``), which numpy turns
-    into arrays without keeping a Python object per value.
+    record. Fields are pulled out of the records one tuple each
+    (``zip``), which numpy turns into arrays without keeping a Python
+    object per value.
     """
     if not len(records):
         return
     _, rcs, totals, reserved, ratios, min_units, max_units, steps = zip(
         *records)
-    kept, rows, at = _targets(rcs, owners)
+    kept, rows, at = _targets(columns, rcs, owners)
     columns['capacity'][rows, at] = np.fromiter(
         map(_capacity, totals, reserved, ratios), dtype=float,
         count=len(totals))[kept]
@@ -91,16 +116,19 @@ def _fill_usages(columns, records, owners):
     if not len(records):
         return
     _, rcs, used = zip(*records)
-    kept, rows, at = _targets(rcs, owners)
+    kept, rows, at = _targets(columns, rcs, owners)
     columns['used'][rows, at] = np.array(used, dtype=float)[kept]
 
 
-def _targets(rcs, owners):
+def _targets(columns, rcs, owners):
     """``(kept, rows, at)``: the records to write, then for those their
-    resource class row and their owner column."""
-    rows = np.fromiter((RC_POSITION.get(rc, -1) for rc in rcs),
-                       dtype=np.int64, count=len(rcs))
-    kept = (rows >= 0) & (owners >= 0)
+    resource class row (added when new) and their owner column."""
+    kept = owners >= 0
+    columns.add_classes(rcs if kept.all() else
+                        [rcs[i] for i in np.flatnonzero(kept).tolist()])
+    position = columns.position
+    rows = np.fromiter((position.get(rc, 0) for rc in rcs), dtype=np.int64,
+                       count=len(rcs))
     return kept, rows[kept], owners[kept]
 
 
@@ -111,6 +139,45 @@ def one_host_columns(inventories, usages):
     used = [(None, rc, amount) for rc, amount in usages.items()]
     return resource_columns(1, records, [0] * len(records), used,
                             [0] * len(used))
+
+
+class Traits:
+    """Which traits each column (host or provider) has, as booleans.
+
+    ``names`` lists the traits met, ``matrix`` is (len(names), count):
+    row ``t`` says which columns have trait ``t``. A filter tests every
+    host for a trait with one row, whatever the number of traits.
+    """
+
+    def __init__(self, count):
+        self.count = count
+        self.names = []
+        self.position = {}
+        # Chunks of (owner columns, trait rows), int arrays.
+        self._chunks = []
+
+    def add(self, owners, traits):
+        """``owners[i]`` (a column, -1 to skip) has ``traits[i]``."""
+        owners = _array(owners)
+        kept = owners >= 0
+        if not kept.all():
+            traits = [traits[i] for i in np.flatnonzero(kept).tolist()]
+            owners = owners[kept]
+        position = self.position
+        for trait in dict.fromkeys(traits):
+            if trait not in position:
+                position[trait] = len(self.names)
+                self.names.append(trait)
+        rows = np.fromiter((position[t] for t in traits), dtype=np.int64,
+                           count=len(traits))
+        self._chunks.append((owners, rows))
+
+    def matrix(self, columns=None):
+        """The booleans, of the ``columns`` given (all by default)."""
+        matrix = np.zeros((len(self.names), self.count), dtype=bool)
+        for owners, rows in self._chunks:
+            matrix[rows, owners] = True
+        return matrix if columns is None else matrix[:, columns]
 
 
 class ProviderTable:
@@ -126,6 +193,7 @@ class ProviderTable:
 
     def __init__(self):
         self.index = {}
+        self.traits = None   # a ``Traits``, once the providers are read
         self.zones = []
         self.generations = []
         self._zone_names = {}  # one string per zone, not one per row
@@ -151,6 +219,14 @@ class ProviderTable:
         columns = self.columns
         _fill_usages(columns, rows, self._owners(rows))
 
+    def add_traits(self, rows):
+        """``(provider_id, trait)`` rows."""
+        self.columns  # ends the providers
+        if self.traits is None:
+            self.traits = Traits(len(self.zones))
+        if len(rows):
+            self.traits.add(self._owners(rows), [row[1] for row in rows])
+
     @property
     def columns(self):
         """The resource columns; the first access ends the providers.
@@ -164,7 +240,7 @@ class ProviderTable:
             self._id_chunks = None
             self._column_of_sorted = np.argsort(ids, kind='stable')
             self._sorted_ids = ids[self._column_of_sorted]
-            self._columns = _empty_columns(len(ids))
+            self._columns = Columns(len(ids))
         return self._columns
 
     def _owners(self, rows):
@@ -198,6 +274,7 @@ class HostBatch:
         self.generations = []
         self._inventories, self._inventory_owners = [], []
         self._usages, self._usage_owners = [], []
+        self._traits = []  # (index in the batch, trait) of dict hosts
 
     def __len__(self):
         return len(self.uuids)
@@ -233,13 +310,32 @@ class HostBatch:
         for rc, used in (host.get('usages') or {}).items():
             self._usage_owners.append(index)
             self._usages.append((None, rc, used))
+        self._traits.extend((index, trait)
+                            for trait in host.get('traits') or ())
         return index
 
     def resource_columns(self):
-        """The batch's hosts' resources, one column per host."""
+        """The batch's hosts' resources (``Columns``), one column per
+        host."""
         if self.providers is not None:
-            return {name: values[:, self.provider_columns]
-                    for name, values in self.providers.columns.items()}
+            table = self.providers.columns
+            columns = Columns(0, table.classes)
+            for name, values in table.items():
+                columns[name] = values[:, self.provider_columns]
+            return columns
         return resource_columns(len(self), self._inventories,
                                 self._inventory_owners, self._usages,
                                 self._usage_owners)
+
+    def trait_columns(self):
+        """``(trait names, booleans (len(names), len(self)))``."""
+        if self.providers is not None:
+            traits = self.providers.traits
+            if traits is None:
+                return [], np.zeros((0, len(self)), dtype=bool)
+            return traits.names, traits.matrix(self.provider_columns)
+        traits = Traits(len(self))
+        if self._traits:
+            owners, names = zip(*self._traits)
+            traits.add(owners, names)
+        return traits.names, traits.matrix()

@@ -9,11 +9,17 @@ float arrays. Python objects remain only where arrays do not pay: the
 uuid and host-name lists (to turn a position into a Selection) and the
 uuid -> position index (to apply a claim to the right row).
 
-Resources are (3, n) arrays in the order of ``RESOURCE_CLASSES``, so that
-``free[MEMORY_MB]`` is one contiguous row. Capacity follows the rule of
-the claims (``resources.inventory.capacity``), so that the scheduler
-never picks a host that its claim would refuse; a provider without an
-inventory of a class has capacity 0 (and max_unit 0) for it. Each cell
+Resources are (classes, n) arrays, one row per resource class in the
+order of ``classes``: VCPU, MEMORY_MB and DISK_GB are always rows 0 to 2
+(so that ``free[MEMORY_MB]`` is one contiguous row), and any other class
+a host reports (VGPU, CUSTOM_FPGA, ...) gets a row when it is first
+seen. A request naming a class no host has fits no host. Traits are a
+(traits, n) boolean array, one row per trait seen (``has_trait``), so
+that requiring or forbidding a trait is one row test. Capacity follows
+the rule of the claims (``resources.inventory.capacity``), so that the
+scheduler never picks a host that its claim would refuse; a provider
+without an inventory of a class has capacity 0 (and max_unit 0) for it.
+Each cell
 keeps the sum of its hosts' free resources so that cells that cannot fit
 a request are pruned before any per-host work.
 
@@ -28,22 +34,14 @@ import time
 import numpy as np
 
 from cellboot.scheduler import host_batch
+from cellboot.scheduler import host_rows
 
-RESOURCE_CLASSES = host_batch.RESOURCE_CLASSES
-VCPU, MEMORY_MB, DISK_GB = range(len(RESOURCE_CLASSES))
-RC_POSITION = host_batch.RC_POSITION
+# The rows of the classes every flavor names (``host_batch``).
+VCPU, MEMORY_MB, DISK_GB = range(len(host_batch.BASE_CLASSES))
 
 _RESOURCE_COLUMNS = host_batch.RESOURCE_COLUMNS + ('free',)
 _HOST_COLUMNS = ('cell', 'az', 'enabled', 'last_seen_up', 'live',
-                 'generation', 'failed_builds')
-
-
-def resource_vector(resources):
-    """``{rc: amount}`` as a float array in RESOURCE_CLASSES order."""
-    vector = np.zeros(len(RESOURCE_CLASSES))
-    for rc, amount in resources.items():
-        vector[RC_POSITION[rc]] = amount
-    return vector
+                 'generation', 'failed_builds', 'has_trait')
 
 
 class _Names:
@@ -61,14 +59,15 @@ class _Names:
         return code
 
 
-class HostStates:
+class HostStates(host_rows.NamedRows):
     """The columnar state of every host of the loaded cells.
 
     Build with ``from_hosts``; each host is a dict with ``uuid``,
     ``service_host``, ``nodename``, ``cell_uuid``, ``availability_zone``,
     ``disabled``, ``last_seen_up`` (epoch seconds or None), ``generation``,
     ``inventories`` ({rc: {total, reserved, allocation_ratio, min_unit,
-    max_unit, step_size}}) and ``usages`` ({rc: used}).
+    max_unit, step_size}}), ``usages`` ({rc: used}) and ``traits``
+    (names).
     """
 
     def __init__(self):
@@ -84,8 +83,9 @@ class HostStates:
         # Masks that depend on inventories and liveness only, not on
         # usage (unit checks, "up"): computed once, dropped on change.
         self._memo = {}
+        self._init_rows()
         for name in _RESOURCE_COLUMNS:
-            setattr(self, name, np.zeros((len(RESOURCE_CLASSES), 0)))
+            setattr(self, name, np.zeros((len(self.classes), 0)))
         self.cell = np.zeros(0, dtype=np.int32)
         self.az = np.zeros(0, dtype=np.int32)
         self.enabled = np.zeros(0, dtype=bool)
@@ -93,7 +93,7 @@ class HostStates:
         self.live = np.zeros(0, dtype=bool)
         self.generation = np.zeros(0, dtype=np.int64)
         self.failed_builds = np.zeros(0, dtype=np.int32)
-        self.cell_free = np.zeros((len(RESOURCE_CLASSES), 0))
+        self.cell_free = np.zeros((len(self.classes), 0))
         self.cell_hosts = np.zeros(0, dtype=np.int64)
 
     # -- building -----------------------------------------------------
@@ -119,10 +119,14 @@ class HostStates:
         self.index.update(zip(batch.uuids, range(start, start + len(batch))))
         self.service_hosts.extend(batch.service_hosts)
         self.nodenames.extend(batch.nodenames)
-        res = batch.resource_columns()
+        res = self._aligned(batch.resource_columns())
         res['free'] = res['capacity'] - res['used']
         for name in _RESOURCE_COLUMNS:
             setattr(self, name, self._grown(name, res.pop(name), axis=1))
+        names, matrix = batch.trait_columns()
+        self.has_trait = self._grown(
+            'has_trait', self._trait_rows(names, matrix, len(batch)),
+            axis=1)
         seen = np.array([np.nan if t is None else t
                          for t in batch.last_seen_up], dtype=float)
         added = {
@@ -178,7 +182,7 @@ class HostStates:
         self.cell_free = np.stack([
             np.bincount(self.cell[live], weights=row, minlength=ncells)
             for row in clipped]) if ncells else np.zeros(
-                (len(RESOURCE_CLASSES), 0))
+                (len(self.classes), 0))
 
     # -- lookups ------------------------------------------------------
 
@@ -233,25 +237,31 @@ class HostStates:
 
     # -- changes ------------------------------------------------------
 
-    def add_usage(self, pos, amounts):
-        """Account ``amounts`` (a resource vector) as used on host ``pos``.
+    def add_usage(self, pos, resources, sign=1):
+        """Account ``resources`` ({rc: amount}) as used on host ``pos``.
 
-        Negative amounts release. Called after a claim or release was
+        ``sign`` -1 releases. Called after a claim or release was
         written, so the cache follows the database without a reload.
         """
+        amounts = sign * self.vector(resources)
         before = np.maximum(self.free[:, pos], 0.0)
         self.used[:, pos] += amounts
         self.free[:, pos] -= amounts
         self.cell_free[:, self.cell[pos]] += (
             np.maximum(self.free[:, pos], 0.0) - before)
 
-    def set_resources(self, pos, inventories, usages, generation=None):
-        """Replace one host's inventories and usages with fresh values."""
+    def set_resources(self, pos, inventories, usages, generation=None,
+                      traits=None):
+        """Replace one host's inventories and usages with fresh values
+        (and its traits, when given)."""
+        columns = self._aligned(host_batch.one_host_columns(inventories,
+                                                            usages))
         before = np.maximum(self.free[:, pos], 0.0)
         self._memo.clear()
-        columns = host_batch.one_host_columns(inventories, usages)
         for name, values in columns.items():
             getattr(self, name)[:, pos] = values[:, 0]
+        if traits is not None:
+            self.set_traits(pos, traits)
         self.free[:, pos] = self.capacity[:, pos] - self.used[:, pos]
         if generation is not None:
             self.generation[pos] = generation
@@ -286,7 +296,8 @@ class HostStates:
             self.live[pos] = True
             self.set_resources(pos, host.get('inventories') or {},
                                host.get('usages') or {},
-                               host.get('generation'))
+                               host.get('generation'),
+                               host.get('traits') or ())
         self._by_host = None
         if len(new):
             self._extend(new, {})
@@ -336,7 +347,10 @@ class HostStates:
                 rc: {'capacity': float(self.capacity[i, pos]),
                      'used': float(self.used[i, pos]),
                      'free': float(self.free[i, pos])}
-                for i, rc in enumerate(RESOURCE_CLASSES)},
+                for i, rc in enumerate(self.classes)
+                if i < len(host_batch.BASE_CLASSES)
+                or self.capacity[i, pos] or self.used[i, pos]},
+            'traits': self.traits_of(pos),
         }
         if down_time is not None:
             values['up'] = bool(self.up_mask(down_time)[pos])

@@ -2,7 +2,7 @@
 
 A cell's scheduler holds the states of its own cell's hosts only. A full
 load reads, from the cell's database, every resource provider with its
-inventories and summed usages (``usage.load_all``, streamed in chunks
+inventories, summed usages and traits (``usage.load_all``, streamed in chunks
 into arrays) and the compute nodes with their compute services (one
 query). A host is schedulable when its compute node and its resource
 provider both exist: the node says what it is called and whether its
@@ -40,6 +40,7 @@ from cellboot import exception
 from cellboot.scheduler import host_batch
 from cellboot.scheduler import host_state
 from cellboot.scheduler import periodic
+from cellboot.scheduler.resources import provider_traits
 from cellboot.scheduler.resources import providers
 from cellboot.scheduler.resources import usage
 
@@ -226,13 +227,14 @@ class HostStateCache:
     # -- single providers ---------------------------------------------
 
     def refresh_providers(self, context, uuids):
-        """Re-read inventories and usages of known providers."""
+        """Re-read inventories, usages and traits of known providers."""
         uuids = list(uuids)
         if not uuids:
             return
         cctxt = self.scope.context(context)
         inventories = usage.get_inventories(cctxt, uuids)
         usages = usage.get_usages(cctxt, uuids)
+        traits = provider_traits.get_traits(cctxt, uuids)
         with self._lock:
             self._touch(uuids)
             states = self._states
@@ -244,7 +246,8 @@ class HostStateCache:
                     states.remove_host(uuid)  # deleted meanwhile
                     continue
                 states.set_resources(pos, inventories[uuid],
-                                     usages.get(uuid, {}))
+                                     usages.get(uuid, {}),
+                                     traits=traits.get(uuid, ()))
 
     def refresh_host(self, context, provider_uuid):
         """Re-read one provider; learn it if it is new to the cache."""
@@ -266,6 +269,7 @@ class HostStateCache:
             'availability_zone': provider.get('availability_zone'),
             'generation': provider.get('generation'),
             'inventories': provider.get('inventories') or {},
+            'traits': provider.get('traits') or (),
             'usages': usages,
         }
         with self._lock:
@@ -283,13 +287,21 @@ class HostStateCache:
             self._states.remove_host(provider_uuid)
 
     def add_usage(self, provider_uuid, resources, sign=1):
-        """Follow a claim (sign 1) or a release (sign -1) we wrote."""
+        """Follow a claim (sign 1) or a release (sign -1) of
+        ``resources`` ({rc: amount}).
+
+        Returns False, changing nothing, when the states have no row for
+        one of the classes: the provider's inventory of it is news, which
+        the caller learns by re-reading the provider.
+        """
         with self.locked() as states:
+            if not states.knows_classes(resources):
+                return False
             self._touch([provider_uuid])
             pos = states.position(provider_uuid)
             if pos is not None:
-                states.add_usage(pos,
-                                 sign * host_state.resource_vector(resources))
+                states.add_usage(pos, resources, sign)
+            return True
 
     def record_build_result(self, provider_uuid, succeeded):
         """Count a build's outcome; returns the host's failure count."""

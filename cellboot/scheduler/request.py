@@ -5,7 +5,12 @@ The request spec is a plain, JSON-serializable dict (it is persisted in
 
     {
         'flavor': {'vcpus': 2, 'memory_mb': 4096, 'root_gb': 20,
-                   'flavorid': '...'},
+                   'flavorid': '...',
+                   'extra_specs': {                  # optional
+                       'resources:CUSTOM_FPGA': '1',  # add a class
+                       'resources:DISK_GB': '0',      # drop one
+                       'trait:HW_CPU_X86_AVX2': 'required',
+                       'trait:CUSTOM_SLOW': 'forbidden'}},
         'num_instances': 1,
         'availability_zone': 'nova',      # or None: any zone
         'scheduler_hints': {
@@ -22,7 +27,13 @@ The request spec is a plain, JSON-serializable dict (it is persisted in
                            'hosts': [SERVICE_HOST, ...]},   # optional
     }
 
-Every key but ``flavor`` is optional; a hint may be a value or a list of
+Every key but ``flavor`` is optional. The flavor's ``extra_specs`` are
+spelt as Nova's: ``resources:CLASS`` = a whole number adds a resource
+class or overrides the amount the flavor's fields ask (0 drops it), any
+standard or ``CUSTOM_`` class (``resources.classes``);
+``trait:NAME`` = ``required`` or ``forbidden`` asks for hosts that have,
+or have not, the trait (``resources.traits``); other keys are not the
+scheduler's and are ignored. A hint may be a value or a list of
 values (the REST API passes lists).
 
 Both levels parse a spec with ``ScheduleRequest``. The API level
@@ -46,11 +57,17 @@ cell's scheduler is never sent it.
 """
 
 from cellboot import exception
-from cellboot.scheduler import host_state
+from cellboot.scheduler.resources import classes
+from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import traits as traits_mod
 from cellboot.scheduler.resources import usage
 
 FLAVOR_RESOURCES = (('vcpus', 'VCPU'), ('memory_mb', 'MEMORY_MB'),
                     ('root_gb', 'DISK_GB'))
+RESOURCES_PREFIX = 'resources:'
+TRAIT_PREFIX = 'trait:'
+REQUIRED = 'required'
+FORBIDDEN = 'forbidden'
 GROUP_POLICIES = ('affinity', 'anti-affinity')
 MAX_ZONE_NAME = 255
 
@@ -98,9 +115,57 @@ def _resources(flavor):
                        f'{amount!r}')
         if amount:
             resources[rc] = amount
+    required, forbidden = _extra_specs(flavor.get('extra_specs'), resources)
     if not resources:
         raise exception.Invalid(reason='the flavor asks for no resources')
-    return resources
+    return resources, required, forbidden
+
+
+def _spec_amount(key, value):
+    """The whole number of a ``resources:CLASS`` extra spec."""
+    text = value if isinstance(value, str) else None
+    if text is None or not text.isascii() or not text.isdigit() \
+            or len(text) > 12 or int(text) > inventory.MAX_AMOUNT:
+        raise exception.Invalid(
+            reason=f'flavor extra spec {key[:100]} must be a whole number '
+                   f'from 0 to {inventory.MAX_AMOUNT} (as a string), not '
+                   f'{repr(value)[:40]}')
+    return int(text)
+
+
+def _extra_specs(specs, resources):
+    """Apply the flavor's ``resources:`` specs to ``resources``; return
+    its ``(required, forbidden)`` traits (frozensets)."""
+    if specs is None:
+        return frozenset(), frozenset()
+    if not isinstance(specs, dict):
+        raise exception.Invalid(
+            reason='flavor extra_specs must be a mapping of strings to '
+                   'strings')
+    required, forbidden = set(), set()
+    for key, value in specs.items():
+        if not isinstance(key, str):
+            raise exception.Invalid(
+                reason='flavor extra_specs keys must be strings')
+        if key.startswith(RESOURCES_PREFIX):
+            rc = classes.check(key[len(RESOURCES_PREFIX):])
+            amount = _spec_amount(key, value)
+            if amount:
+                resources[rc] = amount
+            else:
+                resources.pop(rc, None)
+        elif key.startswith(TRAIT_PREFIX):
+            trait = traits_mod.check(key[len(TRAIT_PREFIX):])
+            if value == REQUIRED:
+                required.add(trait)
+            elif value == FORBIDDEN:
+                forbidden.add(trait)
+            else:
+                raise exception.Invalid(
+                    reason=f'flavor extra spec {key[:100]} must be '
+                           f'{REQUIRED!r} or {FORBIDDEN!r}, not '
+                           f'{repr(value)[:40]}')
+    return frozenset(required), frozenset(forbidden)
 
 
 class ScheduleRequest:
@@ -110,8 +175,9 @@ class ScheduleRequest:
         if not isinstance(spec, dict):
             raise exception.Invalid(reason='a request spec is a mapping')
         self.spec = spec
-        self.resources = _resources(spec.get('flavor'))
-        self.amounts = host_state.resource_vector(self.resources)
+        # {rc: amount}; the traits asked for and against (frozensets).
+        (self.resources, self.required_traits,
+         self.forbidden_traits) = _resources(spec.get('flavor'))
         self.availability_zone = spec.get('availability_zone') or None
         self.project_id = spec.get('project_id')
         self.user_id = spec.get('user_id')
@@ -139,6 +205,11 @@ class ScheduleRequest:
     @property
     def has_group(self):
         return self.group_policy in GROUP_POLICIES
+
+    def describe_traits(self):
+        """``HW_CPU_X86_AVX2, !CUSTOM_SLOW`` for operator messages."""
+        return ', '.join(sorted(self.required_traits) + sorted(
+            f'!{trait}' for trait in self.forbidden_traits))
 
     def describe_resources(self):
         """``VCPU=2, MEMORY_MB=4096, DISK_GB=20`` for operator messages."""

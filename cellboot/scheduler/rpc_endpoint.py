@@ -110,11 +110,14 @@ class CellSchedulerEndpoint:
     @endpoint.expected_errors(*_EXPECTED)
     @_authorized
     def update_provider(self, context, uuid, name, cell_name, inventories,
-                        availability_zone='nova'):
+                        availability_zone='nova', traits=None):
+        """``traits``: the host's trait names (None: leave them as they
+        are, what a host of an older release sends); checked, as the
+        inventories are, before anything is written."""
         self.access.update_provider(uuid, name, cell_name)
         return self.scheduler.update_provider(
             context, uuid, name, inventories,
-            availability_zone=availability_zone)
+            availability_zone=availability_zone, traits=traits)
 
     @oslo_messaging.expose
     @endpoint.expected_errors(*_EXPECTED)

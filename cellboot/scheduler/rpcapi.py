@@ -85,11 +85,13 @@ class CellSchedulerRPCAPI:
         return self._call(ctxt, 'host_states')
 
     def update_provider(self, ctxt, uuid, name, cell_name, inventories,
-                        availability_zone='nova'):
-        """Report a compute node's inventory; returns its generation."""
+                        availability_zone='nova', traits=None):
+        """Report a compute node's inventory (and traits, a list of
+        names); returns its generation."""
+        kwargs = {} if traits is None else {'traits': traits}
         return self._call(ctxt, 'update_provider', uuid=uuid, name=name,
                           cell_name=cell_name, inventories=inventories,
-                          availability_zone=availability_zone)
+                          availability_zone=availability_zone, **kwargs)
 
     def claim_resources(self, ctxt, consumer_uuid, provider_uuid,
                         resources):

@@ -28,6 +28,11 @@ def _add_resources(total, resources):
         was['max_free'] = max(was['max_free'], figures['max_free'])
 
 
+def _add_traits(total, traits):
+    for trait, count in traits.items():
+        total[trait] = total.get(trait, 0) + count
+
+
 def combine(aggregates):
     """The aggregate of a zone whose children have ``aggregates``.
 
@@ -36,18 +41,26 @@ def combine(aggregates):
     capacity and free room are summed, ``max_free`` is the largest of
     the children's, ``zones`` (host availability zones) is the sorted
     union and ``computed_at`` the oldest. A resource class some child
-    does not report is summed over the children that do.
+    does not report is summed over the children that do. ``traits``
+    (up hosts with each trait) are summed; None (not known) as soon as
+    one child does not say.
     """
     present = [one for one in aggregates if one is not None]
     if not present:
         return None
     resources = {}
+    traits = {}
     zones = set()
     for one in present:
         _add_resources(resources, one['resources'])
         zones.update(one['zones'])
+        if traits is not None and one.get('traits') is not None:
+            _add_traits(traits, one['traits'])
+        else:
+            traits = None
     return {'hosts': sum(one['hosts'] for one in present),
             'up_hosts': sum(one['up_hosts'] for one in present),
             'resources': resources,
             'zones': sorted(zones),
+            'traits': traits,
             'computed_at': min(one['computed_at'] for one in present)}

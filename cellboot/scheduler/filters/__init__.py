@@ -11,6 +11,7 @@ from cellboot.scheduler.filters import cell
 from cellboot.scheduler.filters import compute
 from cellboot.scheduler.filters import resource
 from cellboot.scheduler.filters import server_group
+from cellboot.scheduler.filters import traits
 from cellboot.scheduler import plugins
 
 BUILTIN = {cls.__name__: cls for cls in (
@@ -18,6 +19,7 @@ BUILTIN = {cls.__name__: cls for cls in (
     availability_zone.AvailabilityZoneFilter,
     compute.ComputeFilter,
     resource.ResourceFilter,
+    traits.TraitsFilter,
     affinity.SameHostFilter,
     affinity.DifferentHostFilter,
     server_group.ServerGroupAntiAffinityFilter,

@@ -31,3 +31,9 @@ class BaseHostFilter:
     def describe(self, request):
         """What the request asked of this filter, for NoValidHost."""
         return ''
+
+    def explain(self, states, request, candidates):
+        """Why the ``candidates`` (a host mask: those this filter was
+        given) all failed, for NoValidHost; ``describe`` unless a filter
+        can say more from the states."""
+        return self.describe(request)

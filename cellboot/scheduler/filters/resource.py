@@ -1,4 +1,4 @@
-"""ResourceFilter: hosts with room for the flavor's VCPU, RAM and disk."""
+"""ResourceFilter: hosts with room for every resource class asked for."""
 
 import numpy as np
 
@@ -12,19 +12,24 @@ class ResourceFilter(base.BaseHostFilter):
     ((total - reserved) * allocation_ratio - used) at least the amount,
     and the amount within min_unit..max_unit and a multiple of step_size.
     Per cell, prunes the cells whose summed free capacity cannot hold one
-    instance, so their hosts are never looked at.
+    instance, so their hosts are never looked at. A class no host of the
+    states has (no row) fits nowhere.
     """
 
     def cell_mask(self, states, request):
         mask = None
-        for i, amount in _requested(request):
+        for i, amount in _requested(states, request):
+            if i is None:
+                return np.zeros(len(states.cells.names), dtype=bool)
             fits = states.cell_free[i] >= amount
             mask = fits if mask is None else mask & fits
         return mask
 
     def host_mask(self, states, request):
         mask = None
-        for i, amount in _requested(request):
+        for i, amount in _requested(states, request):
+            if i is None:
+                return np.zeros(len(states), dtype=bool)
             fits = states.free[i] >= amount
             # The unit rules depend on inventories only: computed once
             # per flavor size until an inventory changes.
@@ -37,6 +42,21 @@ class ResourceFilter(base.BaseHostFilter):
     def describe(self, request):
         return f'needs {request.describe_resources()} free on one host'
 
+    def explain(self, states, request, candidates):
+        """Name the classes no candidate host has room for: the class an
+        operator must add capacity of."""
+        short = []
+        for rc, amount in request.resources.items():
+            i = states.rc_position.get(rc)
+            if i is None or not np.any(
+                    candidates & (states.free[i] >= amount)
+                    & _units_allow(states, i, amount)):
+                short.append(f'{rc}={amount}')
+        detail = self.describe(request)
+        if short:
+            detail += f'; no host has room for {", ".join(short)}'
+        return detail
+
 
 def _units_allow(states, i, amount):
     """Hosts where one consumer may take ``amount`` of class ``i``."""
@@ -47,6 +67,8 @@ def _units_allow(states, i, amount):
     return allowed
 
 
-def _requested(request):
-    return [(i, amount) for i, amount in enumerate(request.amounts)
-            if amount > 0]
+def _requested(states, request):
+    """``(row or None, amount)`` of each class asked for."""
+    position = states.rc_position
+    return [(position.get(rc), amount)
+            for rc, amount in request.resources.items() if amount > 0]

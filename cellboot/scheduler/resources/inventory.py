@@ -10,11 +10,14 @@ would keep choosing hosts whose claims then fail.
 import math
 
 from cellboot import exception
+from cellboot.scheduler.resources import classes
 
 VCPU = 'VCPU'
 MEMORY_MB = 'MEMORY_MB'
 DISK_GB = 'DISK_GB'
-RESOURCE_CLASSES = (VCPU, MEMORY_MB, DISK_GB)
+# The classes every flavor names: the host states keep them as their
+# first rows, whatever else the hosts report (``host_batch``).
+FLAVOR_CLASSES = (VCPU, MEMORY_MB, DISK_GB)
 
 FIELDS = ('total', 'reserved', 'allocation_ratio', 'min_unit', 'max_unit',
           'step_size')
@@ -67,13 +70,17 @@ def normalize(provider_uuid, inventories):
 
 
 def _normalize_one(provider_uuid, rc, inv):
+    # A name that is no class is shown cut short: it came from outside.
+    shown = rc if classes.is_valid(rc) else repr(rc)[:80]
+
     def invalid(reason):
-        return exception.InvalidInventory(resource_class=rc,
+        return exception.InvalidInventory(resource_class=shown,
                                           uuid=provider_uuid, reason=reason)
 
-    if rc not in RESOURCE_CLASSES:
-        raise invalid(f'unknown resource class; expected one of '
-                      f'{", ".join(RESOURCE_CLASSES)}')
+    try:
+        classes.check(rc)
+    except exception.Invalid as exc:
+        raise invalid(exc.kwargs['reason'])
     if not isinstance(inv, dict) or 'total' not in inv:
         raise invalid('an inventory is a mapping with at least "total"')
     unknown = set(inv) - set(FIELDS)

@@ -22,6 +22,7 @@ from cellboot import exception
 from cellboot.scheduler.resources import changes
 from cellboot.scheduler.resources import contention
 from cellboot.scheduler.resources import inventory
+from cellboot.scheduler.resources import provider_traits
 from cellboot.scheduler.resources import tables
 from cellboot.scheduler.resources import usage
 
@@ -49,7 +50,7 @@ def _insert_inventories(context, provider_id, inventories):
             for rc, inv in inventories.items()])
 
 
-def _create(context, uuid, values, inventories):
+def _create(context, uuid, values, inventories, traits):
     try:
         result = context.session.execute(sa.insert(_PROVIDERS).values(
             uuid=uuid, generation=1, **values))
@@ -57,8 +58,9 @@ def _create(context, uuid, values, inventories):
         # The same host reported twice at once; the next attempt finds
         # the row the other report created and updates it.
         raise contention.GenerationConflict(uuid, 0)
-    _insert_inventories(context, result.inserted_primary_key[0],
-                        inventories)
+    provider_id = result.inserted_primary_key[0]
+    _insert_inventories(context, provider_id, inventories)
+    provider_traits.write(context, provider_id, set(), set(traits or ()))
     return 1
 
 
@@ -100,21 +102,27 @@ def _update_exhausted(attempts, context, uuid, *args, **kwargs):
 @contention.retry_on_generation_conflict(_update_exhausted)
 @retry.on_contention
 @tables.writer
-def _update(context, uuid, values, inventories, origin):
+def _update(context, uuid, values, inventories, origin, traits=None):
     row = context.session.execute(
         sa.select(_PROVIDERS).where(_PROVIDERS.c.uuid == uuid)).first()
     if row is None or row.name != values['name']:
         _check_name_free(context, uuid, values['name'])
     if row is None:
-        generation = _create(context, uuid, values, inventories)
+        generation = _create(context, uuid, values, inventories, traits)
         changes.announce(context, {uuid: None}, origin)
         return generation
+    # Traits are never claimed: they change without a swap, announced
+    # like any change of the provider.
+    traits_changed = traits is not None and provider_traits.write(
+        context, row.id, provider_traits.read(context, row.id), set(traits))
     # The generation was read first: every read below is at least as
     # fresh, so a change made meanwhile fails the swap.
     current = usage.read_inventories(context, row.id)
     changed = {key: value for key, value in values.items()
                if row._mapping[key] != value}
     if not changed and current == inventories:
+        if traits_changed:
+            changes.announce(context, {uuid: None}, origin)
         return row.generation
     generation = contention.compare_and_swap(context, row.id, row.generation,
                                              **changed)
@@ -124,8 +132,9 @@ def _update(context, uuid, values, inventories, origin):
 
 
 def update_provider(context, uuid, name, inventories,
-                    availability_zone='nova', origin=None):
-    """Create or update a provider of the cell and replace its inventories.
+                    availability_zone='nova', origin=None, traits=None):
+    """Create or update a provider of the cell and replace its inventories
+    (and its traits, a list of names, unless ``traits`` is None).
 
     ``inventories`` is ``{resource_class: {'total': int, 'reserved': 0,
     'allocation_ratio': 1.0, 'min_unit': 1, 'max_unit': total,
@@ -137,8 +146,10 @@ def update_provider(context, uuid, name, inventories,
     ResourceProviderConflict. ``origin``: as for ``claims``.
     """
     inventories = inventory.normalize(uuid, inventories)
+    if traits is not None:
+        traits = provider_traits.normalize(traits)
     values = {'name': name, 'availability_zone': availability_zone}
-    return _update(context, uuid, values, inventories, origin)
+    return _update(context, uuid, values, inventories, origin, traits)
 
 
 @tables.reader
@@ -146,7 +157,8 @@ def get_provider(context, uuid):
     """The provider as a dict, with its inventories and generation.
 
     Keys: uuid, name, availability_zone, generation, inventories
-    (``{rc: inventory}``). Raises ResourceProviderNotFound.
+    (``{rc: inventory}``), traits (sorted names). Raises
+    ResourceProviderNotFound.
     """
     row = context.session.execute(sa.select(
         _PROVIDERS.c.id, _PROVIDERS.c.uuid, _PROVIDERS.c.name,
@@ -155,8 +167,9 @@ def get_provider(context, uuid):
     if row is None:
         raise exception.ResourceProviderNotFound(uuid=uuid)
     provider = dict(row._mapping)
-    provider['inventories'] = usage.read_inventories(context,
-                                                     provider.pop('id'))
+    provider_id = provider.pop('id')
+    provider['inventories'] = usage.read_inventories(context, provider_id)
+    provider['traits'] = sorted(provider_traits.read(context, provider_id))
     return provider
 
 
@@ -184,6 +197,7 @@ def _delete(context, uuid, origin):
     contention.compare_and_swap(context, row.id, row.generation)
     context.session.execute(sa.delete(_INVENTORIES).where(
         _INVENTORIES.c.resource_provider_id == row.id))
+    provider_traits.delete_all(context, row.id)
     context.session.execute(sa.delete(_PROVIDERS).where(
         _PROVIDERS.c.id == row.id))
     changes.announce(context, {uuid: None}, origin)

@@ -16,6 +16,7 @@ from cellboot.db.cell import models
 PROVIDERS = models.ResourceProvider.__table__
 INVENTORIES = models.Inventory.__table__
 ALLOCATIONS = models.Allocation.__table__
+PROVIDER_TRAITS = models.ProviderTrait.__table__
 
 reader = cell_db.reader
 writer = cell_db.writer

@@ -154,6 +154,10 @@ _ALL_INVENTORIES = sa.select(
     _INVENTORIES.c.resource_provider_id.label('provider_id'),
     _INVENTORIES.c.resource_class, *INVENTORY_COLUMNS)
 
+_ALL_TRAITS = sa.select(
+    tables.PROVIDER_TRAITS.c.resource_provider_id.label('provider_id'),
+    tables.PROVIDER_TRAITS.c.trait)
+
 _ALL_USAGES = sa.select(
     _ALLOCATIONS.c.resource_provider_id.label('provider_id'),
     _ALLOCATIONS.c.resource_class,
@@ -182,11 +186,12 @@ def load_all(context, sink, chunk_rows=LOAD_CHUNK_ROWS):
       max_unit, step_size)``;
     * then ``sink.add_usages(rows)``: ``(provider_id, resource_class,
       used)``, summed over consumers; a class with nothing allocated has
-      no row.
+      no row;
+    * then ``sink.add_traits(rows)``: ``(provider_id, trait)``.
 
     Rows are tuple-like (index or attribute access); ``provider_id``
     refers to a provider's ``id``, cheaper to join on in memory than its
-    uuid. Three queries without joins between the large tables. On MySQL
+    uuid. Four queries without joins between the large tables. On MySQL
     (REPEATABLE READ) and SQLite (a WAL snapshot) they read one snapshot;
     on PostgreSQL (READ COMMITTED) they may be a few commits apart, so an
     inventory may name a provider that was not read: sinks skip those.
@@ -196,7 +201,8 @@ def load_all(context, sink, chunk_rows=LOAD_CHUNK_ROWS):
     session = context.session
     for query, add in ((_ALL_PROVIDERS, sink.add_providers),
                        (_ALL_INVENTORIES, sink.add_inventories),
-                       (_ALL_USAGES, sink.add_usages)):
+                       (_ALL_USAGES, sink.add_usages),
+                       (_ALL_TRAITS, sink.add_traits)):
         result = session.execute(
             query.execution_options(yield_per=chunk_rows))
         for rows in result.partitions():

@@ -4,8 +4,10 @@
 schedulers wrote since the last pull (at most once per ``[scheduler]
 sync_pull_interval``). A claim or release comes with what it moved on
 its provider (``changes.announce``), added to the host states as the
-scheduler adds its own claims, without a read; a provider whose
-inventory changed is re-read, all of them in one query. A scheduler
+scheduler adds its own claims, without a read (of any resource class;
+one the states have no row for yet is news of an inventory: the
+provider is re-read); a provider whose inventory or traits changed is
+re-read, all of them in one query. A scheduler
 skips its own entries: it applied them when it wrote them.
 
 An entry is applied once, so a host re-read between another scheduler's
@@ -31,8 +33,8 @@ import time
 from oslo_log import log as logging
 
 from cellboot.conf import CONF
-from cellboot.scheduler import host_state
 from cellboot.scheduler.resources import changes
+from cellboot.scheduler.resources import classes
 
 LOG = logging.getLogger(__name__)
 
@@ -280,10 +282,10 @@ class CacheFollower(Follower):
                 continue   # applied when it was written
             if entry.kind == changes.USAGE:
                 delta = _delta(entry.value)
-                if delta is None:
+                if delta is None or not self.cache.add_usage(entry.key,
+                                                             delta):
                     usage.add(entry.key)
                 else:
-                    self.cache.add_usage(entry.key, delta)
                     self.deciding(entry.origin)
             elif entry.kind == changes.BUILD:
                 count = _count(entry.value)
@@ -312,7 +314,7 @@ def _delta(value):
         delta = changes.decode(value)
     except ValueError:
         return None
-    if not delta.keys() <= host_state.RC_POSITION.keys() or any(
+    if not all(map(classes.is_valid, delta)) or any(
             abs(amount) >= 2 ** 31 for amount in delta.values()):
         return None
     return delta

@@ -61,6 +61,21 @@ class _StartTests:
             self.ctx, manager.node.uuid)['inventories']
         self.assertEqual({'VCPU', 'MEMORY_MB'}, set(inventories))
 
+    def test_configured_classes_and_traits_are_reported(self):
+        self.flags(extra_inventories=['CUSTOM_FPGA:2', 'VGPU:4'],
+                   traits=['HW_CPU_X86_AVX2', 'CUSTOM_SSD'], group='compute')
+        manager = self.start_manager()
+        provider = providers.get_provider(self.ctx, manager.node.uuid)
+        self.assertEqual(
+            (2, 4, ['CUSTOM_SSD', 'HW_CPU_X86_AVX2']),
+            (provider['inventories']['CUSTOM_FPGA']['total'],
+             provider['inventories']['VGPU']['total'], provider['traits']))
+
+    def test_a_bad_trait_stops_the_start_before_any_row(self):
+        self.flags(traits=['not a trait'], group='compute')
+        self.assertRaises(exception.ConfigurationError, self.start_manager)
+        self.assertRaises(exception.ServiceNotFound, self._service)
+
     def test_restart_reuses_the_node_uuid(self):
         first = self.start_manager().node.uuid
         second = self.start_manager().node.uuid

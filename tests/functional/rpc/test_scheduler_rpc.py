@@ -122,6 +122,41 @@ class _CellSchedulerRPCTests:
         self.assertIs(exception.CellNotAuthorized, type(exc))
         self.assertIn("'no-such-cell', not of this one", str(exc))
 
+    def test_update_provider_takes_extra_classes_and_traits(self):
+        uuid = self._compute_host()
+        self.cell_client.update_provider(
+            self.ctx, uuid, 'host1', self.cell.name,
+            dict(INVENTORY, CUSTOM_FPGA={'total': 2}), 'nova',
+            traits=['HW_CPU_X86_AVX2', 'CUSTOM_SSD'])
+        [host] = self.cell_client.host_states(self.ctx)
+        self.assertEqual(
+            (2.0, ['CUSTOM_SSD', 'HW_CPU_X86_AVX2']),
+            (host['resources']['CUSTOM_FPGA']['capacity'], host['traits']))
+
+    def test_update_provider_refuses_bad_traits_and_writes_nothing(self):
+        uuid = self._compute_host()
+        for traits in ('CUSTOM_SSD', [None], ['not a trait'], [7],
+                       {'CUSTOM_SSD': True},
+                       ['CUSTOM_' + 'A' * 1000],
+                       [f'CUSTOM_T{i}' for i in range(1001)]):
+            exc = self.assertRaises(
+                exception.Invalid, self.cell_client.update_provider,
+                self.ctx, uuid, 'host1', self.cell.name, INVENTORY, 'nova',
+                traits=traits)
+            self.assertLess(len(str(exc)), 500)
+        self.assertEqual([], self.cell_client.host_states(self.ctx))
+
+    def test_update_provider_refuses_a_bad_class_and_writes_nothing(self):
+        uuid = self._compute_host()
+        for name in ('custom_fpga', 'CUSTOM_', 'X' * 10000):
+            exc = self.assertRaises(
+                exception.InvalidInventory, self.cell_client.update_provider,
+                self.ctx, uuid, 'host1', self.cell.name,
+                dict(INVENTORY, **{name: {'total': 1}}), 'nova')
+            self.assertIn('is not a resource class', str(exc))
+            self.assertLess(len(str(exc)), 600)
+        self.assertEqual([], self.cell_client.host_states(self.ctx))
+
     def test_select_destinations_answers_claimed_selections(self):
         uuid = self._reported_host()
         instance = uuidutils.generate_uuid()

@@ -11,7 +11,7 @@ that counts what it is asked. The cells' databases stay real.
 import time
 
 from cellboot.scheduler import cell_clients
-from cellboot.scheduler import host_state
+from cellboot.scheduler import host_batch
 
 
 class NotLocal(cell_clients.LocalCell):
@@ -65,7 +65,7 @@ def roomy(up_hosts=1, zones=('nova',), **amounts):
     """An aggregate saying that one host has ``amounts`` free (``VCPU=8``;
     a million of every class not given)."""
     resources = {}
-    for rc in host_state.RESOURCE_CLASSES:
+    for rc in host_batch.BASE_CLASSES:
         amount = float(amounts.get(rc, 1e6))
         resources[rc] = {'capacity': amount, 'free': amount,
                          'max_free': amount}

@@ -87,6 +87,17 @@ class SchedulerBenchmarkSmokeTest(base.TestCase):
         self.assertGreater(figures['api_level_mb'], 0)
         self.assertEqual(figures['cache_mb'], figures['cell_cache_mb'])
 
+    def test_generic_and_plain_fleets_are_compared_in_one_run(self):
+        figures = _figures(self, _run(
+            'scheduler_generic.py', '--hosts', '8', '--cells', '2',
+            '--requests', '20', '--extra-classes', '2', '--traits', '3',
+            timeout=600))
+        self.assertEqual((5, 3), (figures['classes'], figures['traits']))
+        self.assertGreater(figures['ratio'], 0)
+        self.assertAlmostEqual(
+            figures['generic_decisions_per_s']
+            / figures['plain_decisions_per_s'], figures['ratio'], places=2)
+
     def test_a_fleet_under_zones_reports_both_levels_memory(self):
         figures = _figures(self, _run(
             'scheduler.py', '--hosts', '24', '--cells', '8',

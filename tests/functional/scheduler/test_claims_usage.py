@@ -107,7 +107,8 @@ class _Recorder:
 
     def __init__(self):
         self.calls = []
-        self.chunks = {'providers': [], 'inventories': [], 'usages': []}
+        self.chunks = {'providers': [], 'inventories': [], 'usages': [],
+                       'traits': []}
 
     def _add(self, kind, rows):
         self.calls.append(kind)
@@ -121,6 +122,9 @@ class _Recorder:
 
     def add_usages(self, rows):
         self._add('usages', rows)
+
+    def add_traits(self, rows):
+        self._add('traits', rows)
 
     def rows(self, kind):
         return [row for chunk in self.chunks[kind] for row in chunk]

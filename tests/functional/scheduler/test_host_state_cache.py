@@ -5,7 +5,7 @@ import time
 from oslo_db import exception as db_exc
 
 from cellboot import context
-from cellboot.scheduler import host_state
+from cellboot.scheduler import host_batch
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import providers
@@ -179,7 +179,7 @@ class _HostStateCacheTests:
             self.assertEqual(
                 [3.0, 5.0, 7.0],
                 [states.capacity[i, pos]
-                 for i in range(len(host_state.RESOURCE_CLASSES))])
+                 for i in range(len(host_batch.BASE_CLASSES))])
 
 
 class SQLiteHostStateCacheTest(_HostStateCacheTests, base.SQLiteMixin,

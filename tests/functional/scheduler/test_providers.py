@@ -25,7 +25,7 @@ class _ProviderTests:
         provider = providers.get_provider(self.ctx, uuid)
         self.assertEqual(
             {'uuid': uuid, 'name': 'host1', 'availability_zone': 'az1',
-             'generation': 1},
+             'generation': 1, 'traits': []},
             {k: v for k, v in provider.items() if k != 'inventories'})
 
     def test_inventory_defaults_are_filled_in(self):
@@ -230,7 +230,14 @@ class InventoryValidationTest(base.TestCase):
 
     def test_unknown_resource_class(self):
         self._assert_invalid({'VCPUS': {'total': 8}}, 'VCPUS',
-                             'unknown resource class')
+                             'is not a resource class', 'CUSTOM_')
+
+    def test_lower_case_custom_class(self):
+        self._assert_invalid({'CUSTOM_fpga': {'total': 2}}, 'CUSTOM_fpga',
+                             'is not a resource class')
+
+    def test_a_class_name_that_is_no_string(self):
+        self._assert_invalid({7: {'total': 2}}, 'is not a resource class')
 
     def test_missing_total(self):
         self._assert_invalid({'VCPU': {'reserved': 1}}, 'total')

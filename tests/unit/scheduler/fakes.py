@@ -10,7 +10,7 @@ NOW = 1_700_000_000.0
 
 def host(name, cell=CELL1, vcpus=16, memory_mb=32768, disk_gb=500,
          used=None, az='nova', disabled=False, last_seen_up=NOW,
-         inventories=None, uuid=None):
+         inventories=None, uuid=None, traits=()):
     """One host dict for ``HostStates.from_hosts``; uuid derived from name.
 
     ``inventories`` overrides fields per class, e.g.
@@ -23,12 +23,13 @@ def host(name, cell=CELL1, vcpus=16, memory_mb=32768, disk_gb=500,
         if fields is None:
             invs.pop(rc)
         else:
-            invs[rc].update(fields)
+            invs.setdefault(rc, {}).update(fields)
     return {
         'uuid': uuid or f'uuid-{name}', 'service_host': name,
         'nodename': name, 'cell_uuid': cell, 'availability_zone': az,
         'disabled': disabled, 'last_seen_up': last_seen_up,
         'generation': 1, 'inventories': invs, 'usages': dict(used or {}),
+        'traits': list(traits),
     }
 
 
@@ -39,10 +40,12 @@ def states(*hosts, read_at=NOW):
         hosts, {cell: read_at for cell in cells})
 
 
-def request(vcpus=1, memory_mb=512, root_gb=10, **spec):
+def request(vcpus=1, memory_mb=512, root_gb=10, extra_specs=None, **spec):
     """A ScheduleRequest; ``spec`` keys go into the request spec."""
     spec['flavor'] = {'vcpus': vcpus, 'memory_mb': memory_mb,
                       'root_gb': root_gb, 'flavorid': 'f1'}
+    if extra_specs is not None:
+        spec['flavor']['extra_specs'] = extra_specs
     return request_mod.ScheduleRequest(spec)
 
 

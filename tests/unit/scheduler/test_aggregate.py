@@ -11,7 +11,6 @@ import copy
 from unittest import mock
 
 import fixtures
-import numpy as np
 
 from cellboot import exception
 from cellboot.scheduler import aggregate
@@ -69,7 +68,7 @@ class OfStatesTest(test_base.TestCase):
     def test_free_room_follows_every_claim(self):
         self._vcpu()
         self.states.add_usage(self.states.index['uuid-a'],
-                              np.array([10.0, 0.0, 0.0]))
+                              {'VCPU': 10})
         self.assertEqual({'capacity': 24.0, 'free': 10.0, 'max_free': 8.0},
                          self._vcpu()[3])
 
@@ -172,7 +171,7 @@ class PublisherTest(test_base.TestCase):
         self.publisher.publish_now()
 
     def _claim(self, pos, vcpus):
-        self.states.add_usage(pos, np.array([float(vcpus), 0.0, 0.0]))
+        self.states.add_usage(pos, {'VCPU': vcpus})
         self.cache.version += 1
         self.publisher.publish_if_due()
 
@@ -204,7 +203,7 @@ class PublisherTest(test_base.TestCase):
         self.assertEqual(2, len(self.written))
 
     def test_room_given_back_is_written_at_once(self):
-        self.states.add_usage(0, np.array([-1.0, 0.0, 0.0]))
+        self.states.add_usage(0, {'VCPU': 1}, sign=-1)
         self.publisher.publish_now()
         self.assertEqual(2, len(self.written))
 
@@ -273,11 +272,16 @@ class ValidatedTest(test_base.TestCase):
         self.assertEqual(['MEMORY_MB', 'VCPU'],
                          sorted(aggregate.validated(document)['resources']))
 
-    def test_an_unknown_class_is_dropped(self):
-        document = _with(('resources', 'CUSTOM_GPU'),
+    def test_a_name_that_is_no_class_is_dropped(self):
+        document = _with(('resources', 'custom gpu'),
                          {'capacity': 'anything'})
-        self.assertNotIn('CUSTOM_GPU',
+        self.assertNotIn('custom gpu',
                          aggregate.validated(document)['resources'])
+
+    def test_a_custom_class_must_be_complete(self):
+        self._refused(_with(('resources', 'CUSTOM_GPU'),
+                            {'capacity': 'anything'}),
+                      'aggregate CUSTOM_GPU')
 
     def test_a_bool_is_no_host_count(self):
         self._refused(_with(('hosts',), True), 'aggregate hosts')

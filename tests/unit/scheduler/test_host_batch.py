@@ -71,8 +71,22 @@ class ProviderTableTest(test_base.TestCase):
                                   Provider(9, 'p9', 'h9', 'c1', zone, 5)])
         self.assertIs(table.zones[0], table.zones[1])
 
-    def test_classes_the_scheduler_does_not_track_are_ignored(self):
-        self.assertEqual((3, 2), _table().columns['capacity'].shape)
+    def test_a_class_beyond_the_flavor_ones_gets_a_row_after_them(self):
+        columns = _table().columns
+        self.assertEqual(
+            (['VCPU', 'MEMORY_MB', 'DISK_GB', 'CUSTOM_GPU'], [1.0, 0.0]),
+            (columns.classes, list(columns['capacity'][3])))
+
+    def test_traits_become_one_boolean_row_each(self):
+        table = _table()
+        table.add_traits([(9, 'CUSTOM_SSD'), (7, 'HW_CPU_X86_AVX2'),
+                          (9, 'HW_CPU_X86_AVX2'), (8, 'CUSTOM_LOST')])
+        batch = host_batch.HostBatch(table)
+        batch.add_host('p9', 'h9', 'h9', 'c1', None, False, None, 0,
+                       table.index['p9'])
+        names, matrix = batch.trait_columns()
+        self.assertEqual((['CUSTOM_SSD', 'HW_CPU_X86_AVX2'], [[True], [True]]),
+                         (names, matrix.tolist()))
 
     def test_hosts_take_their_providers_columns(self):
         table = _table()

@@ -49,16 +49,14 @@ class UsageTest(test_base.TestCase):
         self.states = fakes.states(fakes.host('a', vcpus=8, memory_mb=4096))
 
     def test_add_usage_takes_from_host_and_cell(self):
-        self.states.add_usage(0, host_state.resource_vector(
-            {'VCPU': 2, 'MEMORY_MB': 1024}))
+        self.states.add_usage(0, {'VCPU': 2, 'MEMORY_MB': 1024})
         self.assertEqual((6.0, 3072.0, 6.0), (
             self.states.free[VCPU, 0], self.states.free[MEM, 0],
             self.states.cell_free[VCPU, 0]))
 
     def test_negative_usage_releases(self):
-        amounts = host_state.resource_vector({'VCPU': 2})
-        self.states.add_usage(0, amounts)
-        self.states.add_usage(0, -amounts)
+        self.states.add_usage(0, {'VCPU': 2})
+        self.states.add_usage(0, {'VCPU': 2}, sign=-1)
         self.assertEqual((8.0, 0.0), (self.states.free[VCPU, 0],
                                       self.states.used[VCPU, 0]))
 

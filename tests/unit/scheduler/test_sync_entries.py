@@ -31,9 +31,14 @@ class DeltaTest(base.TestCase):
         self.assertIsNone(changes.encode({'VCPU': 0}))
         self.assertIsNone(changes.encode({'X' * 300: 1}))
 
+    def test_deltas_of_any_class_are_taken(self):
+        self.assertEqual({'CUSTOM_FPGA': 1, 'VGPU': -2},
+                         follower._delta('CUSTOM_FPGA=1,VGPU=-2'))
+
     def test_hostile_deltas_are_refused(self):
         for text in ('VCPU', 'VCPU=two', '=1', 'VCPU=1,VCPU=1', '',
-                     f'VCPU={2 ** 40}', 'NO_SUCH_CLASS=1', 'VCPU=1,'):
+                     f'VCPU={2 ** 40}', 'NO_SUCH_CLASS=1', 'VCPU=1,',
+                     'CUSTOM_fpga=1', 'CUSTOM_=1'):
             self.assertIsNone(follower._delta(text), text)
 
     def test_hostile_counts_are_refused(self):

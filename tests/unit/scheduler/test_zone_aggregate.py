@@ -13,6 +13,7 @@ CELL_A = {
         'MEMORY_MB': {'capacity': 1024.0, 'free': 512.0, 'max_free': 256.0},
     },
     'zones': ['nova', 'az2'],
+    'traits': {'CUSTOM_SSD': 2, 'HW_CPU_X86_AVX2': 3},
     'computed_at': 200.0,
 }
 CELL_B = {
@@ -22,6 +23,7 @@ CELL_B = {
         'DISK_GB': {'capacity': 100.0, 'free': 50.0, 'max_free': 50.0},
     },
     'zones': ['az1', 'nova'],
+    'traits': {'CUSTOM_SSD': 1},
     'computed_at': 100.0,
 }
 
@@ -35,6 +37,17 @@ class CombineTest(test_base.TestCase):
     def test_one_child_is_its_own_aggregate_with_zones_sorted(self):
         expected = dict(CELL_A, zones=sorted(CELL_A['zones']))
         self.assertEqual(expected, zone_aggregate.combine([CELL_A]))
+
+    def test_trait_counts_are_summed(self):
+        both = zone_aggregate.combine([CELL_A, None, CELL_B])
+        self.assertEqual({'CUSTOM_SSD': 3, 'HW_CPU_X86_AVX2': 3},
+                         both['traits'])
+
+    def test_a_child_that_says_no_traits_makes_them_unknown(self):
+        older = {key: value for key, value in CELL_B.items()
+                 if key != 'traits'}
+        self.assertIsNone(
+            zone_aggregate.combine([CELL_A, older])['traits'])
 
     def test_counts_and_room_are_summed(self):
         both = zone_aggregate.combine([CELL_A, None, CELL_B])
