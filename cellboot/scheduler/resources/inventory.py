@@ -10,6 +10,7 @@ would keep choosing hosts whose claims then fail.
 import math
 
 from cellboot import exception
+from cellboot.scheduler.resources import classes
 
 VCPU = 'VCPU'
 MEMORY_MB = 'MEMORY_MB'
@@ -71,9 +72,9 @@ def _normalize_one(provider_uuid, rc, inv):
         return exception.InvalidInventory(resource_class=rc,
                                           uuid=provider_uuid, reason=reason)
 
-    if rc not in RESOURCE_CLASSES:
-        raise invalid(f'unknown resource class; expected one of '
-                      f'{", ".join(RESOURCE_CLASSES)}')
+    if not classes.is_valid(rc):
+        raise invalid('not a resource class: use a standard class or '
+                      'CUSTOM_ followed by A-Z, 0-9 and _')
     if not isinstance(inv, dict) or 'total' not in inv:
         raise invalid('an inventory is a mapping with at least "total"')
     unknown = set(inv) - set(FIELDS)

@@ -230,7 +230,7 @@ class InventoryValidationTest(base.TestCase):
 
     def test_unknown_resource_class(self):
         self._assert_invalid({'VCPUS': {'total': 8}}, 'VCPUS',
-                             'unknown resource class')
+                             'not a resource class')
 
     def test_missing_total(self):
         self._assert_invalid({'VCPU': {'reserved': 1}}, 'total')

@@ -1,0 +1,72 @@
+"""A consumer's share of the pools: claimed all at once, or not at all.
+
+The claim on each pool is a host claim on the API store
+(``scheduler.resources.claims`` with ``tables.API``): one transaction,
+the pool's generation compare-and-swapped, usage never above
+``(total - reserved) * allocation_ratio``, idempotent per consumer, so
+that a replayed step does no harm. The consumer is the instance uuid.
+"""
+
+from oslo_log import log as logging
+
+from cellboot import exception
+from cellboot.scheduler.resources import claims as resource_claims
+from cellboot.scheduler.resources import tables
+
+LOG = logging.getLogger(__name__)
+
+STORE = tables.API
+# What a pool's refusal looks like: the next serving pool is tried.
+_REFUSALS = (exception.ClaimFailed, exception.ClaimConflict,
+             exception.ResourceProviderNotFound)
+
+
+def _claim_one(context, consumer_uuid, entry):
+    """The uuid of the pool of ``entry`` (or of its alternates) that
+    gave ``entry['resources']``; NoValidHost naming the classes when
+    none did."""
+    tried = [uuid for uuid in [entry.get('uuid')] + list(
+        entry.get('alternates') or ()) if uuid]
+    why = 'no pool serving the cell has room'
+    for uuid in dict.fromkeys(tried):
+        try:
+            resource_claims.claim_resources(
+                context, consumer_uuid, uuid, entry['resources'],
+                store=STORE)
+            return uuid
+        except _REFUSALS as exc:
+            why = str(exc)
+            LOG.info('Pool %s refused %s for %s: %s', uuid,
+                     entry['resources'], consumer_uuid, exc)
+    classes = ', '.join(f'{rc}={amount}' for rc, amount
+                        in sorted(entry['resources'].items()))
+    raise exception.NoValidHost(
+        reason=f'No resource pool could give {classes}: {why}')
+
+
+def claim(context, consumer_uuid, entries):
+    """Claim every entry of ``selection['pools']`` for the consumer.
+
+    Returns ``[{'uuid', 'resources'}]`` of what is now held. On any
+    failure every pool allocation of the consumer is released before
+    the error goes up (NoValidHost naming the classes, or a database
+    error), so that either all are held or none.
+    """
+    held = []
+    try:
+        for entry in entries or ():
+            uuid = _claim_one(context, consumer_uuid, entry)
+            held.append({'uuid': uuid,
+                         'resources': dict(entry['resources'])})
+    except BaseException:
+        release(context, consumer_uuid)
+        raise
+    return held
+
+
+def release(context, consumer_uuid):
+    """Give back everything the consumer holds in pools; ``{pool uuid:
+    {rc: amount}}`` released, ``{}`` when nothing (repeating is
+    harmless)."""
+    return resource_claims.release_resources(context, consumer_uuid,
+                                             store=STORE)
