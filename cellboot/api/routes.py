@@ -8,6 +8,7 @@ from cellboot.api import openapi
 from cellboot.api.handlers import admin
 from cellboot.api.handlers import flavors
 from cellboot.api.handlers import quota_sets
+from cellboot.api.handlers import resource_pools
 from cellboot.api.handlers import server_groups
 from cellboot.api.handlers import servers
 from cellboot.api.handlers import zones
@@ -20,6 +21,7 @@ from cellboot.policies import flavors as flavors_policies
 from cellboot.policies import flows as flows_policies
 from cellboot.policies import hypervisors as hypervisors_policies
 from cellboot.policies import quota_sets as quota_policies
+from cellboot.policies import resource_pools as pools_policies
 from cellboot.policies import server_groups as groups_policies
 from cellboot.policies import servers as server_policies
 from cellboot.policies import zones as zones_policies
@@ -53,6 +55,7 @@ def _links(source, **targets):
 _SERVER = '/servers/{server_id}'
 _GROUP = '/os-server-groups/{group_id}'
 _QUOTA = '/os-quota-sets/{project_id}'
+_POOL = '/os-resource-pools/{pool_id}'
 _BOOT_FLAVOR = object()
 _BOOT = ('POST', '/servers', _BOOT_FLAVOR)
 
@@ -132,6 +135,27 @@ ROUTES = (
     Route('GET', '/os-zones/{zone_id}', zones.show,
           'One zone (by uuid or name) and the aggregate below it',
           policy=zones_policies.SHOW, response_schema=views.ZONE_ONE),
+    Route('GET', '/os-resource-pools', resource_pools.index,
+          'Shared resource pools with their usage, traits and scopes',
+          policy=pools_policies.INDEX, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.RESOURCE_POOLS,
+          links=_links('/resource_pools/0/id',
+                       GetResourcePool=('GET', _POOL, 'pool_id'))),
+    Route('POST', '/os-resource-pools', resource_pools.create,
+          'Create a shared resource pool serving cells or zones',
+          policy=pools_policies.CREATE,
+          body_schema=resource_pools.POOL_CREATE,
+          response_schema=views.RESOURCE_POOL_ONE, failures=(409,),
+          links=_links('/resource_pool/id',
+                       GetResourcePool=('GET', _POOL, 'pool_id'),
+                       DeleteResourcePool=('DELETE', _POOL, 'pool_id'))),
+    Route('GET', _POOL, resource_pools.show,
+          'One shared resource pool (by uuid or name)',
+          policy=pools_policies.SHOW,
+          response_schema=views.RESOURCE_POOL_ONE),
+    Route('DELETE', _POOL, resource_pools.delete,
+          'Delete a shared resource pool that nothing uses',
+          policy=pools_policies.DELETE, status=204, failures=(409,)),
     Route('GET', '/os-flows', admin.flows,
           "Persisted flows, filtered by instance and state",
           policy=flows_policies.INDEX,

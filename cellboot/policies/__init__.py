@@ -16,12 +16,13 @@ from cellboot.policies import flavors
 from cellboot.policies import flows
 from cellboot.policies import hypervisors
 from cellboot.policies import quota_sets
+from cellboot.policies import resource_pools
 from cellboot.policies import server_groups
 from cellboot.policies import servers
 from cellboot.policies import zones
 
 MODULES = (base, servers, flavors, server_groups, hypervisors, cells,
-           zones, flows, quota_sets)
+           zones, resource_pools, flows, quota_sets)
 
 
 def list_rules():
