@@ -13,7 +13,8 @@ no host: the next one is asked then). In order, cheapest first:
 * ``AvailabilityZoneFilter`` -- cells with an up host in the zone;
 * ``ComputeFilter`` -- cells with an up, enabled host;
 * ``ResourceFilter`` -- cells whose largest free room on one host holds
-  the flavor, class by class;
+  the flavor, class by class (a class no host of the cell has at all
+  may come from a shared pool serving the cell, ``pools.view``);
 * cells that already refused the request.
 
 The survivors are weighed as the hosts are: ``[filter_scheduler]``'s
@@ -44,14 +45,17 @@ def _figure(aggregate, rc, key):
     return aggregate['resources'].get(rc, {}).get(key, 0.0)
 
 
-def _fits(aggregate, request, count):
+def _fits(aggregate, request, count, view=None):
     """How many of ``count`` instances the cell may hold at most."""
     fits = count
+    pools = getattr(request, 'pools', None)
     for rc, amount in request.resources.items():
         if request.group_policy == 'affinity':
             room = _figure(aggregate, rc, 'max_free')
         else:
             room = _figure(aggregate, rc, 'free')
+        if pools is not None and view is not None:
+            room = max(room, pools.room(view, rc))
         fits = min(fits, int(math.floor(room / amount)))
     if request.group_policy == 'anti-affinity':
         fits = min(fits, aggregate['up_hosts'])
@@ -105,11 +109,13 @@ def steps(request, refused, usable=True):
                   lambda node: node.aggregate['up_hosts'] > 0,
                   'needs an enabled compute service that is up'))
     needs = list(resources.items())
+    pools = getattr(request, 'pools', None)
 
     def _room_for_one(node):
         room = node.max_free
         for rc, amount in needs:
-            if room.get(rc, 0.0) < amount:
+            if room.get(rc, 0.0) < amount and (
+                    pools is None or pools.room(node, rc) < amount):
                 return False
         return True
 
@@ -174,7 +180,7 @@ def candidates(views, request, refused, count, usable=True):
 def fits(view, request, count):
     """How many of ``count`` instances the cell of ``view`` may hold at
     most, judged from its aggregate."""
-    return _fits(view.aggregate, request, count)
+    return _fits(view.aggregate, request, count, view)
 
 
 def weighing():

@@ -111,6 +111,10 @@ class ScheduleRequest:
             raise exception.Invalid(reason='a request spec is a mapping')
         self.spec = spec
         self.resources = _resources(spec.get('flavor'))
+        # Classes the API level takes from shared pools (its
+        # ``pools.view``): no host of this cell provides them.
+        for rc in spec.get('resources_elsewhere') or ():
+            self.resources.pop(rc, None)
         self.amounts = host_state.resource_vector(self.resources)
         self.availability_zone = spec.get('availability_zone') or None
         self.project_id = spec.get('project_id')
