@@ -8,6 +8,7 @@ that a replayed step does no harm. The consumer is the instance uuid.
 """
 
 from oslo_log import log as logging
+import sqlalchemy as sa
 
 from cellboot import exception
 from cellboot.scheduler.resources import claims as resource_claims
@@ -44,18 +45,47 @@ def _claim_one(context, consumer_uuid, entry):
         reason=f'No resource pool could give {classes}: {why}')
 
 
-def claim(context, consumer_uuid, entries):
+@STORE.reader
+def holdings(context, consumer_uuid):
+    """``{pool uuid: {rc: amount}}`` the consumer holds in pools."""
+    providers, allocations = STORE.providers, STORE.allocations
+    held = {}
+    for uuid, rc, used in context.session.execute(sa.select(
+            providers.c.uuid, allocations.c.resource_class,
+            allocations.c.used,
+    ).select_from(allocations.join(
+        providers, providers.c.id == allocations.c.resource_provider_id,
+    )).where(allocations.c.consumer_id == consumer_uuid)):
+        by_rc = held.setdefault(uuid, {})
+        by_rc[rc] = by_rc.get(rc, 0) + used
+    return held
+
+
+def _held_already(entry, current):
+    """The pool of ``entry``'s candidates on which a previous run of
+    the same claim holds exactly its resources, or None."""
+    for uuid in [entry.get('uuid')] + list(entry.get('alternates') or ()):
+        if uuid and current.get(uuid) == entry['resources']:
+            return uuid
+    return None
+
+
+def claim(context, consumer_uuid, entries, replay=False):
     """Claim every entry of ``selection['pools']`` for the consumer.
 
     Returns ``[{'uuid', 'resources'}]`` of what is now held. On any
     failure every pool allocation of the consumer is released before
     the error goes up (NoValidHost naming the classes, or a database
-    error), so that either all are held or none.
+    error), so that either all are held or none. ``replay``: a resumed
+    flow's claim, which keeps what a dead run of it claimed (possibly
+    on an alternate pool) instead of claiming a second share.
     """
     held = []
+    current = holdings(context, consumer_uuid) if replay else {}
     try:
         for entry in entries or ():
-            uuid = _claim_one(context, consumer_uuid, entry)
+            uuid = (_held_already(entry, current)
+                    or _claim_one(context, consumer_uuid, entry))
             held.append({'uuid': uuid,
                          'resources': dict(entry['resources'])})
     except BaseException:

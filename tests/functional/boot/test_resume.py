@@ -23,8 +23,8 @@ from tests.functional.sweepers import base as sweep_base
 # The boot flow's atoms after schedule, in order: all rerun-safe
 # (cellboot.flowrun.storage), so a run killed after schedule's outcome
 # was written runs them all again when resumed.
-AFTER_SCHEDULE = ['map-host-to-cell', 'create-in-cell', 'map-instance',
-                  'delete-build-request', 'cast-to-compute']
+AFTER_SCHEDULE = ['claim-pool', 'map-host-to-cell', 'create-in-cell',
+                  'map-instance', 'delete-build-request', 'cast-to-compute']
 
 
 class Killed(BaseException):
@@ -239,7 +239,8 @@ class FlowsOfEarlierVersionsTest(_KilledConductorTest):
         flow = lookup.get_flow(self.cluster.flow_url,
                                self._as_written_before(uuid))
         self.assertEqual(
-            (None, ['schedule', 'map-host-to-cell', 'create-in-cell',
+            (None, ['schedule', 'claim-pool', 'map-host-to-cell',
+                    'create-in-cell',
                     'map-instance', 'delete-build-request',
                     'cast-to-compute']),
             (flow['corrupt'], [atom['name'] for atom in flow['atoms']]))
