@@ -125,14 +125,16 @@ class ResumeAfterCrashTest(_KilledConductorTest):
         (flow,) = self.cluster.flows(uuid)
         atoms = {atom['name']: atom['state'] for atom in
                  lookup.get_flow(self.cluster.flow_url, flow['uuid'])['atoms']}
-        # Written last before map-host-to-cell started: schedule's
-        # outcome. The successes of the rerun-safe atoms after it wait
-        # for the next write that something needs (here: the end), and
-        # were lost with the process.
+        # Written last before claim-pool started: schedule's outcome.
+        # The successes of the rerun-safe atoms after it wait for the
+        # next write that something needs (here: the end), and were
+        # lost with the process.
         self.assertEqual(
-            ('RUNNING', 'SUCCESS', 'RUNNING', 'PENDING', 'PENDING'),
-            (flow['state'], atoms['schedule'], atoms['map-host-to-cell'],
-             atoms['create-in-cell'], atoms['map-instance']))
+            ('RUNNING', 'SUCCESS', 'RUNNING', 'PENDING', 'PENDING',
+             'PENDING'),
+            (flow['state'], atoms['schedule'], atoms['claim-pool'],
+             atoms['map-host-to-cell'], atoms['create-in-cell'],
+             atoms['map-instance']))
 
     def test_the_next_conductor_finishes_it_without_redoing_schedule(self):
         # schedule's outcome was written before the next atom ran; those
