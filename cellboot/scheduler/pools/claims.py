@@ -100,3 +100,15 @@ def release(context, consumer_uuid):
     harmless)."""
     return resource_claims.release_resources(context, consumer_uuid,
                                              store=STORE)
+
+
+@STORE.reader
+def consumers_before(context, older_than, limit):
+    """Up to ``limit`` consumers holding pool allocations made before
+    ``older_than`` (a naive UTC datetime): what the sweep of forgotten
+    pool shares looks at (``cellboot.conductor.pool_orphans``)."""
+    allocations = STORE.allocations
+    return [row[0] for row in context.session.execute(sa.select(
+        allocations.c.consumer_id).where(
+            allocations.c.created_at < older_than,
+    ).distinct().order_by(allocations.c.consumer_id).limit(limit))]

@@ -9,10 +9,15 @@ leaks nothing once the next one resumes the flow; a delete gives the
 pool's share back.
 """
 
+import fixtures
+from oslo_utils import uuidutils
 from taskflow import states
 
 from cellboot.api import server_records
+from cellboot.builds import fates
 from cellboot.conductor import manager
+from cellboot.conductor import pool_orphans
+from cellboot import exception
 from cellboot.objects import fault_messages
 from cellboot.scheduler.pools import claims as pool_claims
 from cellboot.scheduler.pools import records
@@ -86,6 +91,33 @@ class _PoolBootTests:
         self.assertEqual(3 * ROOT_GB, self.usage())
         for uuid in buried:
             self.assertIn('DISK_GB', self.cluster.fault(uuid).details)
+        self.assertClean()
+
+    def test_the_sweep_gives_back_shares_the_cells_could_not(self):
+        # A server failed by its cell (a compute host, a cell conductor)
+        # has its host claims released by the cell's scheduler, which
+        # knows no pool; and a share whose server never existed.
+        pool = self.make_pool(3)
+        (failed,) = self.cluster.boot()
+        (kept,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        cell, _instance = self.cluster.find(failed)
+        fates.fail_in_cell(
+            self.ctx, self.cluster.cell_schedulers[cell.name], failed, cell,
+            exception.CellbootException(message='the host broke'),
+            expected_vm_state='active')
+        absent = uuidutils.generate_uuid()
+        pool_claims.claim(self.ctx, absent, [
+            {'uuid': pool['uuid'], 'resources': {'DISK_GB': ROOT_GB}}])
+        self.assertEqual(3 * ROOT_GB, self.usage())
+        sweep = pool_orphans.PoolOrphans(self.cluster.super_conductor)
+        self.assertEqual({'released': 0}, sweep.sweep_once(self.ctx))
+        self.useFixture(fixtures.MockPatchObject(pool_orphans,
+                                                 'ORPHAN_GRACE', -60))
+        self.assertEqual({'released': 2}, sweep.sweep_once(self.ctx))
+        self.assertEqual(({}, {}, {pool['uuid']: {'DISK_GB': ROOT_GB}}),
+                         tuple(pool_claims.holdings(self.ctx, uuid)
+                               for uuid in (failed, absent, kept)))
         self.assertClean()
 
     def _kill_at(self, atom, state=states.SUCCESS):
