@@ -371,6 +371,18 @@ class CellsScheduler:
                 released = dict(released or {}, **pooled)
         return released
 
+    def claim_pools(self, context, consumer_uuid, entries, replay=False):
+        """Claim a selection's ``pools`` for the consumer, all or none
+        (``pools.claims.claim``); NoValidHost naming the classes no
+        pool could give."""
+        return pool_claims.claim(context, consumer_uuid,
+                                 pool_claims.checked_entries(entries),
+                                 replay=bool(replay))
+
+    def release_pools(self, context, consumer_uuid):
+        """Give back the consumer's pool shares (idempotent)."""
+        return pool_claims.release(context, consumer_uuid)
+
     # -- the operator's view -------------------------------------------------
 
     def host_states(self, context):

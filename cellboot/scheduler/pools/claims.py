@@ -10,8 +10,11 @@ that a replayed step does no harm. The consumer is the instance uuid.
 from oslo_log import log as logging
 import sqlalchemy as sa
 
+from oslo_utils import uuidutils
+
 from cellboot import exception
 from cellboot.scheduler.resources import claims as resource_claims
+from cellboot.scheduler.resources import classes
 from cellboot.scheduler.resources import tables
 
 LOG = logging.getLogger(__name__)
@@ -20,6 +23,45 @@ STORE = tables.API
 # What a pool's refusal looks like: the next serving pool is tried.
 _REFUSALS = (exception.ClaimFailed, exception.ClaimConflict,
              exception.ResourceProviderNotFound)
+
+
+# Bounds of what one claim may name: far above any real selection.
+MAX_ENTRIES = 64
+MAX_ALTERNATES = 256
+
+
+def _pool_uuid(value):
+    if value is not None and not uuidutils.is_uuid_like(value):
+        raise exception.Invalid(reason='a pool is named by its uuid')
+    return value
+
+
+def checked_entries(entries):
+    """``selection['pools']`` as a caller over RPC may send it, checked:
+    a list of ``{'uuid', 'resources': {class: amount}, 'alternates'}``.
+    Raises Invalid naming what is wrong."""
+    if not isinstance(entries, list) or len(entries) > MAX_ENTRIES:
+        raise exception.Invalid(
+            reason=f'pool entries are a list of at most {MAX_ENTRIES}')
+    checked = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise exception.Invalid(reason='a pool entry is a mapping')
+        alternates = entry.get('alternates') or []
+        if not isinstance(alternates, list) or \
+                len(alternates) > MAX_ALTERNATES:
+            raise exception.Invalid(
+                reason='alternates are a list of pool uuids')
+        resources = resource_claims.validated(entry.get('resources'))
+        for rc in resources:
+            classes.check(rc)
+        checked.append({
+            'uuid': _pool_uuid(entry.get('uuid')),
+            'name': entry.get('name') if isinstance(entry.get('name'),
+                                                    str) else None,
+            'resources': resources,
+            'alternates': [_pool_uuid(uuid) for uuid in alternates]})
+    return checked
 
 
 def _claim_one(context, consumer_uuid, entry):

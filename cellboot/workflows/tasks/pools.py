@@ -3,8 +3,9 @@
 The API level's scheduler chose, with each instance's host, what the
 shared pools must give it (``selection['pools']``, see
 ``cellboot.scheduler.pools.view``): what no host of the chosen cell
-provides. This atom, right after ``schedule``, claims it, consumer =
-the instance uuid. Both claims succeed or neither stays: when no pool
+provides. This atom, right after ``schedule``, claims it through the
+scheduler (``claim_pools``, in-process or over RPC), consumer = the
+instance uuid. Both claims succeed or neither stays: when no pool
 can give an instance its share, the atom fails, its revert gives back
 every pool claim of the request, and ``schedule``'s revert buries the
 instances in cell0 with the failure (a NoValidHost naming the class),
@@ -13,7 +14,6 @@ which releases their host claims.
 
 from taskflow import task
 
-from cellboot.scheduler.pools import claims as pool_claims
 from cellboot.workflows import tasks
 
 
@@ -32,7 +32,8 @@ class ClaimPool(task.Task):
     # (``cellboot.flowrun.storage``: no flush of its own).
     rerun_safe = True
 
-    def execute(self, context, selections, resumed=False, fence=None):
+    def execute(self, context, scheduler, selections, resumed=False,
+                fence=None):
         held = {}
         for uuid, hosts in selections.items():
             entries = _entries(hosts)
@@ -41,12 +42,12 @@ class ClaimPool(task.Task):
             tasks.check_fence(fence)
             # Resumed: a dead run may have claimed already, perhaps on
             # an alternate pool; that share is kept, not doubled.
-            held[uuid] = pool_claims.claim(context, uuid, entries,
-                                           replay=resumed)
+            held[uuid] = scheduler.claim_pools(context, uuid, entries,
+                                               replay=resumed)
         return held
 
-    def revert(self, context, selections, **kwargs):
+    def revert(self, context, scheduler, selections, **kwargs):
         tasks.revert_each(
             [uuid for uuid, hosts in selections.items() if _entries(hosts)],
-            lambda uuid: pool_claims.release(context, uuid),
+            lambda uuid: scheduler.release_pools(context, uuid),
             'release the pool claims')
