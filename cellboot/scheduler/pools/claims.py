@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 from cellboot import exception
 from cellboot.scheduler.resources import claims as resource_claims
 from cellboot.scheduler.resources import classes
+from cellboot.scheduler.resources import inventory
 from cellboot.scheduler.resources import tables
 
 LOG = logging.getLogger(__name__)
@@ -53,8 +54,12 @@ def checked_entries(entries):
             raise exception.Invalid(
                 reason='alternates are a list of pool uuids')
         resources = resource_claims.validated(entry.get('resources'))
-        for rc in resources:
+        for rc, amount in resources.items():
             classes.check(rc)
+            if amount > inventory.MAX_AMOUNT:
+                raise exception.Invalid(
+                    reason=f'the amount of {rc} must be at most '
+                           f'{inventory.MAX_AMOUNT}')
         checked.append({
             'uuid': _pool_uuid(entry.get('uuid')),
             'name': entry.get('name') if isinstance(entry.get('name'),
