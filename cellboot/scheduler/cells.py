@@ -62,15 +62,6 @@ LOG = logging.getLogger(__name__)
 LOCAL_SCAN_INTERVAL = 1.0
 
 
-def _name_pools(hosts, entries):
-    """Write on each selection what the shared pools must give its
-    instance (``pools.view.PoolPlan.choose``): the boot flow's
-    ``claim-pool`` step claims it."""
-    if entries:
-        for selection in hosts:
-            selection['pools'] = entries
-
-
 class CellsScheduler:
     """select_destinations over cells; releases routed to their cell.
 
@@ -218,7 +209,7 @@ class CellsScheduler:
                 continue
             for uuid, hosts in done:
                 if request.pools is not None:
-                    _name_pools(hosts, request.pools.choose(cell.uuid))
+                    request.pools.name_pools(hosts, cell.uuid)
                 placed[uuid] = (cell, hosts)
                 request.place(uuid, cell.uuid, hosts[0]['service_host'])
                 self.releases.remember(uuid, cell.uuid)
@@ -375,9 +366,7 @@ class CellsScheduler:
         """Claim a selection's ``pools`` for the consumer, all or none
         (``pools.claims.claim``); NoValidHost naming the classes no
         pool could give."""
-        return pool_claims.claim(context, consumer_uuid,
-                                 pool_claims.checked_entries(entries),
-                                 replay=bool(replay))
+        return self.pools.claim(context, consumer_uuid, entries, replay)
 
     def release_pools(self, context, consumer_uuid):
         """Give back the consumer's pool shares (idempotent)."""

@@ -20,6 +20,8 @@ truth.
 import threading
 import time
 
+from cellboot import exception
+from cellboot.scheduler.pools import claims as pool_claims
 from cellboot.scheduler.pools import records
 
 # Seconds a read of the pools is used for before it is read again.
@@ -58,6 +60,18 @@ class PoolView:
     def invalidate(self):
         """Read again before the next decision (after a claim failed)."""
         self._read_at = None
+
+    def claim(self, context, consumer_uuid, entries, replay=False):
+        """``pools.claims.claim`` of checked ``entries``; a refusal
+        makes the next decision read the pools again (our figures said
+        there was room)."""
+        try:
+            return pool_claims.claim(context, consumer_uuid,
+                                     pool_claims.checked_entries(entries),
+                                     replay=bool(replay))
+        except exception.NoValidHost:
+            self.invalidate()
+            raise
 
     def plan(self, context, request):
         """A ``PoolPlan`` for ``request`` (a ``routing.CellsRequest``),
@@ -141,3 +155,12 @@ class PoolPlan:
                     pool['uuid'] for pool in fitting[1:]]})
             entry['resources'][rc] = amount
         return [chosen[uuid] for uuid in sorted(chosen, key=str)]
+
+    def name_pools(self, hosts, cell_uuid):
+        """Write on each selection of an instance placed in the cell
+        what the pools must give it (``choose``): the boot flow's
+        ``claim-pool`` step claims it."""
+        entries = self.choose(cell_uuid)
+        if entries:
+            for selection in hosts:
+                selection['pools'] = entries
