@@ -420,3 +420,27 @@ class CatalogNameInUse(Conflict):
 
 class FlavorExtraSpecNotFound(NotFound):
     msg_fmt = 'Flavor %(flavor)s has no extra spec %(key)s.'
+
+
+class PoolNotFound(NotFound):
+    msg_fmt = 'Resource pool %(pool)s does not exist.'
+
+
+class PoolExists(Conflict):
+    msg_fmt = ('A resource provider named %(name)s already exists; a pool '
+               'needs a name of its own.')
+
+
+class PoolInUse(Conflict):
+    msg_fmt = ('Resource pool %(pool)s still holds the allocations of '
+               '%(consumers)d consumer(s); delete those servers first.')
+
+
+class PoolInventoryInUse(Conflict):
+    msg_fmt = ('Cannot set the %(resource_class)s inventory of resource pool '
+               '%(pool)s to a capacity of %(capacity)d: %(used)d of it is '
+               'allocated.')
+
+
+class InvalidPool(Invalid):
+    msg_fmt = 'Invalid resource pool: %(reason)s'

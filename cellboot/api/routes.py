@@ -11,6 +11,7 @@ from cellboot.api.handlers import flavors
 from cellboot.api.handlers import providers
 from cellboot.api.handlers import quota_sets
 from cellboot.api.handlers import resource_catalog as catalog
+from cellboot.api.handlers import resource_pools
 from cellboot.api.handlers import server_groups
 from cellboot.api.handlers import servers
 from cellboot.api.handlers import zones
@@ -24,6 +25,7 @@ from cellboot.policies import flows as flows_policies
 from cellboot.policies import hypervisors as hypervisors_policies
 from cellboot.policies import quota_sets as quota_policies
 from cellboot.policies import resource_catalog as catalog_policies
+from cellboot.policies import resource_pools as pools_policies
 from cellboot.policies import server_groups as groups_policies
 from cellboot.policies import servers as server_policies
 from cellboot.policies import zones as zones_policies
@@ -61,6 +63,7 @@ _SPECS = '/flavors/{flavor_id}/os-extra_specs'
 _SPEC = _SPECS + '/{key}'
 _CLASS = '/os-resource-classes/{name}'
 _TRAIT = '/os-traits/{name}'
+_POOL = '/os-resource-pools/{pool_id}'
 _BOOT_FLAVOR = object()
 _BOOT = ('POST', '/servers', _BOOT_FLAVOR)
 
@@ -202,6 +205,27 @@ ROUTES = (
     Route('GET', '/os-zones/{zone_id}', zones.show,
           'One zone (by uuid or name) and the aggregate below it',
           policy=zones_policies.SHOW, response_schema=views.ZONE_ONE),
+    Route('GET', '/os-resource-pools', resource_pools.index,
+          'Shared resource pools with their usage, traits and scopes',
+          policy=pools_policies.INDEX, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.RESOURCE_POOLS,
+          links=_links('/resource_pools/0/id',
+                       GetResourcePool=('GET', _POOL, 'pool_id'))),
+    Route('POST', '/os-resource-pools', resource_pools.create,
+          'Create a shared resource pool serving cells or zones',
+          policy=pools_policies.CREATE,
+          body_schema=resource_pools.POOL_CREATE,
+          response_schema=views.RESOURCE_POOL_ONE, failures=(409,),
+          links=_links('/resource_pool/id',
+                       GetResourcePool=('GET', _POOL, 'pool_id'),
+                       DeleteResourcePool=('DELETE', _POOL, 'pool_id'))),
+    Route('GET', _POOL, resource_pools.show,
+          'One shared resource pool (by uuid or name)',
+          policy=pools_policies.SHOW,
+          response_schema=views.RESOURCE_POOL_ONE),
+    Route('DELETE', _POOL, resource_pools.delete,
+          'Delete a shared resource pool that nothing uses',
+          policy=pools_policies.DELETE, status=204, failures=(409,)),
     Route('GET', '/os-flows', admin.flows,
           "Persisted flows, filtered by instance and state",
           policy=flows_policies.INDEX,

@@ -34,6 +34,8 @@ _name = {'type': 'string', 'minLength': 1, 'maxLength': NAME_LENGTH,
          'pattern': r'^[^\s\u0000]([^\u0000\n]*[^\s\u0000])?$'}
 _ident = dict(_text, minLength=1, maxLength=255)
 _count = {'type': 'integer', 'minimum': 1}
+# The name of a shared pool (``handlers.resource_pools``).
+POOL_NAME = _name
 
 SERVER_CREATE = {
     'type': 'object',

@@ -266,6 +266,33 @@ ZONES = _list('zones', ZONE)
 
 ZONE_ONE = _closed({'zone': ZONE})
 
+# -- shared resource pools ---------------------------------------------------
+
+_BY_CLASS = {'type': 'object', 'additionalProperties': _count}
+_NAME_LIST = {'type': 'array', 'items': _string}
+
+RESOURCE_POOL = _closed({
+    'id': _string, 'name': _string, 'generation': _count,
+    'inventories': {'type': 'object', 'additionalProperties': _closed({
+        'total': _count, 'reserved': _count, 'min_unit': _count,
+        'max_unit': _count, 'step_size': _count,
+        'allocation_ratio': {'type': 'number'}})},
+    'usages': dict(_BY_CLASS, description='What consumers hold, by class.'),
+    'capacity': dict(_BY_CLASS, description='(total - reserved) * '
+                                            'allocation_ratio, by class.'),
+    'traits': _NAME_LIST,
+    'cells': dict(_NAME_LIST, description='The names of the cells it '
+                                          'serves directly.'),
+    'zones': dict(_NAME_LIST, description='The names of the zones it '
+                                          'serves (every cell below).'),
+    'served_cells': dict(_NAME_LIST, description='The uuids of every cell '
+                                                 'it serves.'),
+})
+
+RESOURCE_POOLS = _list('resource_pools', RESOURCE_POOL)
+
+RESOURCE_POOL_ONE = _closed({'resource_pool': RESOURCE_POOL})
+
 # -- flows -------------------------------------------------------------------
 
 _time_text = dict(_nullable_string, description='ISO 8601')

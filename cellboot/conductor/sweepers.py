@@ -8,7 +8,9 @@ sweep_interval`` s, in a daemon thread, the first one an interval after
 start (a conductor that just started resumes its own flows first):
 
 * a super conductor (kind ``boot``): ``orphans.OrphanBuildRequests``,
-  then ``unfinished_deletes.UnfinishedDeletes``;
+  then ``unfinished_deletes.UnfinishedDeletes``, then
+  ``pool_orphans.PoolOrphans`` (shares of the shared pools whose
+  server is deleted, in ERROR or gone);
 * a cell conductor (kind ``reschedule``):
   ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
   nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
@@ -27,6 +29,7 @@ from oslo_log import log as logging
 from cellboot.compute import registration
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
+from cellboot.conductor import pool_orphans
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
@@ -84,7 +87,8 @@ def checks_for(manager):
     """The checks of a conductor manager's kind (see the module doc)."""
     if manager.KIND == kinds.KIND_BOOT:
         return [orphans.OrphanBuildRequests(manager),
-                unfinished_deletes.UnfinishedDeletes(manager)]
+                unfinished_deletes.UnfinishedDeletes(manager),
+                pool_orphans.PoolOrphans(manager)]
     return [unowned_flows.UnownedFlows(manager),
             build_timeouts.BuildTimeouts(manager)]
 

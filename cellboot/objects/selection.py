@@ -6,6 +6,9 @@ then the alternates of the same cell, best first, unclaimed, which a cell
 conductor claims one by one when it reschedules. They travel as plain
 dicts (``to_dict``/``from_dict``) in RPC payloads and flow results.
 ``allocation_request`` is what was, or is to be, claimed: {rc: amount}.
+The API level's scheduler adds ``pools`` to the selection dicts of an
+instance that draws from shared pools (``cellboot.scheduler.pools``):
+what the boot flow's ``claim-pool`` claims there.
 """
 
 from cellboot.objects import base

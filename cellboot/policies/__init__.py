@@ -17,12 +17,13 @@ from cellboot.policies import flows
 from cellboot.policies import hypervisors
 from cellboot.policies import quota_sets
 from cellboot.policies import resource_catalog
+from cellboot.policies import resource_pools
 from cellboot.policies import server_groups
 from cellboot.policies import servers
 from cellboot.policies import zones
 
 MODULES = (base, servers, flavors, server_groups, hypervisors, cells,
-           zones, flows, quota_sets, resource_catalog)
+           zones, resource_pools, flows, quota_sets, resource_catalog)
 
 
 def list_rules():

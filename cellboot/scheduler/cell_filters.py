@@ -13,7 +13,9 @@ no host: the next one is asked then). In order, cheapest first:
 * ``AvailabilityZoneFilter`` -- cells with an up host in the zone;
 * ``ComputeFilter`` -- cells with an up, enabled host;
 * ``ResourceFilter`` -- cells whose largest free room on one host holds
-  the flavor, class by class (a class the cell has not is no room);
+  the flavor, class by class (a class the cell has not is no room,
+  unless it may come from a shared pool serving the cell,
+  ``pools.view``);
 * ``TraitsFilter`` -- cells where some up host has each required trait
   and not every up host has a forbidden one (a cell that publishes no
   traits is kept);
@@ -47,14 +49,17 @@ def _figure(aggregate, rc, key):
     return aggregate['resources'].get(rc, {}).get(key, 0.0)
 
 
-def _fits(aggregate, request, count):
+def _fits(aggregate, request, count, view=None):
     """How many of ``count`` instances the cell may hold at most."""
     fits = count
+    pools = getattr(request, 'pools', None)
     for rc, amount in request.resources.items():
         if request.group_policy == 'affinity':
             room = _figure(aggregate, rc, 'max_free')
         else:
             room = _figure(aggregate, rc, 'free')
+        if pools is not None and view is not None:
+            room = max(room, pools.room(view, rc))
         fits = min(fits, int(math.floor(room / amount)))
     if request.group_policy == 'anti-affinity':
         fits = min(fits, aggregate['up_hosts'])
@@ -108,11 +113,13 @@ def steps(request, refused, usable=True):
                   lambda node: node.aggregate['up_hosts'] > 0,
                   'needs an enabled compute service that is up'))
     needs = list(resources.items())
+    pools = getattr(request, 'pools', None)
 
     def _room_for_one(node):
         room = node.max_free
         for rc, amount in needs:
-            if room.get(rc, 0.0) < amount:
+            if room.get(rc, 0.0) < amount and (
+                    pools is None or pools.room(node, rc) < amount):
                 return False
         return True
 
@@ -213,7 +220,7 @@ def _short_of(request, nodes, detail):
 def fits(view, request, count):
     """How many of ``count`` instances the cell of ``view`` may hold at
     most, judged from its aggregate."""
-    return _fits(view.aggregate, request, count)
+    return _fits(view.aggregate, request, count, view)
 
 
 def weighing():

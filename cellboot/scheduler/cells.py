@@ -46,6 +46,8 @@ from cellboot.scheduler import cell_aggregates
 from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
 from cellboot.scheduler import migrate
+from cellboot.scheduler.pools import claims as pool_claims
+from cellboot.scheduler.pools import view as pool_view
 from cellboot.scheduler import releases
 from cellboot.scheduler import routing
 from cellboot.scheduler import sync
@@ -82,6 +84,8 @@ class CellsScheduler:
         self._lock = threading.Lock()
         # The cell of each consumer claimed for; releases routed there.
         self.releases = releases.Releases(self.client, self.aggregates)
+        # The shared pools, read again every few seconds (``pools``).
+        self.pools = pool_view.PoolView()
         # How many cells refused or did not answer, and requests placed:
         # what a stale aggregate costs (benchmarks, tests).
         self.stats = collections.Counter()
@@ -151,6 +155,7 @@ class CellsScheduler:
         request = routing.CellsRequest(request_spec)
         request.resolve(context, instance_uuids)
         request.name_zones(self.aggregates.tree().is_zone)
+        request.pools = self.pools.plan(context, request)
         placed = {}
         unreachable = set()
         try:
@@ -183,6 +188,8 @@ class CellsScheduler:
                               len(remaining))
             fits = cell_filters.fits(view, request, len(remaining))
             cell = view.cell
+            if request.pools is not None:
+                request.pools.note_cell(view)
             count = len(remaining) if (
                 fits >= len(remaining) or request.group_policy == 'affinity'
             ) else max(1, fits)
@@ -201,6 +208,8 @@ class CellsScheduler:
                 self.aggregates.mark_silent(cell, str(exc)[:200])
                 continue
             for uuid, hosts in done:
+                if request.pools is not None:
+                    request.pools.name_pools(hosts, cell.uuid)
                 placed[uuid] = (cell, hosts)
                 request.place(uuid, cell.uuid, hosts[0]['service_host'])
                 self.releases.remember(uuid, cell.uuid)
@@ -343,8 +352,25 @@ class CellsScheduler:
                           cell_uuid=None):
         """Give back a consumer's allocations in the cell that holds
         them; returns what was released (``releases.Releases.release``)."""
-        return self.releases.release(context, consumer_uuid, provider_uuid,
-                                     cell_uuid)
+        released = self.releases.release(context, consumer_uuid,
+                                         provider_uuid, cell_uuid)
+        if provider_uuid is None:
+            # Whatever gives back all of an instance's claims gives back
+            # its share of the shared pools too (idempotent).
+            pooled = pool_claims.release(context, consumer_uuid)
+            if pooled:
+                released = dict(released or {}, **pooled)
+        return released
+
+    def claim_pools(self, context, consumer_uuid, entries, replay=False):
+        """Claim a selection's ``pools`` for the consumer, all or none
+        (``pools.claims.claim``); NoValidHost naming the classes no
+        pool could give."""
+        return self.pools.claim(context, consumer_uuid, entries, replay)
+
+    def release_pools(self, context, consumer_uuid):
+        """Give back the consumer's pool shares (idempotent)."""
+        return pool_claims.release(context, consumer_uuid)
 
     # -- the operator's view -------------------------------------------------
 

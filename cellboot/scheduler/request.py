@@ -178,6 +178,11 @@ class ScheduleRequest:
         # {rc: amount}; the traits asked for and against (frozensets).
         (self.resources, self.required_traits,
          self.forbidden_traits) = _resources(spec.get('flavor'))
+        # Classes the API level takes from shared pools (its
+        # ``pools.view``): no host of this cell provides them.
+        for rc in _as_list(spec.get('resources_elsewhere')):
+            if isinstance(rc, str):
+                self.resources.pop(rc, None)
         self.availability_zone = spec.get('availability_zone') or None
         self.project_id = spec.get('project_id')
         self.user_id = spec.get('user_id')

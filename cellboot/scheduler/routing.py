@@ -62,6 +62,9 @@ class CellsRequest:
         # the host availability zone its hosts must be in (name_zones).
         self.tree_zone = None
         self.host_zone = self.request.availability_zone
+        # The shared pools that may give what a cell's hosts lack
+        # (``pools.view.PoolPlan``); None when there is no pool.
+        self.pools = None
 
     @property
     def resources(self):
@@ -156,6 +159,8 @@ class CellsRequest:
                 else:
                     hints.pop(name)
         spec['scheduler_hints'] = hints
+        if self.pools is not None and self.pools.classes_for(cell_uuid):
+            spec['resources_elsewhere'] = self.pools.classes_for(cell_uuid)
         if self.request.group_uuid:
             placed = [(uuid, host) for uuid, (cell, host)
                       in self.placed.items() if cell == cell_uuid]

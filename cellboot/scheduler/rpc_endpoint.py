@@ -170,3 +170,16 @@ class SchedulerEndpoint:
         return self.scheduler.release_resources(
             context, consumer_uuid, provider_uuid=provider_uuid,
             cell_uuid=cell_uuid)
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED)
+    def claim_pools(self, context, consumer_uuid, entries, replay=False):
+        access_mod.uuid_of(consumer_uuid, 'consumer_uuid')
+        return self.scheduler.claim_pools(context, consumer_uuid, entries,
+                                          replay=replay is True)
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED)
+    def release_pools(self, context, consumer_uuid):
+        access_mod.uuid_of(consumer_uuid, 'consumer_uuid')
+        return self.scheduler.release_pools(context, consumer_uuid)

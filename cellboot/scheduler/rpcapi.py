@@ -51,6 +51,17 @@ class SchedulerRPCAPI:
                                 provider_uuid=provider_uuid,
                                 cell_uuid=cell_uuid)
 
+    def claim_pools(self, ctxt, consumer_uuid, entries, replay=False):
+        """Claim a selection's ``pools`` for the consumer, all or none."""
+        return self.client.call(ctxt, 'claim_pools',
+                                consumer_uuid=consumer_uuid,
+                                entries=entries, replay=replay)
+
+    def release_pools(self, ctxt, consumer_uuid):
+        """Give back the consumer's pool shares (idempotent)."""
+        return self.client.call(ctxt, 'release_pools',
+                                consumer_uuid=consumer_uuid)
+
 
 class CellSchedulerRPCAPI:
     """Calls to the schedulers of cell ``cell_name`` on ``transport``.

@@ -10,6 +10,7 @@ from cellboot.workflows import tasks
 from cellboot.workflows.tasks import cells
 from cellboot.workflows.tasks import compute
 from cellboot.workflows.tasks import mappings
+from cellboot.workflows.tasks import pools
 from cellboot.workflows.tasks import schedule
 
 
@@ -19,14 +20,19 @@ def get_flow():
     1. ``schedule`` — one ``select_destinations`` call claims a host and
        finds alternates for every instance; NoValidHost buries them all
        in cell0 and the flow ends REVERTED;
-    2. ``map-host-to-cell`` — the chosen host's cell, from the host
+    2. ``claim-pool`` — what the shared pools must give each instance
+       (``selection['pools']``: what no host of its cell provides),
+       claimed with the instance as consumer; when no pool can, the
+       atom fails, its revert releases the pool claims and
+       ``schedule``'s buries the instances (releasing their hosts);
+    3. ``map-host-to-cell`` — the chosen host's cell, from the host
        mappings; an unmapped host buries that instance alone in cell0;
-    3. ``create-in-cell`` — the instance row, building, in its cell;
-    4. ``map-instance`` — the instance mapping points at that cell;
-    5. ``delete-build-request`` — the API now serves the server from its
+    4. ``create-in-cell`` — the instance row, building, in its cell;
+    5. ``map-instance`` — the instance mapping points at that cell;
+    6. ``delete-build-request`` — the API now serves the server from its
        cell; a build request already gone (the owner deleted the server)
        cleans the build up instead;
-    6. ``cast-to-compute`` — ``build_and_run_instance`` to the chosen
+    7. ``cast-to-compute`` — ``build_and_run_instance`` to the chosen
        host, with the alternates for a reschedule inside the cell.
 
     Store: ``instance_uuids`` (list), ``build_requests`` ({uuid: build
@@ -40,6 +46,9 @@ def get_flow():
         schedule.Schedule(
             'schedule', provides='selections',
             requires=('request_spec', 'instance_uuids')),
+        pools.ClaimPool(
+            'claim-pool', provides='pool_claims',
+            requires=('selections',)),
         cells.MapHostToCell(
             'map-host-to-cell', provides='cells',
             requires=('selections', 'build_requests', 'request_spec')),

@@ -18,8 +18,12 @@ bug in an object cannot hide the state it got wrong. The invariants:
    request is left (it outlived its instance, or was never built);
 2. allocations exist exactly for the live instances that are not in
    ERROR, on the provider of their host and node, for their flavor, in
-   the database of their cell (none is left in the API database); no
+   the database of their cell (none is left in the API database but on
+   a shared pool), less the classes a shared pool gives them; no
    provider's usage exceeds (total - reserved) x allocation_ratio;
+   shared pools (API database): no pool's usage exceeds its capacity,
+   and every pool allocation's consumer is a live, non-ERROR instance
+   or a build request still in progress;
 3. every flow (flow database, and every cell's reschedule flows) ended
    SUCCESS or REVERTED.
 """
@@ -75,8 +79,28 @@ class Snapshot:
             api, sa.select(_API['build_requests'].c.instance_uuid))]
         # Host resources left in the API database (before the move to
         # the cells' databases): none may be.
-        self.api_allocations = [row.consumer_id for row in _rows(
-            api, sa.select(_API['allocations'].c.consumer_id))]
+        providers = _API['resource_providers']
+        pools = {row.id: row.uuid for row in _rows(api, sa.select(
+            providers.c.id, providers.c.uuid).where(
+                providers.c.is_pool == sa.true()))}
+        self.api_allocations = []
+        # Shared pools: {consumer: {pool: {rc: amount}}} and their usage.
+        self.pool_allocations = collections.defaultdict(dict)
+        self.pool_usage = collections.defaultdict(int)
+        for row in _rows(api, sa.select(_API['allocations'])):
+            pool = pools.get(row.resource_provider_id)
+            if pool is None:
+                self.api_allocations.append(row.consumer_id)
+                continue
+            held = self.pool_allocations[row.consumer_id].setdefault(pool,
+                                                                     {})
+            held[row.resource_class] = (held.get(row.resource_class, 0)
+                                        + row.used)
+            self.pool_usage[(pool, row.resource_class)] += row.used
+        self.pool_inventories = [
+            (pools[row.resource_provider_id], row)
+            for row in _rows(api, sa.select(_API['inventories']))
+            if row.resource_provider_id in pools]
         self.allocations = collections.defaultdict(dict)
         self.usage = collections.defaultdict(int)
         self.inventories = []
@@ -177,8 +201,11 @@ def _expected_allocations(snap, found):
                          f'host {inst.host} node {inst.node}, which is no '
                          f'compute node of cell {snap.cell_name(inst.cell)}')
             continue
+        pooled = {rc for held in snap.pool_allocations.get(
+            inst.uuid, {}).values() for rc in held}
         resources = {rc: inst.flavor.get(field) for field, rc in
-                     FLAVOR_RESOURCES if inst.flavor.get(field)}
+                     FLAVOR_RESOURCES
+                     if inst.flavor.get(field) and rc not in pooled}
         expected[inst.uuid] = {provider: resources}
     return expected
 
@@ -201,6 +228,26 @@ def _allocation_violations(snap):
         used = snap.usage.get((provider, inv.resource_class), 0)
         if used > capacity:
             found.append(f'provider {provider} is over-committed on '
+                         f'{inv.resource_class}: {used} used of a capacity '
+                         f'of {capacity:g}')
+    return found
+
+
+def _pool_violations(snap):
+    found = []
+    live = {inst.uuid for inst in snap.instances
+            if not inst.deleted and inst.vm_state != 'error'}
+    building = set(snap.build_requests)
+    for consumer, held in sorted(snap.pool_allocations.items()):
+        if consumer not in live and consumer not in building:
+            found.append(f'consumer {consumer} holds pool allocations '
+                         f'{held} but is no live, non-ERROR instance nor '
+                         f'a build in progress')
+    for pool, inv in snap.pool_inventories:
+        capacity = (inv.total - inv.reserved) * inv.allocation_ratio
+        used = snap.pool_usage.get((pool, inv.resource_class), 0)
+        if used > capacity:
+            found.append(f'pool {pool} is over-committed on '
                          f'{inv.resource_class}: {used} used of a capacity '
                          f'of {capacity:g}')
     return found
@@ -237,4 +284,4 @@ def check_invariants(ctx=None):
     """
     snap = Snapshot()
     return (_instance_violations(snap) + _allocation_violations(snap) +
-            _flow_violations(snap))
+            _pool_violations(snap) + _flow_violations(snap))

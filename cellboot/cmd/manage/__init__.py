@@ -20,6 +20,7 @@ from cellboot.cmd.manage import cell_v2
 from cellboot.cmd.manage import db
 from cellboot.cmd.manage import flavor
 from cellboot.cmd.manage import flows
+from cellboot.cmd.manage import pool
 from cellboot.cmd.manage import provider
 from cellboot.cmd.manage import quota
 from cellboot.cmd.manage import resource_catalog
@@ -33,8 +34,8 @@ from cellboot import context as cb_context
 
 PROG = 'cellboot-manage'
 
-GROUPS = (db, cell_v2, zone, flavor, resource_catalog, provider, flows,
-          quota, scheduler)
+GROUPS = (db, cell_v2, zone, pool, flavor, resource_catalog, provider,
+          flows, quota, scheduler)
 
 # A one-shot command should fail at once on a database that is down, not
 # retry for minutes as a long-running service does; an operator can still
@@ -42,8 +43,8 @@ GROUPS = (db, cell_v2, zone, flavor, resource_catalog, provider, flows,
 _COMMAND_DB_DEFAULTS = {'max_retries': 0}
 
 DESCRIPTION = """\
-Manage cellboot's databases, cells, zones, flavors, custom resource
-classes and traits, flows, quotas and the cell schedulers' host
+Manage cellboot's databases, cells, zones, shared pools, flavors, custom
+resource classes and traits, flows, quotas and the cell schedulers' host
 resources; list the resource providers.
 
 A typical first set-up, after writing /etc/cellboot/cellboot.conf:

@@ -41,11 +41,6 @@ class HeldAlready(Exception):
     """
 
 
-_PROVIDERS = tables.PROVIDERS
-_INVENTORIES = tables.INVENTORIES
-_ALLOCATIONS = tables.ALLOCATIONS
-
-
 def validated(resources):
     if not isinstance(resources, dict) or not resources:
         raise exception.Invalid(
@@ -60,33 +55,43 @@ def validated(resources):
     return dict(resources)
 
 
-# Built once, like the reads in usage.py: claims are the hot path. The
-# provider's generation and its inventories come in one statement (one
-# snapshot, read before the usages, see ``contention``), with whether the
-# consumer holds anything in the cell (``first`` claims): a statement is
-# worth more Python time than SQLite takes to run it.
-_PROVIDER_STATE = sa.select(
-    _PROVIDERS.c.id, _PROVIDERS.c.generation,
-    sa.exists().where(
-        _ALLOCATIONS.c.consumer_id == sa.bindparam('consumer'),
-    ).label('holds'),
-    _INVENTORIES.c.resource_class, *usage.INVENTORY_COLUMNS,
-).select_from(_PROVIDERS.outerjoin(
-    _INVENTORIES, _INVENTORIES.c.resource_provider_id == _PROVIDERS.c.id,
-)).where(_PROVIDERS.c.uuid == sa.bindparam('uuid'))
-_INSERT_ALLOCATIONS = sa.insert(_ALLOCATIONS)
+def _claim_statements(store):
+    providers, inventories = store.providers, store.inventories
+    allocations = store.allocations
+    state = sa.select(
+        providers.c.id, providers.c.generation,
+        sa.exists().where(
+            allocations.c.consumer_id == sa.bindparam('consumer'),
+        ).label('holds'),
+        inventories.c.resource_class,
+        *[inventories.c[field] for field in inventory.FIELDS],
+    ).select_from(providers.outerjoin(
+        inventories, inventories.c.resource_provider_id == providers.c.id,
+    )).where(providers.c.uuid == sa.bindparam('uuid'))
+    return state, sa.insert(allocations)
 
 
-def _read_provider_state(context, provider_uuid, consumer_uuid):
+# Built once per store, like the reads in usage.py: claims are the hot
+# path. The provider's generation and its inventories come in one
+# statement (one snapshot, read before the usages, see ``contention``),
+# with whether the consumer holds anything in the database (``first``
+# claims): a statement is worth more Python time than SQLite takes to
+# run it.
+_STATEMENTS = {store: _claim_statements(store)
+               for store in (tables.CELL, tables.API)}
+
+
+def _read_provider_state(context, provider_uuid, consumer_uuid, store):
     """``(provider, inventories, holds, used, held)``: the generation and
     inventories first, then the usages (in that order)."""
-    rows = context.session.execute(_PROVIDER_STATE, {
+    rows = context.session.execute(_STATEMENTS[store][0], {
         'uuid': provider_uuid, 'consumer': consumer_uuid}).all()
     if not rows:
         raise exception.ResourceProviderNotFound(uuid=provider_uuid)
     inventories = {row.resource_class: usage.inventory_dict(row)
                    for row in rows if row.resource_class is not None}
-    used, held = usage.read_usages(context, rows[0].id, consumer_uuid)
+    used, held = usage.read_usages(context, rows[0].id, consumer_uuid,
+                                   store=store)
     return rows[0], inventories, bool(rows[0].holds), used, held
 
 
@@ -123,23 +128,25 @@ def _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
 
 
 def _write_claim(context, provider, provider_uuid, consumer_uuid, resources,
-                 held, origin):
-    contention.compare_and_swap(context, provider.id, provider.generation)
-    changes.announce(context, {provider_uuid: changes.claimed(resources,
-                                                              held)},
-                     origin)
+                 held, origin, store):
+    allocations = store.allocations
+    contention.compare_and_swap(context, provider.id, provider.generation,
+                                store=store)
+    if store.announces:
+        changes.announce(context, {
+            provider_uuid: changes.claimed(resources, held)}, origin)
     if held:
-        context.session.execute(sa.delete(_ALLOCATIONS).where(
-            _ALLOCATIONS.c.resource_provider_id == provider.id,
-            _ALLOCATIONS.c.consumer_id == consumer_uuid))
-    context.session.execute(_INSERT_ALLOCATIONS, [
+        context.session.execute(sa.delete(allocations).where(
+            allocations.c.resource_provider_id == provider.id,
+            allocations.c.consumer_id == consumer_uuid))
+    context.session.execute(_STATEMENTS[store][1], [
         {'resource_provider_id': provider.id, 'consumer_id': consumer_uuid,
          'resource_class': rc, 'used': amount}
         for rc, amount in sorted(resources.items())])
 
 
 def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
-                     resources, _first, _origin):
+                     resources, _first, _origin, _store):
     LOG.warning('Giving up claiming %s on resource provider %s for %s '
                 'after %d attempts: concurrent claims kept changing it.',
                 resources, provider_uuid, consumer_uuid, attempts)
@@ -147,13 +154,10 @@ def _claim_exhausted(attempts, context, consumer_uuid, provider_uuid,
                                   consumer=consumer_uuid, attempts=attempts)
 
 
-@contention.retry_on_generation_conflict(_claim_exhausted)
-@retry.on_contention
-@tables.writer
 def _claim(context, consumer_uuid, provider_uuid, resources, first,
-           origin):
+           origin, store):
     provider, inventories, holds, used, held = _read_provider_state(
-        context, provider_uuid, consumer_uuid)
+        context, provider_uuid, consumer_uuid, store)
     if first and holds:
         raise HeldAlready(consumer_uuid)
     if held == resources:
@@ -161,12 +165,23 @@ def _claim(context, consumer_uuid, provider_uuid, resources, first,
     _check_fit(provider_uuid, consumer_uuid, resources, inventories, used,
                held)
     _write_claim(context, provider, provider_uuid, consumer_uuid, resources,
-                 held, origin)
+                 held, origin, store)
     return True
 
 
+def _transactional_claim(store):
+    """``_claim`` in a writer transaction of ``store``, each attempt a
+    new transaction."""
+    return contention.retry_on_generation_conflict(_claim_exhausted)(
+        retry.on_contention(store.writer(_claim)))
+
+
+_CLAIMS = {store: _transactional_claim(store)
+           for store in (tables.CELL, tables.API)}
+
+
 def claim_resources(context, consumer_uuid, provider_uuid, resources,
-                    first=False, origin=None):
+                    first=False, origin=None, store=tables.CELL):
     """Allocate ``resources`` ({rc: amount}) on a provider to a consumer.
 
     Returns True once the allocations are written (or were already there
@@ -178,22 +193,22 @@ def claim_resources(context, consumer_uuid, provider_uuid, resources,
     with ``first``, HeldAlready when the consumer holds anything in the
     cell (on any provider), and nothing is written. ``origin`` names
     the scheduler writing, in the cell's change feed (``changes``).
+    ``store``: whose providers (``tables``; the API's are the pools).
     """
-    return _claim(context, consumer_uuid, provider_uuid,
-                  validated(resources), bool(first), origin)
+    return _CLAIMS[store](context, consumer_uuid, provider_uuid,
+                          validated(resources), bool(first), origin, store)
 
 
-@retry.on_contention
-@tables.writer
-def _release(context, consumer_uuid, provider_uuid, origin):
+def _release(context, consumer_uuid, provider_uuid, origin, store):
+    providers, allocations = store.providers, store.allocations
     query = sa.select(
-        _PROVIDERS.c.id, _PROVIDERS.c.uuid, _ALLOCATIONS.c.resource_class,
-        _ALLOCATIONS.c.used,
-    ).select_from(_ALLOCATIONS.join(
-        _PROVIDERS, _PROVIDERS.c.id == _ALLOCATIONS.c.resource_provider_id,
-    )).where(_ALLOCATIONS.c.consumer_id == consumer_uuid)
+        providers.c.id, providers.c.uuid, allocations.c.resource_class,
+        allocations.c.used,
+    ).select_from(allocations.join(
+        providers, providers.c.id == allocations.c.resource_provider_id,
+    )).where(allocations.c.consumer_id == consumer_uuid)
     if provider_uuid is not None:
-        query = query.where(_PROVIDERS.c.uuid == provider_uuid)
+        query = query.where(providers.c.uuid == provider_uuid)
     released, provider_ids = {}, set()
     for provider_id, uuid, rc, used in context.session.execute(query):
         by_rc = released.setdefault(uuid, {})
@@ -204,25 +219,31 @@ def _release(context, consumer_uuid, provider_uuid, origin):
     # Providers first, in id order, as the claims do: a release and a
     # claim then queue on the same row lock instead of deadlocking.
     for provider_id in sorted(provider_ids):
-        context.session.execute(sa.update(_PROVIDERS).where(
-            _PROVIDERS.c.id == provider_id,
-        ).values(generation=_PROVIDERS.c.generation + 1))
-    context.session.execute(sa.delete(_ALLOCATIONS).where(
-        _ALLOCATIONS.c.consumer_id == consumer_uuid,
-        _ALLOCATIONS.c.resource_provider_id.in_(sorted(provider_ids))))
-    changes.announce(context, {uuid: changes.released(amounts)
-                               for uuid, amounts in released.items()},
-                     origin)
+        context.session.execute(sa.update(providers).where(
+            providers.c.id == provider_id,
+        ).values(generation=providers.c.generation + 1))
+    context.session.execute(sa.delete(allocations).where(
+        allocations.c.consumer_id == consumer_uuid,
+        allocations.c.resource_provider_id.in_(sorted(provider_ids))))
+    if store.announces:
+        changes.announce(context, {uuid: changes.released(amounts)
+                                   for uuid, amounts in released.items()},
+                         origin)
     return released
 
 
+_RELEASES = {store: retry.on_contention(store.writer(_release))
+             for store in (tables.CELL, tables.API)}
+
+
 def release_resources(context, consumer_uuid, provider_uuid=None,
-                      origin=None):
+                      origin=None, store=tables.CELL):
     """Delete a consumer's allocations (on one provider, or everywhere).
 
     Moves each touched provider's generation on, so a claim that counted
     the released amounts decides again. Returns ``{provider_uuid: {rc:
     amount}}`` of what was released; ``{}`` when there was nothing, so a
-    repeated release is harmless.
+    repeated release is harmless. ``store``: as for claims.
     """
-    return _release(context, consumer_uuid, provider_uuid, origin)
+    return _RELEASES[store](context, consumer_uuid, provider_uuid, origin,
+                            store)

@@ -48,8 +48,6 @@ from cellboot.scheduler.resources import tables
 
 LOG = logging.getLogger(__name__)
 
-_PROVIDERS = tables.PROVIDERS
-
 
 class ContentionStats:
     """Process-wide counts of retries, for benchmarks, tests and logs.
@@ -88,23 +86,31 @@ class GenerationConflict(Exception):
                          f'generation {generation}')
 
 
-# Built once: claims run it on every decision (see usage.py).
-_SWAP = sa.update(_PROVIDERS).where(
-    _PROVIDERS.c.id == sa.bindparam('provider_id'),
-    _PROVIDERS.c.generation == sa.bindparam('expected'),
-).values(generation=sa.bindparam('next_generation'))
+def _swap(providers):
+    return sa.update(providers).where(
+        providers.c.id == sa.bindparam('provider_id'),
+        providers.c.generation == sa.bindparam('expected'),
+    ).values(generation=sa.bindparam('next_generation'))
 
 
-def compare_and_swap(context, provider_id, generation, **values):
+# Built once per store: claims run it on every decision (see usage.py).
+_SWAPS = {store: _swap(store.providers)
+          for store in (tables.CELL, tables.API)}
+
+
+def compare_and_swap(context, provider_id, generation, store=tables.CELL,
+                     **values):
     """Move a provider from ``generation`` to the next one, or conflict.
 
     Takes the provider's row lock on MySQL and PostgreSQL, so the rest of
     the caller's transaction runs with the provider held. ``values`` are
     other provider columns to write at the same time. Returns the new
     generation; raises GenerationConflict when the provider is no longer
-    at ``generation`` (or is gone).
+    at ``generation`` (or is gone). ``store``: whose providers
+    (``tables``).
     """
-    query = _SWAP.values(**values) if values else _SWAP
+    swap = _SWAPS[store]
+    query = swap.values(**values) if values else swap
     try:
         result = context.session.execute(query, {
             'provider_id': provider_id, 'expected': generation,

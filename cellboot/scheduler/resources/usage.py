@@ -40,39 +40,47 @@ def _where_uuids(query, provider_uuids):
     return query.where(_PROVIDERS.c.uuid.in_(list(provider_uuids)))
 
 
-# The per-provider reads run in every claim. They are built once, with
-# bound parameters: building a statement costs more Python time than
-# SQLite takes to run it.
-_INVENTORIES_OF_PROVIDER = sa.select(
-    _INVENTORIES.c.resource_class, *INVENTORY_COLUMNS,
-).where(_INVENTORIES.c.resource_provider_id == sa.bindparam('provider_id'))
+def _per_provider_reads(store):
+    inventories, allocations = store.inventories, store.allocations
+    columns = [inventories.c[field] for field in inventory.FIELDS]
+    of_provider = sa.select(inventories.c.resource_class, *columns).where(
+        inventories.c.resource_provider_id == sa.bindparam('provider_id'))
+    usages = sa.select(
+        allocations.c.resource_class,
+        sa.func.sum(allocations.c.used),
+        sa.func.sum(sa.case(
+            (allocations.c.consumer_id == sa.bindparam('consumer_uuid'),
+             allocations.c.used), else_=0)),
+    ).where(
+        allocations.c.resource_provider_id == sa.bindparam('provider_id'),
+    ).group_by(allocations.c.resource_class)
+    return of_provider, usages
 
-_USAGES_OF_PROVIDER = sa.select(
-    _ALLOCATIONS.c.resource_class,
-    sa.func.sum(_ALLOCATIONS.c.used),
-    sa.func.sum(sa.case(
-        (_ALLOCATIONS.c.consumer_id == sa.bindparam('consumer_uuid'),
-         _ALLOCATIONS.c.used), else_=0)),
-).where(
-    _ALLOCATIONS.c.resource_provider_id == sa.bindparam('provider_id'),
-).group_by(_ALLOCATIONS.c.resource_class)
+
+# The per-provider reads run in every claim. They are built once per
+# store (a cell's database, the API's pools), with bound parameters:
+# building a statement costs more Python time than SQLite takes to run
+# it.
+_READS = {store: _per_provider_reads(store)
+          for store in (tables.CELL, tables.API)}
 
 
-def read_inventories(context, provider_id):
+def read_inventories(context, provider_id, store=tables.CELL):
     """``{rc: inventory}`` of one provider, in the caller's transaction."""
-    rows = context.session.execute(_INVENTORIES_OF_PROVIDER,
+    rows = context.session.execute(_READS[store][0],
                                    {'provider_id': provider_id})
     return {row.resource_class: inventory_dict(row) for row in rows}
 
 
-def read_usages(context, provider_id, consumer_uuid=None):
+def read_usages(context, provider_id, consumer_uuid=None,
+                store=tables.CELL):
     """``({rc: used}, {rc: held})`` of one provider.
 
     ``used`` sums every consumer; ``held`` is what ``consumer_uuid`` holds
     itself (empty without a consumer: ``= NULL`` matches nothing). One
     query, in the caller's transaction.
     """
-    rows = context.session.execute(_USAGES_OF_PROVIDER, {
+    rows = context.session.execute(_READS[store][1], {
         'provider_id': provider_id, 'consumer_uuid': consumer_uuid})
     used, held = {}, {}
     for rc, total_used, consumer_used in rows:

@@ -146,7 +146,8 @@ class ResourcesTest(base.TestCase):
         self.assertEqual('SUCCESS', flow['state'])
         detail = self.admin.get(f'/os-flows/{flow["uuid"]}').json()['flow']
         names = [atom['name'] for atom in detail['atoms']]
-        self.assertEqual(['schedule', 'map-host-to-cell', 'create-in-cell',
+        self.assertEqual(['schedule', 'claim-pool', 'map-host-to-cell',
+                          'create-in-cell',
                           'map-instance', 'delete-build-request',
                           'cast-to-compute'], names)
         self.assertEqual({'SUCCESS'},

@@ -23,8 +23,8 @@ from tests.functional.sweepers import base as sweep_base
 # The boot flow's atoms after schedule, in order: all rerun-safe
 # (cellboot.flowrun.storage), so a run killed after schedule's outcome
 # was written runs them all again when resumed.
-AFTER_SCHEDULE = ['map-host-to-cell', 'create-in-cell', 'map-instance',
-                  'delete-build-request', 'cast-to-compute']
+AFTER_SCHEDULE = ['claim-pool', 'map-host-to-cell', 'create-in-cell',
+                  'map-instance', 'delete-build-request', 'cast-to-compute']
 
 
 class Killed(BaseException):
@@ -125,14 +125,16 @@ class ResumeAfterCrashTest(_KilledConductorTest):
         (flow,) = self.cluster.flows(uuid)
         atoms = {atom['name']: atom['state'] for atom in
                  lookup.get_flow(self.cluster.flow_url, flow['uuid'])['atoms']}
-        # Written last before map-host-to-cell started: schedule's
-        # outcome. The successes of the rerun-safe atoms after it wait
-        # for the next write that something needs (here: the end), and
-        # were lost with the process.
+        # Written last before claim-pool started: schedule's outcome.
+        # The successes of the rerun-safe atoms after it wait for the
+        # next write that something needs (here: the end), and were
+        # lost with the process.
         self.assertEqual(
-            ('RUNNING', 'SUCCESS', 'RUNNING', 'PENDING', 'PENDING'),
-            (flow['state'], atoms['schedule'], atoms['map-host-to-cell'],
-             atoms['create-in-cell'], atoms['map-instance']))
+            ('RUNNING', 'SUCCESS', 'RUNNING', 'PENDING', 'PENDING',
+             'PENDING'),
+            (flow['state'], atoms['schedule'], atoms['claim-pool'],
+             atoms['map-host-to-cell'], atoms['create-in-cell'],
+             atoms['map-instance']))
 
     def test_the_next_conductor_finishes_it_without_redoing_schedule(self):
         # schedule's outcome was written before the next atom ran; those
@@ -239,7 +241,8 @@ class FlowsOfEarlierVersionsTest(_KilledConductorTest):
         flow = lookup.get_flow(self.cluster.flow_url,
                                self._as_written_before(uuid))
         self.assertEqual(
-            (None, ['schedule', 'map-host-to-cell', 'create-in-cell',
+            (None, ['schedule', 'claim-pool', 'map-host-to-cell',
+                    'create-in-cell',
                     'map-instance', 'delete-build-request',
                     'cast-to-compute']),
             (flow['corrupt'], [atom['name'] for atom in flow['atoms']]))

@@ -32,7 +32,8 @@ class FlowShowTest(base.CLITestCase):
         result = self.cli('flow', 'show', self._flow_id(),
                           token=base.ADMIN_TOKEN)
         self.assertEqual(0, result.code, result)
-        for atom in ('schedule', 'map-host-to-cell', 'create-in-cell',
+        for atom in ('schedule', 'claim-pool', 'map-host-to-cell',
+                     'create-in-cell',
                      'map-instance', 'delete-build-request',
                      'cast-to-compute'):
             self.assertRegex(result.out, rf'\| {atom} +\| SUCCESS ')

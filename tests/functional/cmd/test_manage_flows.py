@@ -24,7 +24,8 @@ from tests.functional.cmd import base as cmd_base
 from cellboot.flowrun import lookup
 from cellboot.flowrun import schema as flow_schema
 
-BOOT_ATOMS = ['schedule', 'map-host-to-cell', 'create-in-cell',
+BOOT_ATOMS = ['schedule', 'claim-pool', 'map-host-to-cell',
+              'create-in-cell',
               'map-instance', 'delete-build-request', 'cast-to-compute']
 
 # More than any host of the cluster has: the scheduler finds no host.

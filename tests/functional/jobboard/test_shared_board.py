@@ -350,7 +350,7 @@ class SharedBoardTest(base.TestCase):
         run.let_starved_go.set()
         self._wait_until_idle(run.starved)
         self._finish_taken_over(run)
-        self.assertEqual(['schedule', 'map-host-to-cell'],
+        self.assertEqual(['schedule', 'claim-pool', 'map-host-to-cell'],
                          run.steps['starved:1'])
 
     def test_a_conductor_that_lost_its_claim_stops_and_consumes_nothing(self):
@@ -368,9 +368,9 @@ class SharedBoardTest(base.TestCase):
         # The taker replays map-host-to-cell: a rerun-safe atom, whose
         # success the starved run had not written yet.
         self.assertEqual(
-            (['schedule', 'map-host-to-cell'],
-             ['map-host-to-cell', 'create-in-cell', 'map-instance',
-              'delete-build-request', 'cast-to-compute']),
+            (['schedule', 'claim-pool', 'map-host-to-cell'],
+             ['claim-pool', 'map-host-to-cell', 'create-in-cell',
+              'map-instance', 'delete-build-request', 'cast-to-compute']),
             (run.steps['starved:1'], run.steps['taker:2']))
         (flow,) = lookup.find_flows(self.cluster.flow_url)
         (resumption,) = flow['meta']['resumptions']

@@ -17,6 +17,7 @@ from oslo_utils import uuidutils
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import cell_mapping
+from cellboot.scheduler.pools import records as pool_records
 from cellboot.objects import compute_node
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import service as service_obj
@@ -284,6 +285,48 @@ class _ApiSchedulerRPCTests:
             exception.Invalid, self.client.select_destinations, self.ctx,
             {'flavor': FLAVOR}, 'not-a-list')
         self.assertNotIn('Traceback', str(exc))
+
+    def test_claim_and_release_pools(self):
+        pool = pool_records.create_pool(
+            self.admin, 'shared', {'DISK_GB': {'total': 10}},
+            cells=[self.cell.name])
+        instance = uuidutils.generate_uuid()
+        entries = [{'uuid': pool['uuid'], 'resources': {'DISK_GB': 8}}]
+        self.assertEqual([{'uuid': pool['uuid'],
+                           'resources': {'DISK_GB': 8}}],
+                         self.client.claim_pools(self.ctx, instance, entries))
+        exc = self.assertRaises(
+            exception.NoValidHost, self.client.claim_pools, self.ctx,
+            uuidutils.generate_uuid(), entries)
+        self.assertIn('DISK_GB=8', str(exc))
+        self.assertEqual({pool['uuid']: {'DISK_GB': 8}},
+                         self.client.release_pools(self.ctx, instance))
+        self.assertEqual({}, self.client.release_pools(self.ctx, instance))
+
+    def test_hostile_pool_claims_are_invalid_and_claim_nothing(self):
+        pool = pool_records.create_pool(
+            self.admin, 'shared', {'DISK_GB': {'total': 10}},
+            cells=[self.cell.name])
+        good = {'uuid': pool['uuid'], 'resources': {'DISK_GB': 1}}
+        instance = uuidutils.generate_uuid()
+        for consumer, entries in (
+                ('not-a-uuid', [good]), (instance, 'not-a-list'),
+                (instance, [good] * 65), (instance, ['x']),
+                (instance, [dict(good, uuid='not-a-uuid')]),
+                (instance, [dict(good, alternates='x')]),
+                (instance, [dict(good, alternates=['x'] * 300)]),
+                (instance, [dict(good, resources={'DISK_GB': -1})]),
+                (instance, [dict(good, resources={'DISK_GB': 2 ** 80})]),
+                (instance, [dict(good, resources={'lower': 1})]),
+                (instance, [dict(good, resources={})])):
+            exc = self.assertRaises(exception.Invalid,
+                                    self.client.claim_pools, self.ctx,
+                                    consumer, entries)
+            self.assertNotIn('Traceback', str(exc))
+        self.assertRaises(exception.Invalid, self.client.release_pools,
+                          self.ctx, 'not-a-uuid')
+        self.assertEqual({'DISK_GB': 0}, pool_records.get_pool(
+            self.admin, 'shared')['usages'])
 
 
 class FakeSQLiteCellSchedulerRPCTest(_CellSchedulerRPCTests,

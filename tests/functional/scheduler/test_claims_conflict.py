@@ -37,8 +37,9 @@ class _ConflictTests:
         """Move the generation after the claim's first ``times`` reads."""
         original = claims._read_provider_state
 
-        def read_then_interfere(context, provider_uuid, consumer_uuid):
-            state = original(context, provider_uuid, consumer_uuid)
+        def read_then_interfere(context, provider_uuid, consumer_uuid,
+                                store):
+            state = original(context, provider_uuid, consumer_uuid, store)
             if self.interferences < times:
                 self.interferences += 1
                 if self.BACKEND == 'sqlite':

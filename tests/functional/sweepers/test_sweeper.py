@@ -8,6 +8,7 @@ import fixtures
 
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
+from cellboot.conductor import pool_orphans
 from cellboot.conductor import sweepers
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
@@ -84,7 +85,8 @@ class StartForTest(base.TestCase):
     def test_a_super_conductor_sweeps_orphans_then_unfinished_deletes(self):
         sweeper = self._start_for('boot')
         self.assertEqual(([orphans.OrphanBuildRequests,
-                           unfinished_deletes.UnfinishedDeletes], 30),
+                           unfinished_deletes.UnfinishedDeletes,
+                           pool_orphans.PoolOrphans], 30),
                          ([type(check) for check in sweeper.checks],
                           sweeper.interval))
 

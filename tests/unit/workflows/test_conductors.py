@@ -20,8 +20,9 @@ from tests.unit.workflows import fleet
 _FLOWS = tf_tables.fetch(sa.MetaData()).flowdetails
 _ATOMS = tf_tables.fetch(sa.MetaData()).atomdetails
 
-BOOT_ATOMS = ['schedule', 'map-host-to-cell', 'create-in-cell',
-              'map-instance', 'delete-build-request', 'cast-to-compute']
+BOOT_ATOMS = ['schedule', 'claim-pool', 'map-host-to-cell',
+              'create-in-cell', 'map-instance', 'delete-build-request',
+              'cast-to-compute']
 
 
 class SuspendAfter(listener_base.Listener):
