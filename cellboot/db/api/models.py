@@ -321,3 +321,35 @@ class FlavorExtraSpec(Base):
     value = sa.Column(sa.String(255), nullable=False)
     created_at = created_at()
     updated_at = updated_at()
+
+
+class AllocationRequest(Base):
+    """A request that is not a server (``/os-allocations``): resources a
+    project holds on one provider, a shared pool or a host.
+
+    ``request`` is its JSON (resources, required and forbidden traits,
+    ``near``/``far``, availability zone). ``status`` is ``placing`` from
+    the moment the row is written until the claim is known to hold
+    (``placed``): a row left ``placing`` by a dead process is settled by
+    a sweep, which releases whatever it may have claimed. The claim's
+    consumer is the row's ``uuid``; ``provider_uuid`` and ``cell_id``
+    (a host's cell; NULL for a pool) say where it is.
+    """
+
+    __tablename__ = 'allocation_requests'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid', name='uniq_allocation_requests0uuid'),
+        sa.Index('allocation_requests_project_id_idx', 'project_id'),
+    )
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = uuid_column(nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    user_id = sa.Column(sa.String(255), nullable=True)
+    request = sa.Column(LargeText, nullable=False)  # JSON
+    status = sa.Column(sa.String(16), nullable=False)
+    provider_uuid = sa.Column(sa.String(36), nullable=True)
+    provider_kind = sa.Column(sa.String(16), nullable=True)
+    cell_id = sa.Column(sa.Integer, sa.ForeignKey('cell_mappings.id'),
+                        nullable=True)
+    created_at = created_at()
+    updated_at = updated_at()
