@@ -64,6 +64,7 @@ _SPEC = _SPECS + '/{key}'
 _CLASS = '/os-resource-classes/{name}'
 _TRAIT = '/os-traits/{name}'
 _POOL = '/os-resource-pools/{pool_id}'
+_HOST_TRAITS = '/os-resource-providers/{uuid}/traits'
 _BOOT_FLAVOR = object()
 _BOOT = ('POST', '/servers', _BOOT_FLAVOR)
 
@@ -171,6 +172,19 @@ ROUTES = (
           query=('kind', 'cell') + PAGED,
           query_schemas=dict(PAGED_SCHEMAS, kind=providers.KIND_QUERY),
           response_schema=views.RESOURCE_PROVIDERS),
+    Route('GET', _HOST_TRAITS, providers.traits_show,
+          "A compute host's traits",
+          policy=catalog_policies.PROVIDER_TRAITS_SHOW,
+          response_schema=views.PROVIDER_TRAITS),
+    Route('PUT', _HOST_TRAITS, providers.traits_update,
+          "Replace a compute host's traits (a host whose [compute] traits "
+          'is set replaces them at its next report)',
+          policy=catalog_policies.PROVIDER_TRAITS_UPDATE,
+          body_schema=providers.TRAITS_UPDATE,
+          response_schema=views.PROVIDER_TRAITS, failures=(400,)),
+    Route('DELETE', _HOST_TRAITS, providers.traits_delete,
+          "Take every trait from a compute host",
+          policy=catalog_policies.PROVIDER_TRAITS_DELETE, status=204),
     Route('POST', '/os-server-groups', server_groups.create,
           'Create an affinity or anti-affinity group',
           policy=groups_policies.CREATE,

@@ -176,6 +176,10 @@ RESOURCE_PROVIDERS = _list(
         'Cells whose database did not answer: their hosts are left '
         'out.')))
 
+PROVIDER_TRAITS = _closed({
+    'resource_provider_uuid': _string,
+    'traits': {'type': 'array', 'items': _string}})
+
 # -- server groups -----------------------------------------------------------
 
 SERVER_GROUP = _closed({

@@ -117,7 +117,16 @@ def extra_inventories():
 
 
 def configured_traits():
-    """``[compute] traits``, sorted; ConfigurationError for a bad name."""
+    """``[compute] traits``, sorted; ConfigurationError for a bad name.
+
+    None when the option is unset (or empty): the host's report then
+    leaves its traits as they are, so that those an operator set
+    (``cellboot-manage provider trait``, ``PUT /os-resource-providers/
+    {uuid}/traits``) persist. A host that sets the option owns its set:
+    each report replaces it.
+    """
+    if not CONF.compute.traits:
+        return None
     try:
         return provider_traits.normalize(
             [trait.strip() for trait in CONF.compute.traits])

@@ -83,7 +83,9 @@ compute_opts = [
                      'standard traits of os-traits or CUSTOM_ followed by '
                      'A-Z, 0-9 and _. Reported with the inventories, they '
                      'are the host\'s traits: any set otherwise is '
-                     'replaced at the next report. A flavor requires or '
+                     'replaced at the next report. Unset, the host keeps '
+                     'the traits an operator set (cellboot-manage '
+                     'provider trait). A flavor requires or '
                      'forbids them with the extra spec '
                      'trait:NAME=required|forbidden. Checked when the '
                      'service starts: a bad name stops it.'),

@@ -15,11 +15,15 @@ TRAIT_SHOW = 'cellboot:os-traits:show'
 TRAIT_UPDATE = 'cellboot:os-traits:update'
 TRAIT_DELETE = 'cellboot:os-traits:delete'
 PROVIDER_INDEX = 'cellboot:os-resource-providers:index'
+PROVIDER_TRAITS_SHOW = 'cellboot:os-resource-providers:traits:show'
+PROVIDER_TRAITS_UPDATE = 'cellboot:os-resource-providers:traits:update'
+PROVIDER_TRAITS_DELETE = 'cellboot:os-resource-providers:traits:delete'
 
 _CLASSES = '/os-resource-classes'
 _CLASS = _CLASSES + '/{name}'
 _TRAITS = '/os-traits'
 _TRAIT = _TRAITS + '/{name}'
+_HOST_TRAITS = '/os-resource-providers/{uuid}/traits'
 
 
 def _rule(name, description, method, path):
@@ -45,6 +49,12 @@ rules = [
     _rule(PROVIDER_INDEX, "List the cells' hosts and the shared pools with "
                           "their inventories, usage and traits.", 'GET',
           '/os-resource-providers'),
+    _rule(PROVIDER_TRAITS_SHOW, "Show a compute host's traits.", 'GET',
+          _HOST_TRAITS),
+    _rule(PROVIDER_TRAITS_UPDATE, "Replace a compute host's traits.",
+          'PUT', _HOST_TRAITS),
+    _rule(PROVIDER_TRAITS_DELETE, "Take every trait from a compute host.",
+          'DELETE', _HOST_TRAITS),
 ]
 
 

@@ -280,9 +280,15 @@ class Publisher:
     choice depends on.
     """
 
-    def __init__(self, name, cache, context=None):
+    def __init__(self, name, cache, context=None, follower=None):
         self.name = name
         self.cache = cache
+        # The cell's change feed (``sync``): followed before each
+        # heartbeat, so that what reached the cell's database behind
+        # every scheduler (an operator's new trait, another scheduler's
+        # release) reaches the API level within a heartbeat even when
+        # no decision pulled it.
+        self._follower = follower
         self._context = context or cb_context.get_admin_context()
         self._lock = threading.Lock()
         self._published = None
@@ -314,6 +320,9 @@ class Publisher:
         """Write when the figures moved since, or the heartbeat is due."""
         due = (time.monotonic() - self._published_at
                >= CONF.scheduler.aggregate_heartbeat_interval)
+        if due and self._follower is not None:
+            self._follower.catch_up(
+                self.cache.scope.context(self._context), measured=False)
         if not due and self.cache.version == self._seen_version:
             return
         with self._lock:

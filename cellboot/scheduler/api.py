@@ -44,7 +44,8 @@ class CellScheduler:
         # The other schedulers of the cell, through the change feed.
         self.sync = self.manager.sync = sync.for_cell(self.cache)
         self.publisher = aggregate_mod.Publisher(
-            name or f'scheduler-{scope.name}', self.cache)
+            name or f'scheduler-{scope.name}', self.cache,
+            follower=self.sync)
 
     @property
     def cell_name(self):

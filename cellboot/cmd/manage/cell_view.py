@@ -26,22 +26,45 @@ def label(cell):
     return f'{cell.name} ({cell.uuid})'
 
 
+# The classes every cell has, shown in ``Free``; any other class a
+# cell's hosts report (VGPU, CUSTOM_FPGA, ...) is shown in ``Other``.
+_USUAL = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+# Traits named in the ``Traits`` column; the rest are counted.
+_TRAITS_SHOWN = 3
+
+
+def _room(room, names):
+    return ', '.join(
+        f'{rc} {room[rc]["free"]:g} (one host {room[rc]["max_free"]:g})'
+        for rc in names if rc in room)
+
+
+def _traits(counts):
+    """``CUSTOM_SSD 1, HW_CPU_X86_AVX2 3, +2 more``: up hosts with each
+    trait, the most common first, the rest counted."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    shown = ', '.join(f'{name} {count}'
+                      for name, count in ranked[:_TRAITS_SHOWN])
+    more = len(ranked) - _TRAITS_SHOWN
+    return shown + (f', +{more} more' if more > 0 else '')
+
+
 def _figures(view):
-    """A cell's aggregate in two columns: what is up, and free room."""
+    """A cell's aggregate in four columns: what is up, free room of the
+    usual classes and of the others, and the up hosts' traits."""
     if view is None:
-        return ['', '']
+        return ['', '', '', '']
     if view.silent:
-        return ['no answer', '']
+        return ['no answer', '', '', '']
     aggregate = view.aggregate
     if aggregate is None:
-        return ['no scheduler', '']
+        return ['no scheduler', '', '', '']
     room = aggregate['resources']
-    free = ', '.join(
-        f'{rc} {room[rc]["free"]:g} (one host {room[rc]["max_free"]:g})'
-        for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB') if rc in room)
     state = '' if view.usable() is None else ' (scheduler down)'
     return [f'{aggregate["up_hosts"]} of {aggregate["hosts"]}, '
-            f'{view.age:.0f} s ago{state}', free]
+            f'{view.age:.0f} s ago{state}', _room(room, _USUAL),
+            _room(room, sorted(set(room) - set(_USUAL))),
+            _traits(aggregate.get('traits') or {})]
 
 
 def cell_table(cell_list, verbose, context=None):
@@ -51,7 +74,8 @@ def cell_table(cell_list, verbose, context=None):
                   for zone in zone_obj.get_all(context)}
     figures = {}
     if verbose:
-        headers += ['Hosts', 'Instances', 'Up hosts (aggregate)', 'Free']
+        headers += ['Hosts', 'Instances', 'Up hosts (aggregate)', 'Free',
+                    'Other (free)', 'Traits (up hosts)']
         figures = cell_aggregates.read_all(
             context, [cell for cell in cell_list if not cell.is_cell0])
     rows = []

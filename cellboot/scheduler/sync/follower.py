@@ -107,15 +107,17 @@ class Follower:
         finally:
             self._lock.release()
 
-    def catch_up(self, context):
+    def catch_up(self, context, measured=True):
         """Apply what the others wrote since the last pull (see module).
 
         Never raises, and never waits for another thread's pull.
+        ``measured``: count the view's age, as seen by a decision; a
+        pull made for the aggregate's heartbeat is not one.
         """
         try:
             self._catch_up(context)
         finally:
-            if self.in_sync and self._view_at is not None:
+            if measured and self.in_sync and self._view_at is not None:
                 self.view_ages.append(time.monotonic() - self._view_at)
 
     def _catch_up(self, context):

@@ -155,8 +155,8 @@ class _ListCellsTests:
                        if line.startswith('|')]
         self.assertIn('Hosts', header)
         # Hosts, instances; then the aggregate: no scheduler of cell1 ran.
-        self.assertEqual(['1', '0', 'no scheduler', ''],
-                         [value.strip() for value in row.split('|')[-5:-1]])
+        self.assertEqual(['1', '0', 'no scheduler', '', '', ''],
+                         [value.strip() for value in row.split('|')[-7:-1]])
 
     def test_list_cells_verbose_shows_the_cells_aggregate(self):
         cell = self.map_cell1()
@@ -169,9 +169,37 @@ class _ListCellsTests:
         self.assertSucceeded(result)
         _header, row = [line for line in result.stdout.splitlines()
                         if line.startswith('|')]
-        up, free = [value.strip() for value in row.split('|')[-3:-1]]
-        self.assertEqual((True, 'VCPU 12 (one host 8)'),
-                         (up.startswith('1 of 2, '), free))
+        up, free, other, traits = [value.strip()
+                                   for value in row.split('|')[-5:-1]]
+        self.assertEqual((True, 'VCPU 12 (one host 8)', '', ''),
+                         (up.startswith('1 of 2, '), free, other, traits))
+
+    def test_list_cells_verbose_shows_other_classes_and_traits(self):
+        cell = self.map_cell1()
+        with cb_context.target_cell(self.context, cell) as cctxt:
+            aggregate.publish(cctxt, 'scheduler-1', {
+                'hosts': 2, 'up_hosts': 2, 'zones': ['nova'],
+                'computed_at': 1.0, 'resources': {
+                    'VCPU': {'capacity': 16.0, 'free': 12.0,
+                             'max_free': 8.0},
+                    'CUSTOM_FPGA': {'capacity': 2.0, 'free': 1.0,
+                                    'max_free': 1.0},
+                    'VGPU': {'capacity': 4.0, 'free': 4.0,
+                             'max_free': 4.0}},
+                'traits': {'CUSTOM_SSD': 1, 'HW_CPU_X86_AVX2': 2,
+                           'HW_CPU_X86_SSE': 2, 'CUSTOM_RACK_A': 1}})
+        result = self.manage('cell_v2', 'list_cells', '--verbose')
+        self.assertSucceeded(result)
+        header, row = [line for line in result.stdout.splitlines()
+                       if line.startswith('|')]
+        self.assertIn('Other (free)', header)
+        free, other, traits = [value.strip()
+                               for value in row.split('|')[-4:-1]]
+        self.assertEqual(
+            ('VCPU 12 (one host 8)',
+             'CUSTOM_FPGA 1 (one host 1), VGPU 4 (one host 4)',
+             'HW_CPU_X86_AVX2 2, HW_CPU_X86_SSE 2, CUSTOM_RACK_A 1, '
+             '+1 more'), (free, other, traits))
 
 
 class _DeleteCellTests:

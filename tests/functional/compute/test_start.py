@@ -4,6 +4,7 @@ from cellboot.compute import manager as compute_manager
 from cellboot import exception
 from cellboot.objects import compute_node
 from cellboot.objects import service
+from cellboot.scheduler.resources import provider_traits
 from cellboot.scheduler.resources import providers
 from tests import base
 from tests.functional.compute import base as compute_base
@@ -70,6 +71,23 @@ class _StartTests:
             (2, 4, ['CUSTOM_SSD', 'HW_CPU_X86_AVX2']),
             (provider['inventories']['CUSTOM_FPGA']['total'],
              provider['inventories']['VGPU']['total'], provider['traits']))
+
+    def test_operator_traits_survive_reports_without_configured_ones(self):
+        manager = self.start_manager()
+        provider_traits.set_traits(self.ctx, manager.node.uuid,
+                                   ['CUSTOM_SSD'])
+        manager.report_provider(self.ctx)
+        self.assertEqual(['CUSTOM_SSD'], providers.get_provider(
+            self.ctx, manager.node.uuid)['traits'])
+
+    def test_configured_traits_replace_operator_ones_at_the_report(self):
+        self.flags(traits=['HW_CPU_X86_AVX2'], group='compute')
+        manager = self.start_manager()
+        provider_traits.set_traits(self.ctx, manager.node.uuid,
+                                   ['CUSTOM_SSD'])
+        manager.report_provider(self.ctx)
+        self.assertEqual(['HW_CPU_X86_AVX2'], providers.get_provider(
+            self.ctx, manager.node.uuid)['traits'])
 
     def test_a_bad_trait_stops_the_start_before_any_row(self):
         self.flags(traits=['not a trait'], group='compute')

@@ -58,6 +58,11 @@ class TraitsOptionTest(base.TestCase):
         self.assertEqual(['CUSTOM_SSD', 'HW_CPU_X86_AVX2'],
                          registration.configured_traits())
 
+    def test_unset_or_empty_leaves_the_traits_alone(self):
+        self.assertIsNone(registration.configured_traits())
+        self.flags(traits=[], group='compute')
+        self.assertIsNone(registration.configured_traits())
+
     def test_a_bad_name_stops_the_service(self):
         self.flags(traits=['CUSTOM_SSD', 'ssd'], group='compute')
         exc = self.assertRaises(exception.ConfigurationError,

@@ -202,6 +202,27 @@ class PublisherTest(test_base.TestCase):
         self.publisher.publish_if_due()
         self.assertEqual(2, len(self.written))
 
+    def test_the_heartbeat_follows_the_feed_first(self):
+        # A change that reached the cell's database behind every
+        # scheduler (an operator's trait) is pulled before the
+        # heartbeat writes, so the API level sees it within one.
+        follower = mock.Mock()
+
+        def pulled(context, measured):
+            self.assertFalse(measured)
+            self.states.add_usage(0, {'VCPU': 50})
+        follower.catch_up.side_effect = pulled
+        publisher = aggregate.Publisher('s1', self.cache,
+                                        context=mock.Mock(),
+                                        follower=follower)
+        self.flags(aggregate_heartbeat_interval=0.1, group='scheduler')
+        publisher.publish_if_due()
+        self.assertEqual(1, follower.catch_up.call_count)
+        self.assertEqual(350.0,
+                         self.written[-1]['resources']['VCPU']['free'])
+        publisher.publish_if_due()  # not due again: no pull
+        self.assertEqual(1, follower.catch_up.call_count)
+
     def test_room_given_back_is_written_at_once(self):
         self.states.add_usage(0, {'VCPU': 1}, sign=-1)
         self.publisher.publish_now()
