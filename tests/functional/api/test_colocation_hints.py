@@ -1,0 +1,133 @@
+"""``near`` and ``far`` through the API, on every backend.
+
+Two cells of two hosts each and a DISK_GB pool serving cell2 only. An
+allocation of project-a placed on that pool (its row of
+``allocation_requests`` and its pool claim written here, as
+``/os-allocations`` writes them): a server ``near`` it lands in cell2,
+one ``far`` from it in cell1, every time. An allocation placed on a host
+draws a server ``near`` it onto that very host. A server ``near``
+another project's allocation fares exactly as one near an unknown uuid;
+a hint that is no uuid is a 400 that writes nothing.
+"""
+
+from oslo_utils import uuidutils
+
+from cellboot.db.api import connection as api_connection
+from cellboot.db.api import models as api_models
+from cellboot.objects import build_request
+from cellboot.objects import cell_mapping
+from cellboot.scheduler import colocation
+from cellboot.scheduler.pools import claims as pool_claims
+from cellboot.scheduler.pools import records
+from tests import base
+from tests.functional.api import fixtures as api_fixtures
+
+_ROWS = api_models.AllocationRequest.__table__
+
+
+class _ColocationTests:
+
+    def setUp(self):
+        super().setUp()
+        self.api = self.useFixture(api_fixtures.APIServer(
+            cells=2, hosts_per_cell=2, backend=self.BACKEND))
+        self.cluster = self.api.cluster
+        self.ctx = self.cluster.ctx
+        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
+        self.bob = self.api.client(api_fixtures.BOB_TOKEN)
+        self.admin = self.api.client(api_fixtures.ADMIN_TOKEN)
+        self.pool = records.create_pool(self.ctx, 'cell2-disk',
+                                        {'DISK_GB': {'total': 100}},
+                                        cells=['cell2'])
+        self.cluster.scheduler.pools.invalidate()
+
+    def allocation(self, project_id, provider_uuid, kind='pool',
+                   cell=None, status='placed'):
+        """An allocation row as ``/os-allocations`` leaves it; a pool
+        one holds its claim too."""
+        uuid = uuidutils.generate_uuid()
+        cell_id = None if cell is None else \
+            cell_mapping.CellMapping.get_by_name(self.ctx, cell).id
+        with api_connection.get_engine().begin() as conn:
+            conn.execute(_ROWS.insert().values(
+                uuid=uuid, project_id=project_id, user_id='someone',
+                request='{}', status=status, provider_uuid=provider_uuid,
+                provider_kind=kind, cell_id=cell_id))
+        if kind == 'pool':
+            pool_claims.claim(self.ctx, uuid, [{
+                'uuid': provider_uuid, 'resources': {'DISK_GB': 5}}])
+        return uuid
+
+    def boot(self, client, hints):
+        response = client.boot(**{'os:scheduler_hints': hints})
+        self.assertEqual(202, response.status_code, response.text)
+        self.cluster.wait_for_quiet()
+        return response.json()['server']['id']
+
+    def landed(self, uuid):
+        where, instance = self.cluster.find(uuid)
+        return where.name, instance.vm_state
+
+    def test_near_a_pool_allocation_is_a_cell_it_serves_far_is_not(self):
+        mine = self.allocation('project-a', self.pool['uuid'])
+        near = [self.landed(self.boot(self.alice, {'near': mine}))
+                for _ in range(3)]
+        far = [self.landed(self.boot(self.alice, {'far': [mine]}))
+               for _ in range(3)]
+        self.assertEqual(([('cell2', 'active')] * 3,
+                          [('cell1', 'active')] * 3), (near, far))
+
+    def test_near_a_host_allocation_is_that_host(self):
+        first = self.boot(self.admin, {'target_cell': 'cell1'})
+        (host,) = self.cluster.allocations(first)
+        mine = self.allocation('project-a', host, kind='host', cell='cell1')
+        hosts = [list(self.cluster.allocations(
+            self.boot(self.alice, {'near': mine}))) for _ in range(3)]
+        self.assertEqual([[host]] * 3, hosts)
+
+    def test_near_a_server_is_its_cell(self):
+        server = self.boot(self.alice, {'far': self.allocation(
+            'project-a', self.pool['uuid'])})
+        self.assertEqual(('cell1', 'active'), self.landed(server))
+        near = self.boot(self.alice, {'near': server})
+        self.assertEqual(('cell1', 'active'), self.landed(near))
+
+    def test_another_projects_allocation_is_as_unknown(self):
+        theirs = self.allocation('project-b', self.pool['uuid'])
+        placing = self.allocation('project-a', self.pool['uuid'],
+                                  status='placing')
+        unknown = uuidutils.generate_uuid()
+        shown = []
+        for uuid in (theirs, placing, unknown):
+            mine = self.boot(self.alice, {'near': [uuid]})
+            server = self.alice.get(f'/servers/{mine}').json()['server']
+            shown.append((server['status'], server['fault']['message']))
+        self.assertEqual([shown[2]] * 3, shown)
+        self.assertEqual('ERROR', shown[0][0])
+        # ``far`` from any of them avoids nothing: both cells stay open.
+        found = colocation.constraints(self.ctx, 'project-a', far=[theirs])
+        self.assertEqual(colocation.Constraints(), found)
+
+    def test_a_hint_that_is_no_uuid_is_400_and_writes_nothing(self):
+        for bad in ('', 'x' * 37, 7, ['not-a-uuid'], [], [None],
+                    [uuidutils.generate_uuid()] * 65, {'a': 1}):
+            for name in ('near', 'far'):
+                response = self.alice.boot(**{'os:scheduler_hints': {
+                    name: bad}})
+                self.assertEqual(400, response.status_code, (name, bad))
+        self.assertEqual([], build_request.BuildRequest.get_by_project(
+            self.ctx, 'project-a'))
+
+
+class SQLiteColocationTest(_ColocationTests, base.SQLiteMixin,
+                           base.TestCase):
+    pass
+
+
+class MySQLColocationTest(_ColocationTests, base.MySQLMixin, base.TestCase):
+    pass
+
+
+class PostgreSQLColocationTest(_ColocationTests, base.PostgreSQLMixin,
+                               base.TestCase):
+    pass
