@@ -7,13 +7,17 @@ allocation of project-a placed on that pool (its row of
 one ``far`` from it in cell1, every time. An allocation placed on a host
 draws a server ``near`` it onto that very host. A server ``near``
 another project's allocation fares exactly as one near an unknown uuid;
-a hint that is no uuid is a 400 that writes nothing.
+a hint that is no uuid is a 400 that writes nothing. A host that cannot
+take the server is only preferred: another host of its cell takes it.
 """
 
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 
 from cellboot.db.api import connection as api_connection
 from cellboot.db.api import models as api_models
+from cellboot.db.cell import connection as cell_connection
+from cellboot.db.cell import models as cell_models
 from cellboot.objects import build_request
 from cellboot.objects import cell_mapping
 from cellboot.scheduler import colocation
@@ -25,12 +29,16 @@ from tests.functional.api import fixtures as api_fixtures
 _ROWS = api_models.AllocationRequest.__table__
 
 
-class _ColocationTests:
+class _ColocationBase:
+
+    # Arguments of the cluster behind the API (tests.functional.cluster).
+    CLUSTER = {}
 
     def setUp(self):
         super().setUp()
         self.api = self.useFixture(api_fixtures.APIServer(
-            cells=2, hosts_per_cell=2, backend=self.BACKEND))
+            cells=2, hosts_per_cell=2, backend=self.BACKEND,
+            **self.CLUSTER))
         self.cluster = self.api.cluster
         self.ctx = self.cluster.ctx
         self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
@@ -67,6 +75,9 @@ class _ColocationTests:
     def landed(self, uuid):
         where, instance = self.cluster.find(uuid)
         return where.name, instance.vm_state
+
+
+class _ColocationTests(_ColocationBase):
 
     def test_near_a_pool_allocation_is_a_cell_it_serves_far_is_not(self):
         mine = self.allocation('project-a', self.pool['uuid'])
@@ -117,6 +128,28 @@ class _ColocationTests:
                 self.assertEqual(400, response.status_code, (name, bad))
         self.assertEqual([], build_request.BuildRequest.get_by_project(
             self.ctx, 'project-a'))
+
+
+class FullHostTest(_ColocationBase, base.SQLiteMixin, base.TestCase):
+    """cell1-host1 has room for one server only."""
+
+    CLUSTER = {'host_capacity': {'cell1-host1': {'memory_mb': 600}}}
+
+    def provider(self, cell, host):
+        cell = self.cluster.cell_by_name(cell)
+        table = cell_models.ResourceProvider.__table__
+        engine = cell_connection.get_engine(cell.database_connection)
+        with engine.connect() as conn:
+            return conn.execute(sa.select(table.c.uuid).where(
+                table.c.name == host)).scalar_one()
+
+    def test_a_host_that_cannot_take_it_leaves_its_cell_to_choose(self):
+        host = self.provider('cell1', 'cell1-host1')
+        other = self.provider('cell1', 'cell1-host2')
+        mine = self.allocation('project-a', host, kind='host', cell='cell1')
+        found = [list(self.cluster.allocations(
+            self.boot(self.alice, {'near': mine}))) for _ in range(3)]
+        self.assertEqual([[host], [other], [other]], found)
 
 
 class SQLiteColocationTest(_ColocationTests, base.SQLiteMixin,
