@@ -88,6 +88,27 @@ class _ColocationTests(_ColocationBase):
         self.assertEqual(([('cell2', 'active')] * 3,
                           [('cell1', 'active')] * 3), (near, far))
 
+    def test_what_an_allocation_near_a_server_may_use(self):
+        # What /os-allocations reads: a server in cell2 is near the pool
+        # serving cell2; one in cell1 is near no pool, and far from it
+        # keeps every pool.
+        mine = self.allocation('project-a', self.pool['uuid'])
+        in2 = self.boot(self.alice, {'near': mine})
+        in1 = self.boot(self.alice, {'far': mine})
+        cell2 = self.cluster.cell_by_name('cell2').uuid
+        near2 = colocation.constraints(self.ctx, 'project-a', near=[in2])
+        near1 = colocation.constraints(self.ctx, 'project-a', near=[in1])
+        far1 = colocation.constraints(self.ctx, 'project-a', far=[in1])
+        self.assertEqual(
+            (frozenset([cell2]), frozenset([self.pool['uuid']]),
+             frozenset(), True, False),
+            (near2.cells_in, near2.pools_in, near1.pools_in,
+             far1.allows_pool(self.pool['uuid']), far1.allows_cell(
+                 self.cluster.cell_by_name('cell1').uuid)))
+        # Not project-b's to name.
+        theirs = colocation.constraints(self.ctx, 'project-b', near=[in2])
+        self.assertEqual(frozenset(), theirs.cells_in)
+
     def test_near_a_host_allocation_is_that_host(self):
         first = self.boot(self.admin, {'target_cell': 'cell1'})
         (host,) = self.cluster.allocations(first)
