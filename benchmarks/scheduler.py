@@ -83,12 +83,13 @@ from cellboot.cli import arguments
 import scheduler_fleet
 import scheduler_generic
 import scheduler_levels
+import scheduler_pools
 
 WARMUP = 20  # decisions before timing starts (lazy imports, caches)
 
 
 def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1,
-                 extra_classes=0, traits=0):
+                 extra_classes=0, traits=0, pools_per_zone=0):
     """Child process: create and fill the databases.
 
     Run apart so that the rows built in memory do not count in the
@@ -97,18 +98,19 @@ def _build_fleet(dbs_args, hosts, capacity, zone_levels=0, fan_out=1,
     dbs = scheduler_fleet.Databases(*dbs_args)
     dbs.create()
     scheduler_fleet.build(dbs, hosts, dbs.cells, capacity, zone_levels,
-                          fan_out, extra_classes, traits)
+                          fan_out, extra_classes, traits, pools_per_zone)
 
 
 def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1,
-                extra_classes=0, traits=0):
+                extra_classes=0, traits=0, pools_per_zone=0):
     """``_build_fleet`` in a child process; the zones written, and the
     seconds it took."""
     mp = multiprocessing.get_context('spawn')
     started = time.perf_counter()
     builder = mp.Process(target=_build_fleet,
                          args=(dbs.args(), hosts, capacity, zone_levels,
-                               fan_out, extra_classes, traits))
+                               fan_out, extra_classes, traits,
+                               pools_per_zone))
     builder.start()
     builder.join()
     if builder.exitcode:
@@ -136,7 +138,9 @@ def _select_loop(top, ctx, requests, errors=None):
         instance = str(uuid_mod.uuid4())
         started = time.perf_counter()
         try:
-            top.select_destinations(ctx, specs[i % len(specs)], [instance])
+            selections = top.select_destinations(
+                ctx, specs[i % len(specs)], [instance])
+            scheduler_pools.claim(top, ctx, instance, selections)
             placed += 1
         except exception.CellsUnavailable:
             unavailable += 1
@@ -413,6 +417,7 @@ def _parse_args(argv):
                              'long-running scheduler has (each cell\'s '
                              'statements compiled once, per engine)')
     scheduler_generic.add_arguments(parser, arguments)
+    scheduler_pools.add_arguments(parser, arguments)
     scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
@@ -429,7 +434,8 @@ def run(args):
     dbs = scheduler_fleet.Databases(args.cells, args.db_url, workdir)
     zones, build_s = build_fleet(dbs, args.hosts, args.capacity,
                                  args.zone_levels, args.fan_out,
-                                 args.extra_classes, args.traits)
+                                 args.extra_classes, args.traits,
+                                 args.pools_per_zone)
     print(f'fleet: {args.hosts} hosts in {args.cells} cells under '
           f'{zones} zones on {dbs.backend}, built in {build_s} s',
           flush=True)
@@ -450,6 +456,7 @@ def run(args):
                 zone_levels=args.zone_levels, fan_out=args.fan_out,
                 zones=zones, build_s=build_s,
                 classes=3 + args.extra_classes, traits=args.traits,
+                pools_per_zone=args.pools_per_zone,
                 **result)
 
 

@@ -5,7 +5,8 @@ has two levels: the API database holds the cell mappings and one host
 mapping per host; each cell's database holds its compute nodes, their
 heartbeating compute services and the host resources -- one resource
 provider per node with VCPU, MEMORY_MB and DISK_GB inventories (and
-custom classes and traits when asked: ``scheduler_generic``), and
+custom classes and traits when asked: ``scheduler_generic``; no
+DISK_GB when the disk is in shared pools: ``scheduler_pools``), and
 later the allocations -- which only that cell's schedulers read and
 write. Rows go in with bulk inserts and explicit ids: building 100,000
 hosts through the objects would take longer than the benchmark itself.
@@ -33,6 +34,7 @@ import uuid as uuid_mod
 import sqlalchemy as sa
 
 import scheduler_generic
+import scheduler_pools
 
 from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
@@ -181,7 +183,7 @@ class CellRows:
         self.nodes.append({
             'uuid': uuid, 'host': name, 'hypervisor_hostname': name,
             'vcpus': sizes['VCPU'], 'memory_mb': sizes['MEMORY_MB'],
-            'local_gb': sizes['DISK_GB'], 'cpu_allocation_ratio': 1.0,
+            'local_gb': sizes.get('DISK_GB', 0), 'cpu_allocation_ratio': 1.0,
             'ram_allocation_ratio': 1.0, 'disk_allocation_ratio': 1.0,
             'mapped': True})
         self.services.append({
@@ -248,17 +250,19 @@ def has_zones():
 
 
 def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1,
-          extra_classes=0, traits=0):
+          extra_classes=0, traits=0, pools_per_zone=0):
     """Write a fleet of ``hosts`` spread round-robin over ``cells``,
     under ``zone_levels`` of zones (see the module docstring), with
-    ``extra_classes`` and ``traits`` (``scheduler_generic``); returns
-    the number of zones written.
+    ``extra_classes`` and ``traits`` (``scheduler_generic``) and the
+    disk in ``pools_per_zone`` pools per top zone (``scheduler_pools``);
+    returns the number of zones written.
 
     One cell's rows at a time are held in memory: a million hosts would
     otherwise take gigabytes of dicts before the first insert.
     """
     now = datetime.datetime.utcnow()
     sizes = host_inventories(hosts, capacity)
+    host_sizes = scheduler_pools.host_sizes(sizes, pools_per_zone)
     zone_of, zones = write_zones(dbs, cells, zone_levels, fan_out)
     api_engine = _engine(dbs.api_url)
     try:
@@ -268,12 +272,15 @@ def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1,
                 extra, names = scheduler_generic.host_extra(
                     i, extra_classes, traits)
                 rows.add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:07d}',
-                         sizes[i], 'nova', now, extra, names)
+                         host_sizes[i], 'nova', now, extra, names)
             with api_engine.begin() as conn:
                 _write_mappings(conn, dbs, [cell], {cell: rows}, zone_of)
             rows.write(dbs.cell_urls[cell])
     finally:
         api_engine.dispose()
+    roots = [f'z{b + 1}' for b in range(fan_out)] if zones else []
+    scheduler_pools.create(dbs.api_url, sizes, pools_per_zone,
+                           dbs.cell_names, roots)
     return zones
 
 

@@ -34,6 +34,11 @@ _name = {'type': 'string', 'minLength': 1, 'maxLength': NAME_LENGTH,
          'pattern': r'^[^\s\u0000]([^\u0000\n]*[^\s\u0000])?$'}
 _ident = dict(_text, minLength=1, maxLength=255)
 _count = {'type': 'integer', 'minimum': 1}
+_uuid = {'type': 'string', 'format': 'uuid', 'maxLength': 36}
+# ``near``/``far``: a uuid, or a list of them (an allocation's or a
+# server's, ``cellboot.scheduler.colocation``).
+_uuids = {'oneOf': [_uuid, {'type': 'array', 'items': _uuid,
+                            'minItems': 1, 'maxItems': 64}]}
 # The name of a shared pool (``handlers.resource_pools``).
 POOL_NAME = _name
 
@@ -71,6 +76,8 @@ SERVER_CREATE = {
                               'maxItems': 64},
                 'different_host': {'type': 'array', 'items': _ident,
                                    'maxItems': 64},
+                'near': _uuids,
+                'far': _uuids,
             },
             'additionalProperties': False,
         },

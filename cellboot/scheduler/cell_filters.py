@@ -10,6 +10,9 @@ no host: the next one is asked then). In order, cheapest first:
 * ``CellFilter`` -- the cell named by ``target_cell``;
 * ``SameHostFilter`` -- the cells of the hinted instances;
 * ``ServerGroupAffinityFilter`` -- the cell of the group's members;
+* ``NearFilter``, ``FarFilter`` -- the cells the allocations and servers
+  named by ``near`` are reached from, not those of ``far``
+  (``colocation``);
 * ``AvailabilityZoneFilter`` -- cells with an up host in the zone;
 * ``ComputeFilter`` -- cells with an up, enabled host;
 * ``ResourceFilter`` -- cells whose largest free room on one host holds
@@ -104,6 +107,7 @@ def steps(request, refused, usable=True):
                       lambda node: not group.isdisjoint(node.cell_uuids),
                       f'affinity with the members of server group '
                       f'{request.request.group_uuid}'))
+    steps.extend(_colocation_steps(request))
     zone = request.host_zone
     if zone:
         steps.append(('AvailabilityZoneFilter',
@@ -139,6 +143,28 @@ def steps(request, refused, usable=True):
         steps.append(('cells tried',
                       lambda node: not node.cell_uuids <= tried,
                       'cells that refused the request already'))
+    return steps
+
+
+def _colocation_steps(request):
+    """The ``near``/``far`` steps: a zone passes when some cell below
+    it is near (and not every cell below it is far)."""
+    found = getattr(request, 'colocation', None)
+    steps = []
+    if found is None:
+        return steps
+    if found.cells_in is not None:
+        near = found.cells_in
+        steps.append(('NearFilter',
+                      lambda node: not near.isdisjoint(node.cell_uuids),
+                      'near: the cells reached from '
+                      f'{", ".join(request.request.near)}'))
+    if found.cells_out:
+        far = found.cells_out
+        steps.append(('FarFilter',
+                      lambda node: not node.cell_uuids <= far,
+                      'far: the cells reached from '
+                      f'{", ".join(request.request.far)}'))
     return steps
 
 

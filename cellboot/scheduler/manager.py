@@ -9,7 +9,9 @@ cell, see ``request``). For each instance of the request, in order:
    states;
 2. the weighers order the survivors; the chosen host is picked at random
    among the best ``host_subset_size`` (or more: as many as the cell's
-   schedulers seen deciding lately, ``_subset_size``);
+   schedulers seen deciding lately, ``_subset_size``) -- unless a host
+   the API level found ``near`` (``preferred_providers``) survived: the
+   best of those is taken;
 3. its resources are claimed in the cell's database (atomic, compare-
    and-swap on the provider generation). If the claim fails, our copy of that
    host was stale: it and the next best hosts are re-read, the host is
@@ -241,7 +243,14 @@ class SchedulerManager:
                      reason)
             raise exception.NoValidHost(reason=reason)
         weights = weigher_base.weigh(states, mask, request, self.weighers)
-        chosen = random.choice(spread(weights, self._subset_size()))
+        preferred = [int(pos) for pos in states.positions(
+            request.preferred_providers) if mask[pos]] \
+            if request.preferred_providers else []
+        if preferred:
+            # A host named near (``colocation``) that can take it.
+            chosen = preferred[int(np.argmax(weights[preferred]))]
+        else:
+            chosen = random.choice(spread(weights, self._subset_size()))
         return chosen, mask, weights
 
     def _subset_size(self):

@@ -114,9 +114,11 @@ class Summary:
 def pending(context, cell_id=None):
     """How many host resource providers the API database still holds.
 
-    All of them, or those of the cell with id ``cell_id``.
+    All of them, or those of the cell with id ``cell_id``. Shared pools
+    (``is_pool``) belong there and are not counted: they are no host.
     """
-    query = sa.select(sa.func.count()).select_from(_API_PROVIDERS)
+    query = sa.select(sa.func.count()).select_from(_API_PROVIDERS).where(
+        _API_PROVIDERS.c.is_pool == sa.false())
     if cell_id is not None:
         query = query.where(_API_PROVIDERS.c.cell_id == cell_id)
     return context.session.execute(query).scalar()
@@ -132,6 +134,7 @@ def _unplaced(context):
         _CELLS, _CELLS.c.id == _API_PROVIDERS.c.cell_id,
     )).where(sa.or_(_CELLS.c.id.is_(None),
                     _CELLS.c.uuid == cell_mapping_obj.CELL0_UUID),
+             _API_PROVIDERS.c.is_pool == sa.false(),
              ).order_by(_API_PROVIDERS.c.id))
     reasons = {}
     for row in rows:

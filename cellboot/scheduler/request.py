@@ -19,6 +19,8 @@ The request spec is a plain, JSON-serializable dict (it is persisted in
             'different_host': [INSTANCE_UUID, ...],  # on none of theirs
             'group': SERVER_GROUP_UUID,
             'zone': ZONE_NAME,     # a zone of the API level's tree
+            'near': [UUID, ...],   # an allocation's or server's
+            'far': [UUID, ...],
         },
         'project_id': '...', 'user_id': '...',
         'ignore_hosts': [SERVICE_HOST, ...],
@@ -53,7 +55,13 @@ unknown uuid, so that the hints neither tell whether it exists nor put a
 server next to another tenant's. ``target_cell`` is for administrators;
 the API checks that by policy before the spec is written. ``zone``
 names a zone of the API level's tree (``cellboot.scheduler.zones``); a
-cell's scheduler is never sent it.
+cell's scheduler is never sent it. ``near`` and ``far`` name the
+project's allocations (``allocation_requests``) or servers: the API
+level keeps the request in (or out of) the cells they are reached from
+(``colocation``, which treats another project's uuid as unknown, as
+``same_host`` does); a cell is sent neither hint, only
+``preferred_providers``, the hosts of the allocations named ``near``
+that its scheduler picks first when they pass its filters.
 """
 
 from cellboot import exception
@@ -70,6 +78,7 @@ REQUIRED = 'required'
 FORBIDDEN = 'forbidden'
 GROUP_POLICIES = ('affinity', 'anti-affinity')
 MAX_ZONE_NAME = 255
+MAX_HINT_UUIDS = 64
 
 
 def _as_list(value):
@@ -98,6 +107,18 @@ def _zone_name(value):
             reason=f'scheduler hint zone takes a zone name (a string of '
                    f'at most {MAX_ZONE_NAME} characters)')
     return zone
+
+
+def _uuid_list(value, hint):
+    """The ``near``/``far`` hint: uuids (strings), at most
+    ``MAX_HINT_UUIDS``."""
+    values = _as_list(value)
+    if len(values) > MAX_HINT_UUIDS or not all(
+            isinstance(v, str) and len(v) <= 255 for v in values):
+        raise exception.Invalid(
+            reason=f'scheduler hint {hint} takes a uuid or a list of at '
+                   f'most {MAX_HINT_UUIDS} uuids')
+    return values
 
 
 def _resources(flavor):
@@ -192,6 +213,12 @@ class ScheduleRequest:
         self.zone = _zone_name(hints.get('zone'))
         self.same_host = _as_list(hints.get('same_host'))
         self.different_host = _as_list(hints.get('different_host'))
+        self.near = _uuid_list(hints.get('near'), 'near')
+        self.far = _uuid_list(hints.get('far'), 'far')
+        # Hosts the API level found near (``colocation``): tried first.
+        self.preferred_providers = frozenset(
+            p for p in _as_list(spec.get('preferred_providers'))
+            if isinstance(p, str))
         group = spec.get('instance_group') or {}
         self.group_uuid = (group.get('uuid')
                            or _as_one(hints.get('group'), 'group'))

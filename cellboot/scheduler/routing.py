@@ -5,11 +5,14 @@ level reads, once per request, what only the API database says
 (``CellsRequest.resolve``): the cell named by ``target_cell``; the cells
 of the instances named by ``same_host`` and ``different_host`` (those of
 the request's own project only); the server group named by ``group``
-and the cells of its members. It then sends each cell it asks a spec of
-that cell's own (``spec_for``): the hints and members that are in that
-cell, the request's own instances already placed there, the group whole
-(``instance_group``), no ``target_cell`` (the cell is chosen). Members
-and hinted instances of other cells never leave the API level.
+and the cells of its members; where the allocations and servers named
+by ``near`` and ``far`` are (``colocation``). It then sends each cell
+it asks a spec of that cell's own (``spec_for``): the hints and members
+that are in that cell, the request's own instances already placed there,
+the group whole (``instance_group``), no ``target_cell`` (the cell is
+chosen), no ``near``/``far`` but the hosts found near in that cell
+(``preferred_providers``). Members and hinted instances of other cells
+never leave the API level.
 
 Zones of the API level's tree (``zones``) are the API level's alone:
 ``name_zones`` reads which zone, if any, the request names (the
@@ -25,6 +28,7 @@ from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import instance_mapping
 from cellboot.objects import server_group
+from cellboot.scheduler import colocation
 from cellboot.scheduler import request as request_mod
 
 CELL0 = cell_mapping.CELL0_UUID
@@ -65,6 +69,8 @@ class CellsRequest:
         # The shared pools that may give what a cell's hosts lack
         # (``pools.view.PoolPlan``); None when there is no pool.
         self.pools = None
+        # What ``near``/``far`` allow (``colocation.Constraints``).
+        self.colocation = colocation.NOTHING
 
     @property
     def resources(self):
@@ -112,6 +118,9 @@ class CellsRequest:
         self.different_host = {uuid: cells[uuid]
                                for uuid in request.different_host
                                if uuid in cells}
+        if request.near or request.far:
+            self.colocation = colocation.constraints(
+                context, request.project_id, request.near, request.far)
         if request.group_uuid and not request._group_given:
             try:
                 group = server_group.ServerGroup.get_by_uuid(
@@ -143,6 +152,10 @@ class CellsRequest:
         hints = dict(spec.get('scheduler_hints') or {})
         hints.pop('target_cell', None)
         hints.pop('zone', None)
+        hints.pop('near', None)
+        hints.pop('far', None)
+        if self.colocation.hosts_in:
+            spec['preferred_providers'] = sorted(self.colocation.hosts_in)
         if self.host_zone != self.request.availability_zone:
             spec['availability_zone'] = None  # a tree zone's name
         for name, found in (('same_host', self.same_host),

@@ -49,8 +49,8 @@ def _check_hints(context, hints):
 
     ``target_cell`` picks a cell, which only those who know the topology
     (administrators, by default) may do. ``same_host`` and
-    ``different_host`` need no rule: the scheduler resolves them within
-    the request's project only.
+    ``different_host`` (and ``near``/``far``) need no rule: the
+    scheduler resolves them within the request's project only.
     """
     if hints.get('target_cell'):
         auth.authorize(context, server_policies.CREATE_TARGET_CELL)

@@ -98,6 +98,30 @@ class SchedulerBenchmarkSmokeTest(base.TestCase):
             figures['generic_decisions_per_s']
             / figures['plain_decisions_per_s'], figures['ratio'], places=2)
 
+    def test_pools_are_a_third_variant_of_the_same_run(self):
+        figures = _figures(self, _run(
+            'scheduler_generic.py', '--hosts', '8', '--cells', '4',
+            '--requests', '20', '--extra-classes', '1',
+            '--pools-per-zone', '1', '--zone-levels', '1', '--fan-out', '2',
+            timeout=600))
+        self.assertEqual((1, 20), (figures['pools_per_zone'],
+                                   figures['pools_placed']))
+        self.assertAlmostEqual(
+            figures['pools_decisions_per_s']
+            / figures['plain_decisions_per_s'], figures['pools_ratio'],
+            places=2)
+
+    def test_hosts_without_disk_take_it_from_the_pools_up_to_their_room(self):
+        # 12 slots of disk in the pools, the hosts' other classes as
+        # many; two processes race for them (no warm-up placements).
+        figures = _figures(self, _run(
+            'scheduler.py', '--hosts', '6', '--cells', '2', '--processes',
+            '2', '--requests', '20', '--capacity', '12',
+            '--pools-per-zone', '2'))
+        self.assertEqual((12, 8, 2, 0), (
+            figures['placed'], figures['rejected'],
+            figures['pools_per_zone'], figures['overcommitted_providers']))
+
     def test_a_fleet_under_zones_reports_both_levels_memory(self):
         figures = _figures(self, _run(
             'scheduler.py', '--hosts', '24', '--cells', '8',
@@ -146,6 +170,9 @@ class SchedulerBenchmarkSmokeTest(base.TestCase):
                 (['--hosts', '2', '--cells', '1', '--fan-out', '0'],
                  "--fan-out: must be a whole number of at least 1, not "
                  "'0'"),
+                (['--hosts', '2', '--cells', '1', '--pools-per-zone', 'x'],
+                 "--pools-per-zone: must be a whole number of at least 0, "
+                 "not 'x'"),
                 (['--hosts', '2', '--cells', '1', '--zone-levels', '-1'],
                  "--zone-levels: must be a whole number of at least 0, "
                  "not '-1'")):

@@ -22,6 +22,7 @@ from cellboot.db.api import models as api_models
 from cellboot.db.cell import models as cell_models
 from cellboot.objects import cell_mapping
 from cellboot.scheduler import migrate
+from cellboot.scheduler.pools import records
 from cellboot.scheduler.resources import claims
 from cellboot.scheduler.resources import providers as providers_api
 from cellboot.scheduler.resources import usage
@@ -385,6 +386,18 @@ class _MigrateTests:
         self.assertEqual(6, migrate.pending(self.ctx))
         migrate.migrate_to_cells(self.ctx)
         self.assertEqual(1, migrate.pending(self.ctx))
+
+    def test_a_shared_pool_is_no_host_left_behind(self):
+        # A pool is an API-database provider by design, with no cell.
+        pool = records.create_pool(self.ctx, 'shared-disk',
+                                   {'DISK_GB': {'total': 100}},
+                                   cells=['cell1'])
+        self.populate()
+        summary = migrate.migrate_to_cells(self.ctx)
+        self.assertEqual(({}, 0, 0), (summary.unplaced, summary.left,
+                                      migrate.pending(self.ctx)))
+        self.assertEqual(pool['uuid'],
+                         records.get_pool(self.ctx, 'shared-disk')['uuid'])
 
     def test_the_cell_scheduler_claims_against_the_moved_rows(self):
         cell = self.cells[0]
