@@ -8,6 +8,8 @@ no host: the next one is asked then). In order, cheapest first:
 
 * usable -- the cell answers and has a live scheduler;
 * ``CellFilter`` -- the cell named by ``target_cell``;
+* ``CellRestriction`` -- the cells a caller of the API level keeps or
+  avoids (``spec['cell_restriction']``, ``allocations``);
 * ``SameHostFilter`` -- the cells of the hinted instances;
 * ``ServerGroupAffinityFilter`` -- the cell of the group's members;
 * ``AvailabilityZoneFilter`` -- cells with an up host in the zone;
@@ -92,6 +94,14 @@ def steps(request, refused, usable=True):
                       lambda node: target in node.cell_uuids,
                       f'target_cell {request.request.target_cell} asked '
                       f'for'))
+    keep, avoid = request.keep_cells, request.avoid_cells
+    if keep is not None or avoid:
+        steps.append(('CellRestriction',
+                      lambda node: any(
+                          (keep is None or uuid in keep)
+                          and uuid not in avoid
+                          for uuid in node.cell_uuids),
+                      'the cells the request is confined to'))
     if request.request.same_host:
         cells = frozenset(request.same_host.values())
         steps.append(('SameHostFilter',

@@ -65,6 +65,17 @@ class CellsRequest:
         # The shared pools that may give what a cell's hosts lack
         # (``pools.view.PoolPlan``); None when there is no pool.
         self.pools = None
+        # Cells a caller of the API level confines the request to
+        # (``keep``: a set, or None for any) or keeps it out of
+        # (``avoid``): ``spec['cell_restriction']``, written by
+        # ``allocations`` only, never by a client; not sent to cells.
+        restriction = spec.get('cell_restriction') or {}
+        keep = restriction.get('keep')
+        self.keep_cells = None if keep is None else frozenset(keep)
+        self.avoid_cells = frozenset(restriction.get('avoid') or ())
+        # The whole request on one provider (an allocation request):
+        # no class is taken from the shared pools (``cells``).
+        self.one_provider = bool(spec.get('one_provider'))
 
     @property
     def resources(self):
@@ -143,6 +154,7 @@ class CellsRequest:
         hints = dict(spec.get('scheduler_hints') or {})
         hints.pop('target_cell', None)
         hints.pop('zone', None)
+        spec.pop('cell_restriction', None)
         if self.host_zone != self.request.availability_zone:
             spec['availability_zone'] = None  # a tree zone's name
         for name, found in (('same_host', self.same_host),
