@@ -365,8 +365,11 @@ FLOW_ONE = _closed({'flow': _closed(dict(
 _limit = {'type': 'integer', 'minimum': -1,
           'description': '-1: unlimited'}
 
-QUOTA_SET_ONE = _closed({'quota_set': _closed(dict(
-    {'id': _string}, **{resource: _limit for resource in quota.RESOURCES}))})
+QUOTA_SET_ONE = _closed({'quota_set': dict(_closed(dict(
+    {'id': _string}, **{resource: _limit for resource in quota.RESOURCES})),
+    additionalProperties=dict(_limit, description=(
+        'The limit of a resource class for allocation requests, where '
+        'one was set for the project.')))})
 
 QUOTA_SET_DETAIL = _closed({'quota_set': _closed(dict(
     {'id': _string}, **{resource: _closed({
