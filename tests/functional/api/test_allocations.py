@@ -15,6 +15,7 @@ from oslo_utils import uuidutils
 
 from cellboot.api import view_schemas
 from cellboot.conductor import pool_orphans
+from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unplaced_allocations
 from cellboot.objects import resource_catalog
 from cellboot.scheduler import allocation_records as rows
@@ -212,6 +213,21 @@ class _AllocationTests:
         self.assertEqual([], rows.page(self.ctx, None, 10))
         self.assertEqual({'settled': 0}, sweep.sweep_once(self.ctx))
         self.assertClean()
+
+    def test_the_sweep_of_host_claims_leaves_allocations_alone(self):
+        allocation = self.post(self.alice, FPGA)['allocation']
+        self.useFixture(fixtures.MockPatchObject(unfinished_deletes,
+                                                 'ORPHAN_GRACE', -60))
+        sweep = unfinished_deletes.UnfinishedDeletes(
+            self.cluster.super_conductor)
+        self.assertEqual(0, sweep.sweep_once(self.ctx)['released'])
+        self.assertEqual(
+            {allocation['provider']['uuid']: {'CUSTOM_FPGA': 1}},
+            self.cluster.allocations(allocation['id']))
+        # Its row gone, the host claim is an orphan like any other.
+        rows.delete(self.ctx, allocation['id'])
+        self.assertEqual(1, sweep.sweep_once(self.ctx)['released'])
+        self.assertEqual({}, self.cluster.allocations(allocation['id']))
 
     def test_the_pool_orphan_sweep_leaves_allocations_alone(self):
         allocation = self.post(self.alice, SSD)['allocation']
