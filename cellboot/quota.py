@@ -25,8 +25,6 @@ from cellboot.conf import CONF
 from cellboot.conf import quota as quota_conf
 from cellboot import exception
 from cellboot.objects import quota as quota_obj
-from cellboot.objects import resource_catalog
-from cellboot.scheduler.resources import classes
 
 RESOURCES = ('instances', 'cores', 'ram')
 UNLIMITED = quota_conf.UNLIMITED
@@ -78,20 +76,18 @@ def validate_project_id(project_id):
     return project_id
 
 
-def validate_limits(values):
-    """Invalid unless ``values`` maps known resources or resource class
-    names to -1..2**31-1."""
+def validate_limits(values, classes_allowed=False):
+    """Invalid unless ``values`` maps known resources (or, when
+    ``classes_allowed``, other names: resource classes, which the caller
+    checks) to -1..2**31-1."""
     if not values:
         raise exception.Invalid(
-            reason=f'give at least one limit of {", ".join(RESOURCES)} or '
-                   f'of a resource class')
+            reason=f'give at least one limit of {", ".join(RESOURCES)}')
     for resource, value in values.items():
-        if resource not in RESOURCES and not (
-                isinstance(resource, str) and classes.is_valid(resource)):
+        if resource not in RESOURCES and not classes_allowed:
             raise exception.Invalid(
                 reason=f'unknown quota {str(resource)[:80]!r}; quotas are '
-                       f'{", ".join(RESOURCES)} and resource classes '
-                       f'(for allocation requests)')
+                       f'{", ".join(RESOURCES)}')
         if (isinstance(value, bool) or not isinstance(value, int)
                 or not UNLIMITED <= value <= MAX_LIMIT):
             raise exception.Invalid(
@@ -101,15 +97,19 @@ def validate_limits(values):
     return values
 
 
-def update(context, project_id, values):
-    """Set some of a project's limits, after checking them."""
+def update(context, project_id, values, check_classes=None):
+    """Set some of a project's limits, after checking them.
+
+    ``check_classes(context, names)`` raises Invalid unless every name
+    is a resource class that exists (the scheduler's, above this
+    module: ``scheduler.allocations.check_class_names``); without it, a
+    name other than the resources is refused.
+    """
     validate_project_id(project_id)
-    validate_limits(values)
-    missing = resource_catalog.CLASSES.missing(context, [
-        name for name in values if name.startswith(classes.CUSTOM_PREFIX)])
-    if missing:
-        raise exception.Invalid(
-            reason=f'no such resource class {", ".join(missing)[:200]}')
+    validate_limits(values, classes_allowed=check_classes is not None)
+    named = sorted(name for name in values if name not in RESOURCES)
+    if named:
+        check_classes(context, named)
     quota_obj.set_limits(context, project_id, values)
 
 

@@ -116,6 +116,20 @@ def _resources(context, value):
     return checked
 
 
+def check_class_names(context, names):
+    """Invalid unless every name is a resource class (standard, or a
+    created custom one): a class quota's names (``quota.update``)."""
+    for name in names:
+        if not isinstance(name, str) or not classes.is_valid(name):
+            raise _invalid(f'unknown quota {str(name)[:80]!r}; quotas are '
+                           f'instances, cores, ram and resource classes '
+                           f'(for allocation requests)')
+    missing = resource_catalog.CLASSES.missing(context, [
+        name for name in names if name.startswith(classes.CUSTOM_PREFIX)])
+    if missing:
+        raise _invalid(f'no such resource class {", ".join(missing)[:200]}')
+
+
 def _hint(value, what):
     if value is None:
         return []

@@ -14,6 +14,7 @@ from cellboot.api import schemas
 from cellboot import exception
 from cellboot.policies import quota_sets as quota_policies
 from cellboot import quota
+from cellboot.scheduler import allocations
 
 _limit = {'type': 'integer', 'minimum': quota.UNLIMITED,
           'maximum': quota.MAX_LIMIT}
@@ -84,7 +85,8 @@ def update(api, request, context, project_id):
     project_id = _project(context, project_id, quota_policies.UPDATE)
     body = schemas.validate(QUOTA_SET_UPDATE,
                             schemas.parse_json(request))['quota_set']
-    quota.update(context, project_id, body)
+    quota.update(context, project_id, body,
+                 check_classes=allocations.check_class_names)
     return _answer(context, project_id)
 
 

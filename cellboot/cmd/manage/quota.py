@@ -13,6 +13,7 @@ from cellboot.console import parsing
 from cellboot import exception
 from cellboot import quota
 from cellboot.scheduler import allocation_records
+from cellboot.scheduler import allocations
 
 _HEADERS = ['Resource', 'Limit', 'In use', 'Source']
 
@@ -59,7 +60,8 @@ def update(context, args):
               for resource in quota.RESOURCES
               if getattr(args, resource) is not None}
     values.update(_class_limits(args.classes or ()))
-    quota.update(context, args.project, values)
+    quota.update(context, args.project, values,
+                 check_classes=allocations.check_class_names)
     _print(context, args.project)
     return parsing.EXIT_OK
 
