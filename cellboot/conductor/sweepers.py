@@ -33,8 +33,8 @@ from cellboot.conductor import build_timeouts
 from cellboot.conductor import orphans
 from cellboot.conductor import pool_orphans
 from cellboot.conductor import unfinished_deletes
-from cellboot.conductor import unplaced_allocations
 from cellboot.conductor import unowned_flows
+from cellboot.conductor import unplaced_allocations
 from cellboot.conf import CONF
 from cellboot.db import outage as db_outage
 from cellboot.flowrun import kinds
