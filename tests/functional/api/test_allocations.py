@@ -9,6 +9,8 @@ by a killed process is settled by the sweep, and the sweep of
 forgotten pool shares leaves allocation requests' shares alone.
 """
 
+import threading
+
 import fixtures
 import jsonschema
 from oslo_utils import uuidutils
@@ -19,6 +21,7 @@ from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unplaced_allocations
 from cellboot.objects import resource_catalog
 from cellboot.scheduler import allocation_records as rows
+from cellboot.scheduler import allocations
 from cellboot.scheduler.pools import claims as pool_claims
 from cellboot.scheduler.pools import records
 from tests import base
@@ -143,6 +146,43 @@ class _AllocationTests:
         self.assertEqual(([near], []), (allocation['allocation']['near'],
                                         allocation['allocation']['far']))
 
+    def restrict(self, **restriction):
+        self.useFixture(fixtures.MockPatchObject(
+            allocations, 'RESTRICTION_HOOK',
+            lambda context, request: allocations.Restriction(
+                **restriction)))
+
+    def test_a_restriction_confines_hosts_and_pools(self):
+        cell1, cell2 = (cell.uuid for cell in self.cluster.cells)
+        self.restrict(avoid_cells=frozenset([cell1]))
+        self.assertEqual('cell2', self.post(self.alice, FPGA)[
+            'allocation']['cell'])
+        self.restrict(keep_cells=frozenset([cell1]))
+        self.assertEqual('cell1', self.post(self.alice, FPGA)[
+            'allocation']['cell'])
+        # The pools serve both cells: kept unless both are avoided.
+        self.restrict(avoid_cells=frozenset([cell1, cell2]))
+        self.post(self.alice, SSD, 400)
+        self.restrict(avoid_pools=frozenset([self.ssd['uuid']]))
+        self.post(self.alice, SSD, 400)
+        storage = {'resources': {'DISK_GB': 10}}
+        self.restrict(prefer_pools=frozenset([self.ssd['uuid']]))
+        self.assertEqual('ssd', self.post(self.alice, storage)[
+            'allocation']['provider']['name'])
+        self.restrict()
+        self.assertEqual('plain', self.post(self.alice, storage)[
+            'allocation']['provider']['name'])
+        self.assertClean()
+
+    def test_an_availability_zone_no_cell_is_in_finds_nothing(self):
+        self.post(self.alice, dict(SSD, availability_zone='elsewhere'), 400)
+        self.post(self.alice, dict(FPGA, availability_zone='elsewhere'),
+                  400)
+        self.assertEqual('ssd', self.post(self.alice, dict(
+            SSD, availability_zone='nova'))['allocation']['provider']['name'])
+        self.assertEqual(1, len(self.admin.get(
+            '/os-allocations?all_tenants=1').json()['allocations']))
+
     def test_over_quota_is_403_and_writes_nothing(self):
         response = self.admin.request(
             'PUT', '/os-quota-sets/project-a',
@@ -164,6 +204,25 @@ class _AllocationTests:
             response = self.admin.request('PUT', '/os-quota-sets/project-a',
                                           json={'quota_set': bad})
             self.assertEqual(400, response.status_code, response.text)
+        self.assertClean()
+
+    def test_racing_requests_never_both_pass_the_quota(self):
+        self.admin.request('PUT', '/os-quota-sets/project-a',
+                           json={'quota_set': {'DISK_GB': 150}})
+        statuses = []
+
+        def post():
+            statuses.append(self.alice.post(
+                '/os-allocations',
+                json={'allocation': SSD}).status_code)
+
+        threads = [threading.Thread(target=post) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        self.assertEqual([201, 403, 403, 403], sorted(statuses))
+        self.assertEqual(100, self.used('ssd'))
         self.assertClean()
 
     def test_another_project_can_neither_see_nor_delete_it(self):
