@@ -70,9 +70,19 @@ class CellsRequest:
         # (``avoid``): ``spec['cell_restriction']``, written by
         # ``allocations`` only, never by a client; not sent to cells.
         restriction = spec.get('cell_restriction') or {}
-        keep = restriction.get('keep')
-        self.keep_cells = None if keep is None else frozenset(keep)
-        self.avoid_cells = frozenset(restriction.get('avoid') or ())
+        keep = restriction.get('keep') if isinstance(restriction,
+                                                     dict) else ()
+        avoid = restriction.get('avoid') if isinstance(restriction,
+                                                       dict) else ()
+        if not isinstance(restriction, dict) or not isinstance(
+                keep, (list, type(None))) or not isinstance(
+                avoid, (list, type(None))):
+            raise exception.Invalid(
+                reason='cell_restriction is {"keep": [cell uuids] or '
+                       'null, "avoid": [cell uuids]}')
+        self.keep_cells = None if keep is None else frozenset(
+            str(uuid) for uuid in keep)
+        self.avoid_cells = frozenset(str(uuid) for uuid in avoid or ())
         # The whole request on one provider (an allocation request):
         # no class is taken from the shared pools (``cells``).
         self.one_provider = bool(spec.get('one_provider'))
