@@ -444,3 +444,15 @@ class PoolInventoryInUse(Conflict):
 
 class InvalidPool(Invalid):
     msg_fmt = 'Invalid resource pool: %(reason)s'
+
+
+class AllocationNotFound(NotFound):
+    """Also what another project's allocation request answers, so that
+    its existence is not revealed."""
+
+    msg_fmt = 'Allocation %(uuid)s could not be found.'
+
+
+class AllocationIsServer(Invalid):
+    msg_fmt = ('A request with %(classes)s is a server: use POST /servers '
+               '(os-allocations takes resources that are not a server\'s)')

@@ -13,6 +13,12 @@ UPDATE``): the second boot counts once the first has committed. A
 project that has never booted has no lock row yet; ``claim`` then
 raises ``ProjectNotLocked`` and the caller makes the row (``prepare``)
 and runs its transaction again.
+
+Allocation requests (``/os-allocations``) are counted the same way, per
+resource class: a limit named by a class (``DISK_GB``, ``CUSTOM_...``)
+bounds the sum of that class over the project's allocation requests
+(``claim_classes``), ``[quota] allocation_class_default`` where none was
+set. Servers' resources are not counted in these limits.
 """
 
 from cellboot.conf import CONF
@@ -70,15 +76,17 @@ def validate_project_id(project_id):
     return project_id
 
 
-def validate_limits(values):
-    """Invalid unless ``values`` maps known resources to -1..2**31-1."""
+def validate_limits(values, classes_allowed=False):
+    """Invalid unless ``values`` maps known resources (or, when
+    ``classes_allowed``, other names: resource classes, which the caller
+    checks) to -1..2**31-1."""
     if not values:
         raise exception.Invalid(
             reason=f'give at least one limit of {", ".join(RESOURCES)}')
     for resource, value in values.items():
-        if resource not in RESOURCES:
+        if resource not in RESOURCES and not classes_allowed:
             raise exception.Invalid(
-                reason=f'unknown quota {resource!r}; quotas are '
+                reason=f'unknown quota {str(resource)[:80]!r}; quotas are '
                        f'{", ".join(RESOURCES)}')
         if (isinstance(value, bool) or not isinstance(value, int)
                 or not UNLIMITED <= value <= MAX_LIMIT):
@@ -89,10 +97,20 @@ def validate_limits(values):
     return values
 
 
-def update(context, project_id, values):
-    """Set some of a project's limits, after checking them."""
+def update(context, project_id, values, check_classes=None):
+    """Set some of a project's limits, after checking them.
+
+    ``check_classes(context, names)`` raises Invalid unless every name
+    is a resource class that exists (the scheduler's, above this
+    module: ``scheduler.allocations.check_class_names``); without it, a
+    name other than the resources is refused.
+    """
     validate_project_id(project_id)
-    quota_obj.set_limits(context, project_id, validate_limits(values))
+    validate_limits(values, classes_allowed=check_classes is not None)
+    named = sorted(name for name in values if name not in RESOURCES)
+    if named:
+        check_classes(context, named)
+    quota_obj.set_limits(context, project_id, values)
 
 
 def reset(context, project_id):
@@ -146,3 +164,28 @@ def claim(context, project_id, min_count, max_count, vcpus, memory_mb):
 def prepare(context, project_id):
     """Make the project's lock row, for ``claim`` to find next time."""
     quota_obj.create_lock(context, project_id)
+
+
+def class_limits(context, project_id):
+    """``{class: limit}`` set for the project's allocation requests."""
+    return {resource: value for resource, value in
+            quota_obj.get_limits(context, project_id).items()
+            if resource not in RESOURCES}
+
+
+def claim_classes(context, project_id, requested, used):
+    """Inside the caller's writer transaction, before it writes an
+    allocation request asking ``requested`` (``{class: amount}``) for a
+    project whose requests hold ``used``: locks the project's row
+    (``ProjectNotLocked`` when it has none yet) and raises QuotaExceeded
+    naming the first class over its limit."""
+    if not quota_obj.lock_project(context, project_id):
+        raise ProjectNotLocked(project_id)
+    own = class_limits(context, project_id)
+    held = used(context, project_id)
+    for rc, amount in sorted(requested.items()):
+        limit = own.get(rc, CONF.quota.allocation_class_default)
+        if limit != UNLIMITED and held.get(rc, 0) + amount > limit:
+            raise exception.QuotaExceeded(
+                resource=rc, requested=amount, used=held.get(rc, 0),
+                limit=limit)

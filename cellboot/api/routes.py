@@ -6,6 +6,7 @@ at the root too). ``openapi.document()`` is built from this list.
 
 from cellboot.api import openapi
 from cellboot.api.handlers import admin
+from cellboot.api.handlers import allocations
 from cellboot.api.handlers import flavor_extra_specs as extra_specs
 from cellboot.api.handlers import flavors
 from cellboot.api.handlers import providers
@@ -19,6 +20,7 @@ from cellboot.api import pagination
 from cellboot.api.router import Route
 from cellboot.api import schemas
 from cellboot.api import view_schemas as views
+from cellboot.policies import allocations as allocs_policies
 from cellboot.policies import cells as cells_policies
 from cellboot.policies import flavors as flavors_policies
 from cellboot.policies import flows as flows_policies
@@ -65,6 +67,7 @@ _CLASS = '/os-resource-classes/{name}'
 _TRAIT = '/os-traits/{name}'
 _POOL = '/os-resource-pools/{pool_id}'
 _HOST_TRAITS = '/os-resource-providers/{uuid}/traits'
+_ALLOC = '/os-allocations/{allocation_id}'
 _BOOT_FLAVOR = object()
 _BOOT = ('POST', '/servers', _BOOT_FLAVOR)
 
@@ -240,6 +243,29 @@ ROUTES = (
     Route('DELETE', _POOL, resource_pools.delete,
           'Delete a shared resource pool that nothing uses',
           policy=pools_policies.DELETE, status=204, failures=(409,)),
+    Route('POST', '/os-allocations', allocations.create,
+          'Hold resources that are not a server on one pool or host',
+          policy=allocs_policies.CREATE,
+          body_schema=allocations.ALLOCATION_CREATE, status=201,
+          response_schema=views.ALLOCATION_ONE, failures=(403,),
+          links=_links('/allocation/id',
+                       GetAllocation=('GET', _ALLOC, 'allocation_id'),
+                       DeleteAllocation=('DELETE', _ALLOC,
+                                         'allocation_id'))),
+    Route('GET', '/os-allocations', allocations.index,
+          "The project's allocations (all_tenants=1: every project's)",
+          policy=allocs_policies.INDEX, query=('all_tenants',) + PAGED,
+          query_schemas=dict(PAGED_SCHEMAS,
+                             all_tenants=allocations.ALL_TENANTS_QUERY),
+          response_schema=views.ALLOCATIONS,
+          links=_links('/allocations/0/id',
+                       GetAllocation=('GET', _ALLOC, 'allocation_id'))),
+    Route('GET', _ALLOC, allocations.show,
+          'One allocation: its resources and provider',
+          policy=allocs_policies.SHOW, response_schema=views.ALLOCATION_ONE),
+    Route('DELETE', _ALLOC, allocations.delete,
+          'Release and delete an allocation',
+          policy=allocs_policies.DELETE, status=204),
     Route('GET', '/os-flows', admin.flows,
           "Persisted flows, filtered by instance and state",
           policy=flows_policies.INDEX,

@@ -297,6 +297,30 @@ RESOURCE_POOLS = _list('resource_pools', RESOURCE_POOL)
 
 RESOURCE_POOL_ONE = _closed({'resource_pool': RESOURCE_POOL})
 
+# -- allocation requests -----------------------------------------------------
+
+_UUID_LIST = {'type': 'array', 'items': _string}
+
+ALLOCATION = _closed({
+    'id': _string,
+    'status': {'enum': ['placing', 'placed', 'settling', 'deleting']},
+    'resources': dict(_BY_CLASS, description='Amounts held, by class.'),
+    'required_traits': _NAME_LIST, 'forbidden_traits': _NAME_LIST,
+    'near': _UUID_LIST, 'far': _UUID_LIST,
+    'availability_zone': _nullable_string,
+    'provider': {'oneOf': [{'type': 'null'}, _closed({
+        'uuid': _string, 'name': _nullable_string,
+        'kind': {'enum': ['pool', 'host']}})]},
+    'cell': dict(_nullable_string, description='A host\'s cell; null for '
+                                               'a pool.'),
+    'project_id': _string, 'user_id': _nullable_string,
+    'created_at': dict(_nullable_string, description='ISO 8601'),
+})
+
+ALLOCATIONS = _list('allocations', ALLOCATION)
+
+ALLOCATION_ONE = _closed({'allocation': ALLOCATION})
+
 # -- flows -------------------------------------------------------------------
 
 _time_text = dict(_nullable_string, description='ISO 8601')
@@ -345,8 +369,11 @@ FLOW_ONE = _closed({'flow': _closed(dict(
 _limit = {'type': 'integer', 'minimum': -1,
           'description': '-1: unlimited'}
 
-QUOTA_SET_ONE = _closed({'quota_set': _closed(dict(
-    {'id': _string}, **{resource: _limit for resource in quota.RESOURCES}))})
+QUOTA_SET_ONE = _closed({'quota_set': dict(_closed(dict(
+    {'id': _string}, **{resource: _limit for resource in quota.RESOURCES})),
+    additionalProperties=dict(_limit, description=(
+        'The limit of a resource class for allocation requests, where '
+        'one was set for the project.')))})
 
 QUOTA_SET_DETAIL = _closed({'quota_set': _closed(dict(
     {'id': _string}, **{resource: _closed({

@@ -9,7 +9,10 @@ The super conductor's sweep therefore looks at the consumers holding
 pool allocations older than ``ORPHAN_GRACE`` seconds and releases those
 of servers that are deleted, in ERROR, or absent altogether (no
 mapping, no build request). A server whose mapping has no cell yet is a
-boot in flight, left to its flow. Idempotent, and safe with several
+boot in flight, left to its flow. A consumer that is an allocation
+request (``allocation_requests``, any status) is no server: its shares
+are its own, and ``unplaced_allocations`` settles the unplaced
+ones. Idempotent, and safe with several
 conductors sweeping at once (a release of nothing does nothing).
 """
 
@@ -22,6 +25,7 @@ from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as mapping_obj
+from cellboot.scheduler import allocation_records
 from cellboot.scheduler.pools import claims as pool_claims
 
 LOG = logging.getLogger(__name__)
@@ -71,8 +75,12 @@ class PoolOrphans:
         before = (datetime.datetime.utcnow()
                   - datetime.timedelta(seconds=ORPHAN_GRACE))
         released = 0
-        for uuid in pool_claims.consumers_before(context, before,
-                                                 PER_SWEEP):
+        consumers = pool_claims.consumers_before(context, before,
+                                                 PER_SWEEP)
+        requests = allocation_records.known(context, consumers)
+        for uuid in consumers:
+            if uuid in requests:
+                continue
             try:
                 why = _why_gone(context, uuid)
                 if why is None:

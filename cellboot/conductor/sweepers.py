@@ -10,7 +10,9 @@ start (a conductor that just started resumes its own flows first):
 * a super conductor (kind ``boot``): ``orphans.OrphanBuildRequests``,
   then ``unfinished_deletes.UnfinishedDeletes``, then
   ``pool_orphans.PoolOrphans`` (shares of the shared pools whose
-  server is deleted, in ERROR or gone);
+  server is deleted, in ERROR or gone), then
+  ``unplaced_allocations.UnplacedAllocations`` (allocation requests a
+  dead process left unsettled);
 * a cell conductor (kind ``reschedule``):
   ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
   nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
@@ -32,6 +34,7 @@ from cellboot.conductor import orphans
 from cellboot.conductor import pool_orphans
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
+from cellboot.conductor import unplaced_allocations
 from cellboot.conf import CONF
 from cellboot.db import outage as db_outage
 from cellboot.flowrun import kinds
@@ -88,7 +91,8 @@ def checks_for(manager):
     if manager.KIND == kinds.KIND_BOOT:
         return [orphans.OrphanBuildRequests(manager),
                 unfinished_deletes.UnfinishedDeletes(manager),
-                pool_orphans.PoolOrphans(manager)]
+                pool_orphans.PoolOrphans(manager),
+                unplaced_allocations.UnplacedAllocations(manager)]
     return [unowned_flows.UnownedFlows(manager),
             build_timeouts.BuildTimeouts(manager)]
 

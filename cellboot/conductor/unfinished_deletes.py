@@ -18,7 +18,9 @@ The super conductor's sweep finishes such deletes:
   queued for delete, in another cell, or gone (a placement whose answer
   never reached the API level, a move, a delete cut short): they are
   released, in that cell. An absent one whose mapping has no cell yet
-  belongs to a boot in flight and is left to it.
+  belongs to a boot in flight and is left to it; one that is an
+  allocation request (``allocation_requests``: a claim of a host with
+  no server) is its own, settled by ``unplaced_allocations``.
 
 A cell that cannot be read is skipped until the next sweep. Idempotent,
 and safe with several conductors sweeping at once.
@@ -35,6 +37,7 @@ from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_mapping as mapping_obj
+from cellboot.scheduler import allocation_records
 from cellboot.scheduler.resources import usage
 
 # Consumers looked at per cell and sweep.
@@ -85,7 +88,12 @@ class UnfinishedDeletes:
                         'again at the next sweep', cell.name, exc)
             return 0
         released = 0
+        requests = allocation_records.known(
+            context, [uuid for uuid, state in uuids.items()
+                      if state == 'absent'])
         for uuid, state in sorted(uuids.items()):
+            if uuid in requests:
+                continue  # no server's: an allocation request's
             if state != 'absent':
                 released += self._release(context, cell, uuid, {
                     'deleted': 'deleted there', 'error': 'in ERROR'}[state])

@@ -36,6 +36,14 @@ quota_opts = [
                min=UNLIMITED,
                help='Memory in MiB, summed over the flavors of a '
                     'project\'s servers (Nova\'s default, 51200: 50 GiB).'),
+    cfg.IntOpt('allocation_class_default',
+               default=UNLIMITED,
+               min=UNLIMITED,
+               help='The limit of each resource class (DISK_GB, '
+                    'CUSTOM_...) a project may hold through allocation '
+                    'requests (/os-allocations), summed over them, where '
+                    'no limit of that class was set for the project. '
+                    '-1 (the default): unlimited.'),
 ]
 
 

@@ -10,6 +10,7 @@ where it does not); a policy file overrides any of them.
 
 import itertools
 
+from cellboot.policies import allocations
 from cellboot.policies import base
 from cellboot.policies import cells
 from cellboot.policies import flavors
@@ -23,7 +24,8 @@ from cellboot.policies import servers
 from cellboot.policies import zones
 
 MODULES = (base, servers, flavors, server_groups, hypervisors, cells,
-           zones, resource_pools, flows, quota_sets, resource_catalog)
+           zones, resource_pools, flows, quota_sets, resource_catalog,
+           allocations)
 
 
 def list_rules():

@@ -155,7 +155,8 @@ class CellsScheduler:
         request = routing.CellsRequest(request_spec)
         request.resolve(context, instance_uuids)
         request.name_zones(self.aggregates.tree().is_zone)
-        request.pools = self.pools.plan(context, request)
+        if not request.one_provider:
+            request.pools = self.pools.plan(context, request)
         placed = {}
         unreachable = set()
         try:

@@ -27,6 +27,10 @@ The request spec is a plain, JSON-serializable dict (it is persisted in
         'instance_group': {'uuid': '...', 'policy': 'anti-affinity',
                            'members': [INSTANCE_UUID, ...],
                            'hosts': [SERVICE_HOST, ...]},   # optional
+        # Read by the API level only (``routing``), for allocation
+        # requests (``allocations``): the whole request on one host, no
+        # class from a shared pool.
+        'one_provider': True,
     }
 
 Every key but ``flavor`` is optional. The flavor's ``extra_specs`` are

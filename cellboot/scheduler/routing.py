@@ -71,6 +71,9 @@ class CellsRequest:
         self.pools = None
         # What ``near``/``far`` allow (``colocation.Constraints``).
         self.colocation = colocation.NOTHING
+        # The whole request on one provider (an allocation request):
+        # no class is taken from the shared pools (``cells``).
+        self.one_provider = bool(spec.get('one_provider'))
 
     @property
     def resources(self):

@@ -13,7 +13,11 @@ Two endpoints, one per level:
 * ``SchedulerEndpoint`` -- the API level's scheduler (``cellboot-
   scheduler`` without ``--cell``), on the API's bus, topic
   ``cellboot-scheduler``, for a super conductor with ``[conductor]
-  scheduler = rpc``: ``select_destinations`` and ``release_resources``.
+  scheduler = rpc``: ``select_destinations`` and ``release_resources``;
+  and for other services (a volume service) that hold resources that
+  are not servers: ``create_allocation``, ``get_allocation``,
+  ``delete_allocation`` (``allocation_service``), always of the calling
+  context's project: another project's allocation is not found.
 
 The domain errors a caller is expected to handle are declared expected,
 so that they travel back to the caller as themselves and are logged here
@@ -31,6 +35,7 @@ from cellboot import exception
 from cellboot.rpc import client
 from cellboot.rpc import endpoint
 from cellboot.scheduler import access as access_mod
+from cellboot.scheduler import allocation_service
 
 LOG = logging.getLogger(__name__)
 
@@ -38,6 +43,21 @@ LOG = logging.getLogger(__name__)
 _EXPECTED = (exception.NoValidHost, exception.ClaimFailed,
              exception.ClaimConflict, exception.Invalid, exception.NotFound,
              exception.Conflict, exception.CellNotAuthorized)
+
+
+# ... and an allocation request, besides: over quota, or no project.
+_EXPECTED_ALLOCATION = _EXPECTED + (exception.QuotaExceeded,
+                                    exception.Forbidden)
+
+
+def _project_of(context):
+    """The project an allocation call acts for: the context's."""
+    project_id = getattr(context, 'project_id', None)
+    if not isinstance(project_id, str) or not project_id:
+        raise exception.Forbidden(
+            message='An allocation belongs to a project: the call needs '
+                    'a project-scoped context.')
+    return project_id
 
 
 def _short(value):
@@ -183,3 +203,25 @@ class SchedulerEndpoint:
     def release_pools(self, context, consumer_uuid):
         access_mod.uuid_of(consumer_uuid, 'consumer_uuid')
         return self.scheduler.release_pools(context, consumer_uuid)
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED_ALLOCATION)
+    def create_allocation(self, context, request):
+        """Place ``request`` (the body of ``POST /os-allocations``'s
+        ``allocation``) for the context's project; its view."""
+        _project_of(context)
+        return allocation_service.create(context, self.scheduler, request)
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED_ALLOCATION)
+    def get_allocation(self, context, allocation_id):
+        return allocation_service.view(allocation_service.get(
+            context, allocation_id, _project_of(context)))
+
+    @oslo_messaging.expose
+    @endpoint.expected_errors(*_EXPECTED_ALLOCATION)
+    def delete_allocation(self, context, allocation_id):
+        """Release and delete; None. AllocationNotFound for another
+        project's, as for one that does not exist."""
+        allocation_service.delete(context, self.scheduler, allocation_id,
+                                  _project_of(context))

@@ -62,6 +62,22 @@ class SchedulerRPCAPI:
         return self.client.call(ctxt, 'release_pools',
                                 consumer_uuid=consumer_uuid)
 
+    def create_allocation(self, ctxt, request):
+        """Hold ``request`` (``{'resources': {CLASS: N}, 'required_traits',
+        'forbidden_traits', 'near', 'far', 'availability_zone'}``) for
+        the context's project on one pool or host; the allocation as
+        ``GET /os-allocations/{id}`` shows it."""
+        return self.client.call(ctxt, 'create_allocation', request=request)
+
+    def get_allocation(self, ctxt, allocation_id):
+        return self.client.call(ctxt, 'get_allocation',
+                                allocation_id=allocation_id)
+
+    def delete_allocation(self, ctxt, allocation_id):
+        """Release and delete one of the context's project's."""
+        return self.client.call(ctxt, 'delete_allocation',
+                                allocation_id=allocation_id)
+
 
 class CellSchedulerRPCAPI:
     """Calls to the schedulers of cell ``cell_name`` on ``transport``.

@@ -23,7 +23,10 @@ bug in an object cannot hide the state it got wrong. The invariants:
    provider's usage exceeds (total - reserved) x allocation_ratio;
    shared pools (API database): no pool's usage exceeds its capacity,
    and every pool allocation's consumer is a live, non-ERROR instance
-   or a build request still in progress;
+   or a build request still in progress; a placed allocation request
+   (``allocation_requests``, not a server) holds exactly its resources
+   on its provider (a pool or a host), and one that is gone holds
+   nothing;
 3. every flow (flow database, and every cell's reschedule flows) ended
    SUCCESS or REVERTED.
 """
@@ -77,6 +80,14 @@ class Snapshot:
             for row in _rows(api, sa.select(mappings))}
         self.build_requests = [row.instance_uuid for row in _rows(
             api, sa.select(_API['build_requests'].c.instance_uuid))]
+        # Placed allocation requests (not servers): {uuid: (provider
+        # uuid, kind, {rc: amount})}.
+        requests = _API['allocation_requests']
+        self.allocation_requests = {
+            row.uuid: (row.provider_uuid, row.provider_kind,
+                       jsonutils.loads(row.request)['resources'])
+            for row in _rows(api, sa.select(requests).where(
+                requests.c.status == 'placed'))}
         # Host resources left in the API database (before the move to
         # the cells' databases): none may be.
         providers = _API['resource_providers']
@@ -207,6 +218,10 @@ def _expected_allocations(snap, found):
                      FLAVOR_RESOURCES
                      if inst.flavor.get(field) and rc not in pooled}
         expected[inst.uuid] = {provider: resources}
+    for uuid, (provider, kind, resources) in \
+            snap.allocation_requests.items():
+        if kind == 'host':
+            expected[uuid] = {provider: resources}
     return expected
 
 
@@ -239,6 +254,14 @@ def _pool_violations(snap):
             if not inst.deleted and inst.vm_state != 'error'}
     building = set(snap.build_requests)
     for consumer, held in sorted(snap.pool_allocations.items()):
+        request = snap.allocation_requests.get(consumer)
+        if request is not None:
+            provider, kind, resources = request
+            if kind != 'pool' or held != {provider: resources}:
+                found.append(f'allocation request {consumer} holds pool '
+                             f'allocations {held}, expected '
+                             f'{resources} on its {kind} {provider}')
+            continue
         if consumer not in live and consumer not in building:
             found.append(f'consumer {consumer} holds pool allocations '
                          f'{held} but is no live, non-ERROR instance nor '

@@ -4,6 +4,8 @@ A user reads their own project's quota (403 for another project's);
 administrators read any project's and change it. ``/detail`` adds what
 the project uses now, in Nova's shape (``limit``, ``in_use``,
 ``reserved``, the last always 0: quotas are counted, not reserved).
+The limits of resource classes set for the project's allocation
+requests (``/os-allocations``) are shown, and set, by class name.
 """
 
 from cellboot.api import auth
@@ -12,19 +14,27 @@ from cellboot.api import schemas
 from cellboot import exception
 from cellboot.policies import quota_sets as quota_policies
 from cellboot import quota
+from cellboot.scheduler import allocations
 
 _limit = {'type': 'integer', 'minimum': quota.UNLIMITED,
           'maximum': quota.MAX_LIMIT}
 
-# The body of PUT: any of the resources, each -1 (unlimited) or more.
+# A resource class name: the limit of allocation requests (``quota``).
+CLASS_NAME = {'type': 'string', 'maxLength': 255,
+              'pattern': r'^[A-Z][A-Z0-9_]*$'}
+
+# The body of PUT: any of the resources, or of the resource classes
+# (allocation requests), each -1 (unlimited) or more.
 QUOTA_SET_UPDATE = {
     'type': 'object',
     'properties': {
         'quota_set': {
             'type': 'object',
             'properties': {resource: _limit for resource in quota.RESOURCES},
-            'additionalProperties': False,
-            'minProperties': 1,
+            'propertyNames': {'anyOf': [
+                {'enum': list(quota.RESOURCES)}, CLASS_NAME]},
+            'additionalProperties': _limit,
+            'minProperties': 1, 'maxProperties': 100,
         },
     },
     'required': ['quota_set'],
@@ -57,6 +67,7 @@ def _answer(context, project_id, detail=False):
                      for resource in quota.RESOURCES})
     else:
         body.update(limits)
+        body.update(quota.class_limits(context, project_id))
     return errors.json_response(200, {'quota_set': body})
 
 
@@ -74,7 +85,8 @@ def update(api, request, context, project_id):
     project_id = _project(context, project_id, quota_policies.UPDATE)
     body = schemas.validate(QUOTA_SET_UPDATE,
                             schemas.parse_json(request))['quota_set']
-    quota.update(context, project_id, body)
+    quota.update(context, project_id, body,
+                 check_classes=allocations.check_class_names)
     return _answer(context, project_id)
 
 

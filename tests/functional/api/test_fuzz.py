@@ -81,12 +81,16 @@ VALID = {
     '/os-server-groups': ('server_group', {'name': 'g',
                                            'policy': 'affinity'},
                           ('name', 'policy')),
+    '/os-allocations': ('allocation', {'resources': {'DISK_GB': 1}},
+                        ('resources', 'required_traits', 'forbidden_traits',
+                         'near', 'far', 'availability_zone')),
 }
 
 # Valid bodies of each PUT path.
 VALID_PUT = {
     '/os-quota-sets/project-a': ('quota_set', {'instances': 5},
-                                 ('instances', 'cores', 'ram', 'other')),
+                                 ('instances', 'cores', 'ram', 'other',
+                                  'DISK_GB', 'CUSTOM_X')),
 }
 
 
@@ -183,7 +187,8 @@ class FuzzTest(base.TestCase):
     def test_generated_flavor_and_group_bodies_never_get_a_500(self):
         @settings(max_examples=EXAMPLES, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @given(st.sampled_from(['/flavors', '/os-server-groups']).flatmap(
+        @given(st.sampled_from(['/flavors', '/os-server-groups',
+                                '/os-allocations']).flatmap(
             lambda path: st.tuples(st.just(path), mutated_bodies(path))),
             tokens)
         def check(path_and_body, token):

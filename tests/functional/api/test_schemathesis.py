@@ -29,7 +29,9 @@ Configured, and why:
   ``resources:`` or ``trait:`` key names a class or trait that exists,
   with a value it takes, depends on the catalog; so may the catalog's
   paths whose name is a path parameter (a standard or malformed name)
-  and the providers list's ``cell`` (a cell that exists). Every other
+  and the providers list's ``cell`` (a cell that exists); so may an
+  allocation request (its classes and traits, whether a provider has
+  room) and a quota set naming a resource class (one that exists). Every other
   operation must accept every schema-valid request.
 * ``[api] max_count = 3``: a small deployment (the document says so in
   the schema), so that a generated multi-create boots three servers,
@@ -69,7 +71,9 @@ SEMANTIC_400 = (('POST', '/servers'), ('GET', '/servers'),
                 ('DELETE', '/os-resource-classes/{name}'),
                 ('PUT', '/os-traits/{name}'),
                 ('DELETE', '/os-traits/{name}'),
-                ('GET', '/os-resource-providers'))
+                ('GET', '/os-resource-providers'),
+                ('POST', '/os-allocations'), ('GET', '/os-allocations'),
+                ('PUT', '/os-quota-sets/{project_id}'))
 
 CONFIG = ''.join(textwrap.dedent(f'''\
     [[operations]]

@@ -68,6 +68,26 @@ class _QuotaTests:
             self.assertOneLineError(result, 1, fragment)
         self.assertEqual({}, quota_obj.get_limits(self.context, 'p1'))
 
+    def test_class_limits_for_allocation_requests(self):
+        result = self.manage('quota', 'update', 'p1', '--class',
+                             'DISK_GB=500', '--class', 'VGPU=-1')
+        self.assertSucceeded(result)
+        self.assertEqual({'DISK_GB': 500, 'VGPU': -1},
+                         quota_obj.get_limits(self.context, 'p1'))
+        self.assertEqual([['DISK_GB', '500', '0', 'project'],
+                          ['VGPU', 'unlimited', '0', 'project']],
+                         test_flavor.table_rows(result.stdout)[3:])
+
+    def test_bad_class_limits_exit_1_and_write_nothing(self):
+        for value, fragment in (('DISK_GB', 'CLASS=N'),
+                                ('DISK_GB=lots', 'CLASS=N'),
+                                ('disk=5', 'unknown quota'),
+                                ('CUSTOM_NOPE=5', 'no such resource class'),
+                                ('DISK_GB=-2', 'DISK_GB')):
+            result = self.manage('quota', 'update', 'p1', '--class', value)
+            self.assertOneLineError(result, 1, fragment)
+        self.assertEqual({}, quota_obj.get_limits(self.context, 'p1'))
+
     def test_a_limit_that_is_not_a_number_is_a_usage_error(self):
         for value in ('many', '1.5', ''):
             result = self.manage('quota', 'update', 'p1', '--instances',

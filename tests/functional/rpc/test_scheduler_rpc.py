@@ -328,6 +328,62 @@ class _ApiSchedulerRPCTests:
         self.assertEqual({'DISK_GB': 0}, pool_records.get_pool(
             self.admin, 'shared')['usages'])
 
+    def _storage_pool(self):
+        return pool_records.create_pool(
+            self.admin, 'volumes', {'DISK_GB': {'total': 100}},
+            cells=[self.cell.name])
+
+    def test_allocations_for_another_service(self):
+        pool = self._storage_pool()
+        made = self.client.create_allocation(
+            self.ctx, {'resources': {'DISK_GB': 60}})
+        self.assertEqual(({'uuid': pool['uuid'], 'name': 'volumes',
+                           'kind': 'pool'}, 'p-1', 'placed'),
+                         (made['provider'], made['project_id'],
+                          made['status']))
+        self.assertEqual(made, self.client.get_allocation(self.ctx,
+                                                          made['id']))
+        self.assertIsNone(self.client.delete_allocation(self.ctx,
+                                                        made['id']))
+        self.assertEqual({'DISK_GB': 0}, pool_records.get_pool(
+            self.admin, 'volumes')['usages'])
+        self.assertRaises(exception.AllocationNotFound,
+                          self.client.get_allocation, self.ctx, made['id'])
+
+    def test_hostile_allocation_calls_change_nothing(self):
+        self._storage_pool()
+        made = self.client.create_allocation(
+            self.ctx, {'resources': {'DISK_GB': 10}})
+        other = cb_context.RequestContext(user_id='bob',
+                                          project_id='p-2')
+        for method in (self.client.get_allocation,
+                       self.client.delete_allocation):
+            exc = self.assertRaises(exception.AllocationNotFound, method,
+                                    other, made['id'])
+            self.assertNotIn('Traceback', str(exc))
+            for bad in ('not-a-uuid', 7, None, ['x'], {'a': 1}):
+                self.assertRaises(exception.AllocationNotFound, method,
+                                  self.ctx, bad)
+        for request in ({'resources': {'VCPU': 1}}, 'x', None, [],
+                        {'resources': {'DISK_GB': 'ten'}},
+                        {'resources': {'DISK_GB': 2 ** 80}},
+                        {'resources': {'DISK_GB': 1}, 'near': 'x'},
+                        {'resources': {'DISK_GB': 1}, 'hack': 1}):
+            exc = self.assertRaises(exception.Invalid,
+                                    self.client.create_allocation,
+                                    self.ctx, request)
+            self.assertNotIn('Traceback', str(exc))
+        exc = self.assertRaises(
+            exception.Invalid, self.client.create_allocation, self.ctx,
+            {'resources': {'VCPU': 1, 'MEMORY_MB': 1}})
+        self.assertIn('POST /servers', str(exc))
+        self.assertRaises(
+            exception.Forbidden, self.client.create_allocation,
+            cb_context.RequestContext(user_id='svc', project_id=None),
+            {'resources': {'DISK_GB': 1}})
+        self.assertEqual({'DISK_GB': 10}, pool_records.get_pool(
+            self.admin, 'volumes')['usages'])
+
 
 class FakeSQLiteCellSchedulerRPCTest(_CellSchedulerRPCTests,
                                      base.SQLiteMixin, _SchedulerRPCTestCase):

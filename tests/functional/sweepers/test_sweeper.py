@@ -12,6 +12,7 @@ from cellboot.conductor import pool_orphans
 from cellboot.conductor import sweepers
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
+from cellboot.conductor import unplaced_allocations
 from tests import base
 from tests.functional.compute import base as compute_base
 
@@ -86,7 +87,8 @@ class StartForTest(base.TestCase):
         sweeper = self._start_for('boot')
         self.assertEqual(([orphans.OrphanBuildRequests,
                            unfinished_deletes.UnfinishedDeletes,
-                           pool_orphans.PoolOrphans], 30),
+                           pool_orphans.PoolOrphans,
+                           unplaced_allocations.UnplacedAllocations], 30),
                          ([type(check) for check in sweeper.checks],
                           sweeper.interval))
 
