@@ -7,7 +7,11 @@ what the flat scheduler was. Both keep the same books -- what each
 create placed, the live members of each server group, why a request was
 refused -- so that the benchmark compares like with like. What either
 does is judged from its own host states (fill, hosts used), which follow
-every claim and release made through it.
+every claim and release made through it: every resource class either
+side's hosts have (custom ones too, aligned by name across the cells'
+host states, ``_columns``), their traits, and with --generic the disk
+pool (``placement_pools``: the hierarchy's in the API database, the
+reference's an exact copy in memory).
 """
 
 import re
