@@ -38,6 +38,17 @@ sees the others' claims only through the cells' aggregates, as
 schedulers in several processes do; a delete is released through the
 scheduler that placed it.
 
+--generic adds custom resources and a shared pool (``placement_stream``,
+``placement_pools``): CUSTOM_FPGA on a quarter of the hosts, a trait on
+half, a tenth of the creates asking one FPGA and a fifth the trait; the
+hosts report no DISK_GB, every disk comes from one DISK_GB pool serving
+every cell (the hierarchy claims its shares in the API database as a
+boot does, the reference against an exact copy in memory). The figures
+gain the requests asking the class and the trait and how many each side
+placed, and the pool's use at the end against its capacity. Either way
+the run fails (exit status 1, after the figures) if some host or pool
+holds more than its capacity.
+
 Without --db-url the databases are SQLite files in a temporary
 directory; with one, throw-away databases on that server, dropped at
 the end.
@@ -52,29 +63,36 @@ import time
 
 from cellboot.cli import arguments
 
+import placement_pools
 import placement_side
 import placement_stream
 import scheduler_fleet
 import scheduler_levels
+import scheduler_pools
 
 REPORT_FILL = 0.95
 PROGRESS_EVERY = 2000  # items between progress lines
 
 
-def _build(dbs, ref_dbs, sizes, cells, zone_levels=0, fan_out=1):
+def _build(dbs, ref_dbs, sizes, cells, zone_levels=0, fan_out=1,
+           extras=None):
     """Both fleets: the hierarchy's cells (under zones, if asked and the
     API database has them), and one reference cell with the very same
-    hosts (only the hierarchy's cells are mapped); the zones written."""
+    hosts (only the hierarchy's cells are mapped); the zones written.
+    ``extras``: per host ``({class: total}, [trait])``, the hosts then
+    without disk (--generic: ``main`` writes the pool)."""
     import datetime
     import uuid as uuid_mod
 
     now = datetime.datetime.utcnow()
     per_cell = [scheduler_fleet.CellRows() for _ in range(cells)]
     reference = scheduler_fleet.CellRows()
-    for i, size in enumerate(sizes):
+    host_sizes = scheduler_pools.host_sizes(sizes, bool(extras))
+    for i, size in enumerate(host_sizes):
         uuid, name = str(uuid_mod.uuid4()), f'c{i % cells + 1}-h{i:06d}'
-        per_cell[i % cells].add(uuid, name, size, 'nova', now)
-        reference.add(uuid, name, size, 'nova', now)
+        extra, traits = extras[i] if extras else ({}, ())
+        for rows in (per_cell[i % cells], reference):
+            rows.add(uuid, name, size, 'nova', now, extra, traits)
     zone_of, zones = scheduler_fleet.write_zones(dbs, cells, zone_levels,
                                                  fan_out)
     scheduler_fleet.write_mappings(dbs, range(cells), per_cell, zone_of)
@@ -82,6 +100,25 @@ def _build(dbs, ref_dbs, sizes, cells, zone_levels=0, fan_out=1):
         rows.write(dbs.cell_urls[cell])
     reference.write(ref_dbs.cell_urls[0])
     return zones
+
+
+def _generic(sides):
+    """The --generic figures of a snapshot: requests asking the class,
+    the trait and the pool, placed by each side; the pools' use."""
+    hier, ref = sides
+    found = {}
+    for key, test in (('custom_class', lambda item: item.fpga),
+                      ('trait', lambda item: item.trait),
+                      ('pool', lambda item: True)):
+        asked, placed = hier.placed_where(test)
+        found.update({f'{key}_requests': asked, f'{key}_placed': placed,
+                      f'reference_{key}_placed': ref.placed_where(test)[1]})
+    for prefix, side in (('', hier), ('reference_', ref)):
+        pool = side.pool_figures()
+        found.update({f'{prefix}pool_used': pool['used'],
+                      f'{prefix}pool_capacity': pool['capacity'],
+                      f'{prefix}overcommitted_pools': pool['overcommitted']})
+    return found
 
 
 def _snapshot(item_count, sides, fill):
@@ -112,6 +149,7 @@ def _snapshot(item_count, sides, fill):
         'refused_only_by_reference': len(ref.refused_only(hier)),
         'false_refusals': len(hier.false_refusals),
         'reference_false_refusals': len(ref.false_refusals),
+        **(_generic(sides) if hier.pools else {}),
     }
 
 
@@ -119,7 +157,7 @@ def replay(ctx, hier, ref, max_items):
     """Feed both sides the stream; the snapshots at 95 % fill and end."""
     at_fill, end_at = None, max_items
     count = 0
-    for item in placement_stream.stream(hier.seed):
+    for item in placement_stream.stream(hier.seed, generic=hier.pools):
         if count >= end_at:
             break
         for side in (hier, ref):
@@ -220,10 +258,16 @@ def _parse_args(argv):
                         default=1, help='API-level schedulers over the '
                         'same cell schedulers, taking the items in turn '
                         '(default 1)')
+    parser.add_argument('--generic', action='store_true',
+                        help='CUSTOM_FPGA and a trait on some hosts and '
+                             'requests, the disk in one shared pool')
     scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
     args = parser.parse_args(argv)
     scheduler_levels.check_fleet_args(parser, args)
+    if args.generic and args.zone_levels:
+        parser.error('--generic: one pool serves the whole fleet; not with '
+                     '--zone-levels (the reference has no pools per zone)')
     return args
 
 
@@ -241,7 +285,8 @@ def main(argv=None):
         ref_dbs.create()
         zones = _build(dbs, ref_dbs, placement_stream.host_sizes(
             args.hosts, args.seed), args.cells, args.zone_levels,
-            args.fan_out)
+            args.fan_out, args.generic and placement_stream.host_extras(
+                args.hosts, args.seed))
         print(f'fleets: {args.hosts} hosts, {args.cells} cells under '
               f'{zones} zones and one reference cell on {dbs.backend}, '
               f'built in {time.perf_counter() - started:.1f} s',
@@ -250,13 +295,23 @@ def main(argv=None):
         from cellboot import context
 
         ctx = context.get_admin_context()
-        hier = placement_side.Hierarchy(ctx, args.seed, args.schedulers)
-        ref = placement_side.Reference(ctx, args.seed, ref_dbs.cell_urls[0])
+        pool = None
+        if args.generic:
+            scheduler_pools.write(ctx, placement_pools.pool_sizes(
+                placement_stream.host_sizes(args.hosts, args.seed)), 1,
+                dbs.cell_names, [])
+            pool = placement_pools.api_figures(ctx)
+        hier = placement_side.Hierarchy(ctx, args.seed, args.schedulers,
+                                        pools=args.generic)
+        ref = placement_side.Reference(ctx, args.seed, ref_dbs.cell_urls[0],
+                                       pool and pool['capacity'])
         try:
             at_fill, final = replay(ctx, hier, ref, args.requests)
         finally:
             hier.stop()
             ref.stop()
+        overcommitted = scheduler_fleet.overcommitted_providers(
+            dbs.cell_urls + ref_dbs.cell_urls)
     finally:
         dbs.drop()
         ref_dbs.drop()
@@ -266,8 +321,15 @@ def main(argv=None):
     print(json.dumps(dict(hosts=args.hosts, cells=args.cells,
                           seed=args.seed, backend=dbs.backend,
                           zone_levels=args.zone_levels, zones=zones,
-                          schedulers=args.schedulers, **report,
+                          schedulers=args.schedulers, generic=args.generic,
+                          overcommitted_providers=overcommitted, **report,
                           final=final)))
+    over_pools = final.get('overcommitted_pools', 0) + final.get(
+        'reference_overcommitted_pools', 0)
+    if overcommitted or over_pools:
+        print(f'over-committed: {overcommitted} host(s), {over_pools} '
+              f'pool(s)', file=sys.stderr)
+        return 1
     return 0
 
 

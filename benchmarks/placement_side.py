@@ -7,7 +7,11 @@ what the flat scheduler was. Both keep the same books -- what each
 create placed, the live members of each server group, why a request was
 refused -- so that the benchmark compares like with like. What either
 does is judged from its own host states (fill, hosts used), which follow
-every claim and release made through it.
+every claim and release made through it: every resource class either
+side's hosts have (custom ones too, aligned by name across the cells'
+host states, ``_columns``), their traits, and with --generic the disk
+pool (``placement_pools``: the hierarchy's in the API database, the
+reference's an exact copy in memory).
 """
 
 import re
@@ -15,6 +19,7 @@ import time
 
 import numpy as np
 
+import placement_pools
 import placement_stream
 import scheduler_levels
 
@@ -111,48 +116,100 @@ class Side:
     # -- the figures --------------------------------------------------
 
     def _columns(self):
-        """``(uuids, capacity, used)`` of every live host."""
-        uuids, capacity, used = [], [], []
+        """``(uuids, classes, capacity, used, traits)`` of every live
+        host: the rows of every class any cache has, aligned by name (a
+        cell without a class has none of it), and ``{trait: mask}``."""
+        uuids, parts = [], []
         for cache in self.caches():
             with cache.locked() as states:
                 live = states.live
                 uuids.extend(np.array(states.uuids, dtype=object)[live])
-                capacity.append(states.capacity[:, live].copy())
-                used.append(states.used[:, live].copy())
-        return uuids, np.hstack(capacity), np.hstack(used)
+                parts.append((list(states.classes),
+                              states.capacity[:, live].copy(),
+                              states.used[:, live].copy(),
+                              {t: states.has_trait[i, live].copy()
+                               for i, t in enumerate(states.traits)}))
+        classes = list(dict.fromkeys(rc for part in parts for rc in part[0]))
+        row = {rc: i for i, rc in enumerate(classes)}
+        capacity = np.zeros((len(classes), len(uuids)))
+        used = np.zeros_like(capacity)
+        traits, start = {}, 0
+        for names, cap, use, has in parts:
+            stop = start + cap.shape[1]
+            rows = [row[rc] for rc in names]
+            capacity[rows, start:stop] = cap
+            used[rows, start:stop] = use
+            for trait, mask in has.items():
+                traits.setdefault(trait, np.zeros(len(uuids), dtype=bool))[
+                    start:stop] = mask
+            start = stop
+        return uuids, classes, capacity, used, traits
+
+    @staticmethod
+    def _fill_of(capacity, used):
+        """Used over capacity of the binding class (those present)."""
+        total = capacity.sum(axis=1)
+        present = total > 0
+        return float((used.sum(axis=1)[present] / total[present]).max())
 
     def fill(self):
-        """Used over capacity of the fleet's binding resource class."""
-        _uuids, capacity, used = self._columns()
-        return float((used.sum(axis=1) / capacity.sum(axis=1)).max())
+        """Used over capacity of the fleet's binding resource class, the
+        pool's disk included."""
+        _uuids, _classes, capacity, used, _traits = self._columns()
+        fill = self._fill_of(capacity, used)
+        pool = self.pool_figures()
+        if pool:
+            fill = max(fill, pool['used'] / pool['capacity'])
+        return fill
 
     def hosts_used(self):
-        _uuids, _capacity, used = self._columns()
+        _uuids, _classes, _capacity, used, _traits = self._columns()
         return int(np.count_nonzero(used.sum(axis=0) > 0))
 
     def cell_fill_stddev(self, cell_of):
         """Stddev over the hierarchy's cells of their fill (binding
         class), the hosts counted in the cell ``cell_of`` gives them."""
-        uuids, capacity, used = self._columns()
+        uuids, _classes, capacity, used, _traits = self._columns()
         cells = np.array([cell_of[uuid] for uuid in uuids])
         fills = []
         for cell in np.unique(cells):
             mine = cells == cell
-            fills.append((used[:, mine].sum(axis=1)
-                          / capacity[:, mine].sum(axis=1)).max())
+            fills.append(self._fill_of(capacity[:, mine], used[:, mine]))
         return float(np.std(fills))
+
+    def pool_figures(self):
+        """``{used, capacity, overcommitted}`` of the side's pool (None:
+        no pool)."""
+        return None
+
+    def pool_free(self):
+        """What the side's pool has free (None: no pool)."""
+        figures = self.pool_figures()
+        return figures and figures['capacity'] - figures['used']
 
     def could_fit(self, item):
         """Whether the side's hosts, as they are, had room for ``item``
         under its group's policy: judged over every host at once, as one
         scheduler seeing them all would (a slot is a host's room for one
-        instance in every class asked)."""
-        uuids, capacity, used = self._columns()
-        vcpus, memory_mb, root_gb = placement_stream.FLAVORS[
-            item.flavor][0]
-        amounts = np.array([vcpus, memory_mb, root_gb], dtype=float)
-        slots = np.floor((capacity - used) / amounts[:, None]).min(axis=0)
+        instance in every class asked, on a host with the trait asked,
+        and the pool's room for every instance's disk)."""
+        uuids, classes, capacity, used, traits = self._columns()
+        resources = item.resources()
+        pool_free = self.pool_free()
+        if pool_free is not None:
+            disk = resources.pop(placement_pools.POOL_CLASS)
+            if disk * item.count > pool_free:
+                return False
+        if any(rc not in classes for rc in resources):
+            return False
+        rows = [classes.index(rc) for rc in resources]
+        amounts = np.array(list(resources.values()), dtype=float)
+        slots = np.floor((capacity[rows] - used[rows])
+                         / amounts[:, None]).min(axis=0)
         slots = np.maximum(slots, 0)
+        if item.trait:
+            slots[~traits.get(placement_stream.TRAIT, np.zeros(
+                len(uuids), dtype=bool))] = 0
         members = {self.host_of[uuid] for uuid in self.members.get(
             item.group, ()) if uuid in self.host_of}
         if item.policy == 'anti-affinity':
@@ -170,6 +227,12 @@ class Side:
         return round(self.selects / self.select_time, 1) \
             if self.select_time else None
 
+    def placed_where(self, test):
+        """``(asked, placed)``: the creates passing ``test`` (an Item
+        predicate), and how many of them this side placed."""
+        asked = [i for i, item in self.items.items() if test(item)]
+        return len(asked), sum(1 for i in asked if i not in self.refusals)
+
     def refused_only(self, other):
         """Creates this side refused and ``other`` placed, in order."""
         return sorted(set(self.refusals) - set(other.refusals))
@@ -180,8 +243,9 @@ class Hierarchy(Side):
     ``schedulers`` > 1, as many API-level ``CellsScheduler`` instances
     over the same cell schedulers, taking the requests in turn."""
 
-    def __init__(self, ctx, seed, schedulers=1):
+    def __init__(self, ctx, seed, schedulers=1, pools=False):
         super().__init__(ctx, seed)
+        self.pools = pools
         from cellboot.scheduler import cell_clients
         from cellboot.scheduler import cells
 
@@ -206,6 +270,9 @@ class Hierarchy(Side):
         extra_before = scheduler_levels.extra_cells(top)
         try:
             selections = top.select_destinations(self.ctx, spec, uuids)
+            if self.pools:
+                placement_pools.claim_selected(top, self.ctx, uuids,
+                                               selections)
             self.top_of.update((uuid, top) for uuid in uuids)
             return selections
         finally:
@@ -231,6 +298,9 @@ class Hierarchy(Side):
     def caches(self):
         return [scheduler.cache
                 for scheduler in self.schedulers.cells.values()]
+
+    def pool_figures(self):
+        return placement_pools.api_figures(self.ctx) if self.pools else None
 
     def cell_of_host(self):
         found = {}
@@ -263,10 +333,14 @@ class Hierarchy(Side):
 
 
 class Reference(Side):
-    """One ``CellScheduler`` over one cell with every host."""
+    """One ``CellScheduler`` over one cell with every host; with
+    ``pool_total``, the disk taken from a ``MemoryPool`` of that size
+    (``placement_pools``)."""
 
-    def __init__(self, ctx, seed, cell_url):
+    def __init__(self, ctx, seed, cell_url, pool_total=None):
         super().__init__(ctx, seed)
+        self.pool = (None if pool_total is None
+                     else placement_pools.MemoryPool(pool_total))
         import uuid as uuid_mod
 
         from cellboot.objects import cell_mapping
@@ -284,13 +358,31 @@ class Reference(Side):
         self.scheduler.start(ctx, refresh_interval=0)
 
     def select(self, spec, uuids):
-        return self.scheduler.select_destinations(self.ctx, spec, uuids)
+        if self.pool is None:
+            return self.scheduler.select_destinations(self.ctx, spec, uuids)
+        from cellboot import exception
+
+        spec = dict(spec, resources_elsewhere=[placement_pools.POOL_CLASS])
+        selections = self.scheduler.select_destinations(self.ctx, spec,
+                                                        uuids)
+        try:
+            self.pool.claim(uuids, spec['flavor']['root_gb'])
+        except exception.NoValidHost:
+            for uuid in uuids:
+                self.scheduler.release_resources(self.ctx, uuid)
+            raise
+        return selections
 
     def release(self, uuid):
         self.scheduler.release_resources(self.ctx, uuid)
+        if self.pool is not None:
+            self.pool.release(uuid)
 
     def caches(self):
         return [self.scheduler.cache]
+
+    def pool_figures(self):
+        return None if self.pool is None else self.pool.figures()
 
     def stop(self):
         self.scheduler.stop()

@@ -14,6 +14,13 @@ or spreads them over many hosts (anti-affinity) -- and where churn
 (failed builds, deletes) leaves holes to be found again. Small
 single-instance boots, the bulk of any real stream, fill the fleet
 around them.
+
+``generic`` (``--generic``) adds custom resources: a seeded quarter of
+the hosts has ``CUSTOM_FPGA`` (FPGA_PER_HOST units) and half the
+hosts the trait ``CUSTOM_ACCURACY_SSD`` (``host_extras``), and a
+seeded share of the creates asks ``resources:CUSTOM_FPGA=1`` or
+requires the trait -- drawn from a generator of their own, so that the
+rest of the stream is the same with and without them.
 """
 
 import random
@@ -34,6 +41,16 @@ HOST_KINDS = (
     ({'VCPU': 64, 'MEMORY_MB': 262144, 'DISK_GB': 4000}, 30),
 )
 
+# The generic stream: a class on a fraction of the hosts, a trait on
+# another, and the shares of creates asking each.
+FPGA_CLASS = 'CUSTOM_FPGA'
+FPGA_PER_HOST = 8
+FPGA_HOSTS = 0.25
+TRAIT = 'CUSTOM_ACCURACY_SSD'
+TRAIT_HOSTS = 0.5
+FPGA_SHARE = 0.1
+TRAIT_SHARE = 0.2
+
 DELETE_SHARE = 0.2       # of the items, once there is something to delete
 MULTI_SHARE = 0.25       # of the creates: 2 to 10 instances
 FAIL_SHARE = 0.05        # of the creates: the build fails, claims go back
@@ -50,14 +67,27 @@ def host_sizes(hosts, seed):
     return [dict(rng.choices(kinds, weights)[0]) for _ in range(hosts)]
 
 
+def host_extras(hosts, seed):
+    """Per host ``({class: total}, [trait, ...])`` of the generic fleet,
+    drawn by the seed (``scheduler_fleet.CellRows.add`` writes them)."""
+    rng = random.Random(f'generic-hosts-{seed}')
+    found = []
+    for _ in range(hosts):
+        extra = ({FPGA_CLASS: FPGA_PER_HOST} if rng.random() < FPGA_HOSTS
+                 else {})
+        found.append((extra, [TRAIT] if rng.random() < TRAIT_HOSTS else []))
+    return found
+
+
 class Item:
     """One stream item: a create (of ``count`` instances) or a delete."""
 
     __slots__ = ('index', 'kind', 'flavor', 'count', 'group', 'policy',
-                 'fails', 'deletes')
+                 'fails', 'deletes', 'fpga', 'trait')
 
     def __init__(self, index, kind, flavor=None, count=0, group=None,
-                 policy=None, fails=False, deletes=None):
+                 policy=None, fails=False, deletes=None, fpga=False,
+                 trait=False):
         self.index = index
         self.kind = kind
         self.flavor = flavor
@@ -66,6 +96,16 @@ class Item:
         self.policy = policy
         self.fails = fails
         self.deletes = deletes  # the index of the create undone
+        self.fpga = fpga        # asks one CUSTOM_FPGA per instance
+        self.trait = trait      # requires TRAIT
+
+    def resources(self):
+        """``{class: amount}`` one instance asks."""
+        vcpus, memory_mb, root_gb = FLAVORS[self.flavor][0]
+        found = {'VCPU': vcpus, 'MEMORY_MB': memory_mb, 'DISK_GB': root_gb}
+        if self.fpga:
+            found[FPGA_CLASS] = 1
+        return found
 
     def spec(self, members):
         """The request spec; ``members``: the group's live members (the
@@ -75,6 +115,13 @@ class Item:
                            'root_gb': root_gb, 'flavorid': self.flavor},
                 'num_instances': self.count, 'project_id': 'accuracy',
                 'user_id': 'accuracy'}
+        extra = {}
+        if self.fpga:
+            extra[f'resources:{FPGA_CLASS}'] = '1'
+        if self.trait:
+            extra[f'trait:{TRAIT}'] = 'required'
+        if extra:
+            spec['flavor']['extra_specs'] = extra
         if self.group:
             spec['instance_group'] = {'uuid': self.group,
                                       'policy': self.policy,
@@ -86,12 +133,14 @@ class Item:
         if self.kind != 'create':
             return 'delete'
         size = 'single' if self.count == 1 else 'multi'
-        return f'{self.flavor} {size} {self.policy or "no group"}'
+        generic = ''.join([' +FPGA'] * self.fpga + [' +trait'] * self.trait)
+        return f'{self.flavor} {size} {self.policy or "no group"}{generic}'
 
 
-def stream(seed):
-    """Items without end, the same for the same seed."""
+def stream(seed, generic=False):
+    """Items without end, the same for the same seed (and ``generic``)."""
     rng = random.Random(f'stream-{seed}')
+    generic_rng = random.Random(f'generic-{seed}') if generic else None
     names = list(FLAVORS)
     weights = [weight for _, weight in FLAVORS.values()]
     alive = []          # indexes of creates not deleted yet
@@ -122,7 +171,12 @@ def stream(seed):
         fails = rng.random() < FAIL_SHARE
         if not fails:
             alive.append(index)
-        yield Item(index, 'create', flavor, count, group, policy, fails)
+        fpga = trait = False
+        if generic_rng is not None:
+            fpga = generic_rng.random() < FPGA_SHARE
+            trait = generic_rng.random() < TRAIT_SHARE
+        yield Item(index, 'create', flavor, count, group, policy, fails,
+                   fpga=fpga, trait=trait)
         index += 1
 
 

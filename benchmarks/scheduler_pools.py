@@ -46,10 +46,17 @@ def create(api_url, sizes, per_zone, cell_names, root_zones):
     import scheduler_levels
     scheduler_levels.configure(api_url)
     from cellboot import context
+
+    return write(context.get_admin_context(), sizes, per_zone, cell_names,
+                 root_zones)
+
+
+def write(ctx, sizes, per_zone, cell_names, root_zones):
+    """``create`` in a process already configured for the fleet's API
+    database (cellboot's configuration is set once a process)."""
     from cellboot.scheduler.pools import records
     from cellboot.scheduler.resources import inventory
 
-    ctx = context.get_admin_context()
     groups = [{'zones': [zone]} for zone in root_zones] or [
         {'cells': list(cell_names)}]
     count = per_zone * len(groups)

@@ -48,7 +48,15 @@ ACCURACY_KEYS = {
     'hosts', 'cells', 'seed', 'placed', 'reference_placed', 'placed_ratio',
     'extra_cells_per_request', 'decisions_per_s', 'first_choice_rejections',
     'hosts_used', 'reference_hosts_used', 'cell_fill_stddev',
-    'reference_fill', 'false_refusals', 'reached_fill', 'final'}
+    'reference_fill', 'false_refusals', 'reached_fill', 'final',
+    'overcommitted_providers'}
+GENERIC_ACCURACY_KEYS = ACCURACY_KEYS | {
+    'custom_class_requests', 'custom_class_placed',
+    'reference_custom_class_placed', 'trait_requests', 'trait_placed',
+    'reference_trait_placed', 'pool_requests', 'pool_placed',
+    'reference_pool_placed', 'pool_used', 'pool_capacity',
+    'overcommitted_pools', 'reference_pool_used', 'reference_pool_capacity',
+    'reference_overcommitted_pools'}
 
 
 def _run(script, *args, timeout=300):
@@ -327,6 +335,34 @@ class PlacementAccuracySmokeTest(base.TestCase):
         self.assertTrue(figures['reached_fill'], done.stdout[-2000:])
         self.assertGreater(figures['placed'], 0)
 
+    def test_custom_classes_traits_and_a_pool_are_placed_as_globally(self):
+        done = _run('placement_accuracy.py', '--hosts', '16', '--cells',
+                    '2', '--seed', '3', '--generic')
+        figures = _figures(self, done)
+        self.assertLessEqual(GENERIC_ACCURACY_KEYS, set(figures))
+        self.assertTrue(figures['generic'])
+        self.assertTrue(figures['reached_fill'], done.stdout[-2000:])
+        self.assertEqual(round(figures['placed']
+                               / figures['reference_placed'], 5),
+                         figures['placed_ratio'])
+        self.assertGreaterEqual(figures['placed_ratio'], 0.9)
+        for key in ('custom_class', 'trait', 'pool'):
+            self.assertGreater(figures[f'{key}_placed'], 0, key)
+            self.assertLessEqual(figures[f'{key}_placed'],
+                                 figures[f'{key}_requests'], key)
+        # Every create takes its disk from the pool, which binds first.
+        self.assertEqual(figures['creates'], figures['pool_requests'])
+        self.assertEqual(figures['pool_capacity'],
+                         figures['reference_pool_capacity'])
+        self.assertGreaterEqual(figures['reference_pool_used'],
+                                0.95 * figures['reference_pool_capacity'])
+        for final in (figures, figures['final']):
+            self.assertEqual((0, 0, 0), (
+                figures['overcommitted_providers'],
+                final['overcommitted_pools'],
+                final['reference_overcommitted_pools']))
+            self.assertLessEqual(final['pool_used'], final['pool_capacity'])
+
     def test_a_capped_stream_says_the_fill_was_not_reached(self):
         figures = _figures(self, _run(
             'placement_accuracy.py', '--hosts', '8', '--cells', '2',
@@ -348,7 +384,12 @@ class PlacementAccuracySmokeTest(base.TestCase):
                 (['--hosts', '20', '--cells', '4', '--zone-levels', '3',
                   '--fan-out', '2'],
                  '--fan-out: 2 ** --zone-levels 3 = 8 leaf zones, more '
-                 'than the 4 cells to put in them')):
+                 'than the 4 cells to put in them'),
+                (['--generic', '--zone-levels', '1', '--fan-out', '2'],
+                 '--generic: one pool serves the whole fleet; not with '
+                 '--zone-levels'),
+                (['--generic=yes'],
+                 "--generic: ignored explicit argument 'yes'")):
             done = _run('placement_accuracy.py', *args, timeout=60)
             self.assertEqual(2, done.returncode, args)
             self.assertIn(message, done.stderr)
