@@ -281,6 +281,10 @@ class CellsScheduler:
             self.aggregates.refresh_unless_read_since(
                 context, request.asked_at)
             self._learn_local(context, force=True)
+            if request.pools is not None and \
+                    not self.pools.read_since(request.asked_at):
+                self.pools.invalidate()
+                request.pools = self.pools.plan(context, request)
             best, pruned = self._descend(request, refused)
         if best is not None:
             return best
@@ -358,7 +362,7 @@ class CellsScheduler:
         if provider_uuid is None:
             # Whatever gives back all of an instance's claims gives back
             # its share of the shared pools too (idempotent).
-            pooled = pool_claims.release(context, consumer_uuid)
+            pooled = self.release_pools(context, consumer_uuid)
             if pooled:
                 released = dict(released or {}, **pooled)
         return released
@@ -370,8 +374,13 @@ class CellsScheduler:
         return self.pools.claim(context, consumer_uuid, entries, replay)
 
     def release_pools(self, context, consumer_uuid):
-        """Give back the consumer's pool shares (idempotent)."""
-        return pool_claims.release(context, consumer_uuid)
+        """Give back the consumer's pool shares (idempotent); the next
+        decision then reads the pools again, so that no request is
+        refused for room just given back."""
+        released = pool_claims.release(context, consumer_uuid)
+        if released:
+            self.pools.invalidate()
+        return released
 
     # -- the operator's view -------------------------------------------------
 

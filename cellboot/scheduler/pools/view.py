@@ -59,8 +59,16 @@ class PoolView:
         return self._pools
 
     def invalidate(self):
-        """Read again before the next decision (after a claim failed)."""
+        """Read again before the next decision: after a claim failed
+        (our figures said there was room), or after shares were given
+        back (room a request must not be refused for)."""
         self._read_at = None
+
+    def read_since(self, since):
+        """Whether the pools were read at or after ``since`` (a
+        ``time.monotonic()`` value); a refusal reads them again if not,
+        as the cells' aggregates are."""
+        return self._read_at is not None and self._read_at >= since
 
     def claim(self, context, consumer_uuid, entries, replay=False):
         """``pools.claims.claim`` of checked ``entries``; a refusal

@@ -93,6 +93,31 @@ class _PoolBootTests:
             self.assertIn('DISK_GB', self.cluster.fault(uuid).details)
         self.assertClean()
 
+    def test_room_given_back_is_used_at_once(self):
+        # The pools are read every few seconds; a share given back, by
+        # this scheduler or behind it, must not cost a refusal.
+        self.make_pool(1)
+        pools = self.cluster.scheduler.pools
+        # As if every step below came within the view's age.
+        pools.max_age = 3600
+        (first,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        pools.invalidate()
+        pools.pools(self.ctx)  # read full
+        server_records.delete(self.ctx, first, self.cluster.scheduler)
+        self.cluster.wait_for_quiet()
+        (second,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        self.assertEqual('active', self.cluster.find(second)[1].vm_state)
+        # Behind it: another scheduler's release; this one's view still
+        # says full until a refusal makes it read again.
+        pools.invalidate()
+        pools.pools(self.ctx)  # read full
+        pool_claims.release(self.ctx, second)
+        (third,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        self.assertEqual('active', self.cluster.find(third)[1].vm_state)
+
     def test_the_sweep_gives_back_shares_the_cells_could_not(self):
         # A server failed by its cell (a compute host, a cell conductor)
         # has its host claims released by the cell's scheduler, which
