@@ -80,8 +80,8 @@ import numpy as np
 
 from cellboot.cli import arguments
 
+import generic_fleet
 import scheduler_fleet
-import scheduler_generic
 import scheduler_levels
 import scheduler_pools
 
@@ -120,8 +120,8 @@ def build_fleet(dbs, hosts, capacity=None, zone_levels=0, fan_out=1,
     return zones, round(time.perf_counter() - started, 1)
 
 
-# The request specs of the run, cycled (``scheduler_generic.specs``).
-SPECS = scheduler_generic.specs(scheduler_fleet.FLAVOR, 0, 0)
+# The request specs of the run, cycled (``generic_fleet.specs``).
+SPECS = generic_fleet.specs(scheduler_fleet.FLAVOR, 0, 0)
 
 
 def _select_loop(top, ctx, requests, errors=None):
@@ -416,7 +416,7 @@ def _parse_args(argv):
                              'cell (in every process) before timing, as a '
                              'long-running scheduler has (each cell\'s '
                              'statements compiled once, per engine)')
-    scheduler_generic.add_arguments(parser, arguments)
+    generic_fleet.add_arguments(parser, arguments)
     scheduler_pools.add_arguments(parser, arguments)
     scheduler_levels.add_zone_arguments(parser)
     scheduler_levels.add_conf_argument(parser)
@@ -428,8 +428,8 @@ def _parse_args(argv):
 def run(args):
     """Build the fleet, run the benchmark; its JSON result as a dict."""
     global SPECS
-    SPECS = scheduler_generic.specs(scheduler_fleet.FLAVOR,
-                                    args.extra_classes, args.traits)
+    SPECS = generic_fleet.specs(scheduler_fleet.FLAVOR,
+                                args.extra_classes, args.traits)
     workdir = tempfile.mkdtemp(prefix='cellboot-bench-')
     dbs = scheduler_fleet.Databases(args.cells, args.db_url, workdir)
     zones, build_s = build_fleet(dbs, args.hosts, args.capacity,

@@ -5,7 +5,7 @@ has two levels: the API database holds the cell mappings and one host
 mapping per host; each cell's database holds its compute nodes, their
 heartbeating compute services and the host resources -- one resource
 provider per node with VCPU, MEMORY_MB and DISK_GB inventories (and
-custom classes and traits when asked: ``scheduler_generic``; no
+custom classes and traits when asked: ``generic_fleet``; no
 DISK_GB when the disk is in shared pools: ``scheduler_pools``), and
 later the allocations -- which only that cell's schedulers read and
 write. Rows go in with bulk inserts and explicit ids: building 100,000
@@ -33,7 +33,7 @@ import uuid as uuid_mod
 
 import sqlalchemy as sa
 
-import scheduler_generic
+import generic_fleet
 import scheduler_pools
 
 from cellboot.db.api import models as api_models
@@ -179,7 +179,7 @@ class CellRows:
 
     def add(self, uuid, name, sizes, zone, now, extra=None, traits=()):
         """One host; ``extra`` ({class: total}) and ``traits`` are its
-        generic resources (``scheduler_generic``)."""
+        generic resources (``generic_fleet``)."""
         self.nodes.append({
             'uuid': uuid, 'host': name, 'hypervisor_hostname': name,
             'vcpus': sizes['VCPU'], 'memory_mb': sizes['MEMORY_MB'],
@@ -253,7 +253,7 @@ def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1,
           extra_classes=0, traits=0, pools_per_zone=0):
     """Write a fleet of ``hosts`` spread round-robin over ``cells``,
     under ``zone_levels`` of zones (see the module docstring), with
-    ``extra_classes`` and ``traits`` (``scheduler_generic``) and the
+    ``extra_classes`` and ``traits`` (``generic_fleet``) and the
     disk in ``pools_per_zone`` pools per top zone (``scheduler_pools``);
     returns the number of zones written.
 
@@ -269,7 +269,7 @@ def build(dbs, hosts, cells, capacity=None, zone_levels=0, fan_out=1,
         for cell in range(cells):
             rows = CellRows()
             for i in range(cell, hosts, cells):
-                extra, names = scheduler_generic.host_extra(
+                extra, names = generic_fleet.host_extra(
                     i, extra_classes, traits)
                 rows.add(str(uuid_mod.uuid4()), f'c{cell + 1}-h{i:07d}',
                          host_sizes[i], 'nova', now, extra, names)
