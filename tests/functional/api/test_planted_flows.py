@@ -73,7 +73,8 @@ class PlantedFlowsTest(base.TestCase):
         (flow,) = self.admin.get(
             f'/os-flows?instance_uuid={uuid}').json()['flows']
         detail = self.admin.get(f'/os-flows/{flow["uuid"]}').json()['flow']
-        self.assertEqual((None, None, 'SUCCESS', 6),
+        # The boot flow's seven atoms (claim-pool among them).
+        self.assertEqual((None, None, 'SUCCESS', 7),
                          (flow['corrupt'], detail['corrupt'],
                           detail['state'], len(detail['atoms'])))
 

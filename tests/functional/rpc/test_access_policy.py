@@ -70,7 +70,8 @@ class ProductionEndpointsTest(base.TestCase):
 
     def test_the_api_levels_scheduler_exposes_its_api(self):
         self.assertEqual(
-            ['claim_pools', 'release_pools', 'release_resources',
+            ['claim_pools', 'create_allocation', 'delete_allocation',
+             'get_allocation', 'release_pools', 'release_resources',
              'select_destinations'],
             self._exposed(rpc_endpoint.SchedulerEndpoint))
 
