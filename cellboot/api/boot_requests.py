@@ -17,15 +17,27 @@ The project's quota is checked first in that same transaction, with the
 project's lock row held (``cellboot.quota.claim``): concurrent boots of
 one project count and write one after the other, so together they never
 exceed it, and a boot over quota writes nothing.
+
+A COMMIT whose answer was lost (the database restarted under it) may
+have committed: the client, told 503, would send the request again and
+get a second server. ``persist`` finds out instead, once the database
+answers again, whether the rows are there, and accepts the request when
+they are (``cellboot.db.outage.ride_out``).
 """
 
+from oslo_db import exception as db_exc
+from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from cellboot.api import errors
 from cellboot.builds import accepted
 from cellboot.conf import CONF
 from cellboot.db.api import connection as api_db
+from cellboot.db import outage
+from cellboot.objects import instance_mapping
 from cellboot import quota
+
+LOG = logging.getLogger(__name__)
 
 
 def new_reservation_id():
@@ -96,27 +108,65 @@ def persist(context, count, instance, spec, group=None, min_count=None):
     ``schedule_and_build_instances``.
     """
     min_count = count if min_count is None else min_count
+    uuids = [uuidutils.generate_uuid() for _index in range(count)]
+    written = []
     try:
-        return _persist(context, min_count, count, instance, spec, group)
-    except quota.ProjectNotLocked:
-        quota.prepare(context, context.project_id)
-        return _persist(context, min_count, count, instance, spec, group)
+        try:
+            return _persist(context, min_count, uuids, instance, spec,
+                            group, written)
+        except quota.ProjectNotLocked:
+            quota.prepare(context, context.project_id)
+            return _persist(context, min_count, uuids, instance, spec,
+                            group, written)
+    except db_exc.DBConnectionError as exc:
+        if not written:
+            raise       # lost before the COMMIT: nothing was written
+        return _committed_or_raise(context, uuids, instance, spec, exc)
+
+
+def _committed_or_raise(context, uuids, instance, spec, lost):
+    """What ``persist`` returned, if its COMMIT got through; else ``lost``.
+
+    Waits for the database as the services that run builds do
+    (``[database] outage_retry_seconds``), then reads the instance
+    mappings of ``uuids``: the transaction wrote one for each instance it
+    accepted, the first ones of ``uuids``, or none at all.
+    """
+    def found():
+        return instance_mapping.InstanceMapping.get_by_instance_uuids(
+            context, uuids)
+
+    LOG.warning('The answer to the COMMIT of boot request %s was lost '
+                '(%s); finding out whether it committed',
+                instance['reservation_id'], outage.brief(lost))
+    mappings = outage.ride_out(found, what='accepting boot request %s'
+                               % instance['reservation_id'])
+    accepted_uuids = [uuid for uuid in uuids if uuid in mappings]
+    if not accepted_uuids:
+        raise lost
+    LOG.info('Boot request %s had committed: %d instance(s) accepted',
+             instance['reservation_id'], len(accepted_uuids))
+    return ([accepted.payload(uuid, context.project_id, context.user_id,
+                              instance) for uuid in accepted_uuids],
+            [dict(spec, num_instances=len(accepted_uuids))]
+            * len(accepted_uuids))
 
 
 @api_db.writer
-def _persist(context, min_count, max_count, instance, spec, group):
+def _persist(context, min_count, uuids, instance, spec, group, written):
     """The transaction of ``persist``: quota first, then the rows.
 
     Nested writers join this transaction, so a failure of any row rolls
-    back all of them.
+    back all of them. ``written`` gets an entry once every statement ran:
+    a lost connection after that may have lost a COMMIT that happened.
     """
     flavor = instance.get('flavor') or {}
     vcpus, memory_mb = flavor.get('vcpus', 0), flavor.get('memory_mb', 0)
-    count = quota.claim(context, context.project_id, min_count, max_count,
+    count = quota.claim(context, context.project_id, min_count, len(uuids),
                         vcpus, memory_mb)
     spec = dict(spec, num_instances=count)
     build_requests = accepted.write(
         context, context.project_id, context.user_id,
-        [(uuidutils.generate_uuid(), instance) for _index in range(count)],
-        spec, group=group)
+        [(uuid, instance) for uuid in uuids[:count]], spec, group=group)
+    written.append(count)
     return build_requests, [spec] * count
