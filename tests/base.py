@@ -1,8 +1,15 @@
 """Base test classes, run alike by pytest and stestr (testtools style)."""
 
+from futurist import _thread as futurist_thread
 import testtools
 
 from tests import fixtures as cb_fixtures
+
+# An idle worker thread of an RPC server's executor (futurist's) looks
+# for its stop flag only when its wait for work times out, after a
+# second: stopping a test's deployment, in two rounds, took two seconds
+# of every test that runs one, asleep. A worker here looks every 20 ms.
+futurist_thread.ThreadWorker.MAX_IDLE_FOR = 0.02
 
 
 class TestCase(testtools.TestCase):
