@@ -32,7 +32,11 @@ class _RecordsTests:
         super().setUp()
         self.ctx = cb_context.RequestContext(user_id='alice',
                                              project_id='project-a')
-        self.scheduler = cells_scheduler.CellsScheduler()
+        # The API level's scheduler, as the delete sees it: what it is
+        # asked to release is checked, and no cell scheduler needs to be
+        # serving (a real one would wait out its RPC timeout, 30 s).
+        self.scheduler = mock.create_autospec(cells_scheduler.CellsScheduler,
+                                              instance=True)
 
     def persist(self, count=2):
         build_requests, _specs = boot_requests.persist(self.ctx, count,
@@ -84,6 +88,8 @@ class _RecordsTests:
         (uuid,) = self.persist(count=1)
         cell = self.in_cell(uuid)
         server_records.delete(self.ctx, uuid, self.scheduler)
+        self.scheduler.release_resources.assert_called_once_with(self.ctx,
+                                                                 uuid)
         with cb_context.target_cell(self.ctx, cell) as cctxt:
             instance = instance_obj.Instance.get_by_uuid(cctxt, uuid,
                                                          read_deleted=True)
@@ -137,6 +143,8 @@ class _RecordsTests:
         first, second = self.persist(count=2)
         self.in_cell(second)
         server_records.delete(self.ctx, second, self.scheduler)
+        self.scheduler.release_resources.assert_called_once_with(self.ctx,
+                                                                 second)
         page = server_records.list_servers(self.ctx, 'project-a', 10,
                                            limit=5)
         self.assertEqual(([first], False),
