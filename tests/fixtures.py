@@ -26,6 +26,7 @@ from cellboot.db.cell import models as cell_models
 from cellboot.db import pools
 from cellboot.flowrun import backend as flow_db
 from cellboot import policy
+from tests import recycled_databases
 
 BACKENDS = ('sqlite', 'mysql', 'postgresql')
 
@@ -67,14 +68,21 @@ class Database(fixtures.Fixture):
     ``schema`` ('api' or 'cell') creates that model's tables directly from
     the models (fast; the migration tests prove models and migrations
     agree). Leave it None to get an empty database, e.g. to migrate it.
+
+    ``reuse``, for a server database the caller migrates to head itself:
+    a key naming what it becomes, under which an earlier fixture's
+    database, already migrated and emptied, may be handed out instead of
+    a new one (``tests.recycled_databases``).
     """
 
-    def __init__(self, backend='sqlite', schema=None, name=None):
+    def __init__(self, backend='sqlite', schema=None, name=None,
+                 reuse=None):
         super().__init__()
         if backend not in BACKENDS:
             raise ValueError(f'unknown backend {backend!r}')
         self.backend = backend
         self.schema = schema
+        self.reuse = None if (name or schema) else reuse
         self.name = name or 'cb_' + uuid.uuid4().hex[:16]
 
     def _setUp(self):
@@ -83,7 +91,12 @@ class Database(fixtures.Fixture):
             self.url = 'sqlite:///' + os.path.join(tmp, self.name + '.sqlite')
         else:
             be = server_backend(self.backend)
-            be.create_named_database(self.name)
+            kept = self.reuse and recycled_databases.take(self.backend,
+                                                          self.reuse)
+            if kept:
+                self.name = kept
+            else:
+                be.create_named_database(self.name)
             self.addCleanup(self._drop, be)
             self.url = be.provisioned_database_url(self.name).render_as_string(
                 hide_password=False)
@@ -100,6 +113,9 @@ class Database(fixtures.Fixture):
         api_connection.reset()
         cell_connection.reset()
         flow_db.reset()
+        if self.reuse and recycled_databases.give_back(
+                be, self.backend, self.reuse, self.name, self.url):
+            return
         try:
             be.drop_named_database(self.name, conditional=True)
         except sa.exc.OperationalError:

@@ -207,8 +207,10 @@ class Cluster(fixtures.Fixture):
             for name in ['api', 'flows', 'cell0'] + [
                     deployment.cell_name(i + 1)
                     for i in range(self.cell_count)]:
+                kind = name if name in ('api', 'flows') else 'cell'
                 self.server_urls[name] = self.useFixture(
-                    cb_fixtures.Database(self.backend)).url
+                    cb_fixtures.Database(self.backend,
+                                         reuse=kind)).url
         self.direct_urls = dict(self.server_urls)
         for name, fn in self.reroute.items():
             self.server_urls[name] = fn(self.server_urls[name])

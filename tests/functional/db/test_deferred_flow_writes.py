@@ -68,7 +68,8 @@ class _FlowDBCase:
 
     def setUp(self):
         super().setUp()
-        self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
+        self.url = self.useFixture(cb_fixtures.Database(
+            self.BACKEND, reuse='flows')).url
         flow_schema.sync_flow_database(self.url)
         self.addCleanup(flow_db.reset)
         self.seen = []

@@ -34,7 +34,8 @@ class _FenceTests:
     def setUp(self):
         super().setUp()
         self.useFixture(flows.Kind())
-        self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
+        self.url = self.useFixture(cb_fixtures.Database(
+            self.BACKEND, reuse='flows')).url
         flow_schema.sync_flow_database(self.url)
         flows.create_effects_table(self.url)
         self.addCleanup(flow_db.reset)

@@ -21,7 +21,8 @@ class _PlantedLookupTests:
 
     def setUp(self):
         super().setUp()
-        self.url = self.useFixture(cb_fixtures.Database(self.BACKEND)).url
+        self.url = self.useFixture(cb_fixtures.Database(
+            self.BACKEND, reuse='flows')).url
         flow_schema.sync_tables(self.url)
         self.addCleanup(flow_db.reset)
         self.plants = planted.Plants(self.state_path, 'boot')

@@ -44,7 +44,7 @@ class _ConductorTests:
     def setUp(self):
         super().setUp()
         self.flow_url = self.useFixture(cb_fixtures.Database(
-            self.BACKEND)).url
+            self.BACKEND, reuse='flows')).url
         flow_schema.sync_tables(self.flow_url)
         self.flags(connection=self.flow_url, group='flow_persistence')
         self.add_host('h1')
