@@ -72,7 +72,8 @@ class Database(fixtures.Fixture):
     ``reuse``, for a server database the caller migrates to head itself:
     a key naming what it becomes, under which an earlier fixture's
     database, already migrated and emptied, may be handed out instead of
-    a new one (``tests.recycled_databases``).
+    a new one (``tests.recycled_databases``). A server database with a
+    ``schema`` and no ``name`` is reused that way too.
     """
 
     def __init__(self, backend='sqlite', schema=None, name=None,
@@ -82,7 +83,11 @@ class Database(fixtures.Fixture):
             raise ValueError(f'unknown backend {backend!r}')
         self.backend = backend
         self.schema = schema
-        self.reuse = None if (name or schema) else reuse
+        if name:
+            reuse = None
+        elif schema:
+            reuse = recycled_databases.schema_key(schema)
+        self.reuse = reuse
         self.name = name or 'cb_' + uuid.uuid4().hex[:16]
 
     def _setUp(self):
@@ -100,6 +105,8 @@ class Database(fixtures.Fixture):
             self.addCleanup(self._drop, be)
             self.url = be.provisioned_database_url(self.name).render_as_string(
                 hide_password=False)
+            if kept:
+                return
         if self.schema:
             engine = sa.create_engine(self.url)
             try:
@@ -114,7 +121,8 @@ class Database(fixtures.Fixture):
         cell_connection.reset()
         flow_db.reset()
         if self.reuse and recycled_databases.give_back(
-                be, self.backend, self.reuse, self.name, self.url):
+                be, self.backend, self.reuse, self.name, self.url,
+                SCHEMAS.get(self.schema)):
             return
         try:
             be.drop_named_database(self.name, conditional=True)
