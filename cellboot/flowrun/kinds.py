@@ -1,14 +1,14 @@
 """The kinds of flow cellboot runs: a fixed registry, never a stored name.
 
 A persisted flow says what it is with its meta's ``kind`` ('boot',
-'reschedule', 'cross-cell'). Whoever rebuilds it — a conductor
-resuming it or running its job, ``flows show`` putting its atoms in
-order — takes the factory this registry holds for that kind. Nothing
-read from a database or a jobboard is ever imported or called: those
-are written by levels that the reader must not trust (every cell writes its own database, where its
-reschedule flows are), and TaskFlow's ``flow_from_detail`` would import
-and call whatever callable a row names (``meta.factory``), with the
-row's arguments.
+'reschedule', 'cross-cell'). Whoever rebuilds it — a conductor resuming
+it or running its job, ``flows show`` putting its atoms in order — takes
+the factory this registry holds for that kind. Nothing read from a
+database or a jobboard is ever imported or called: those are written by
+levels that the reader must not trust (every cell writes its own
+database, where its reschedule flows are), and TaskFlow's
+``flow_from_detail`` would import and call whatever callable a row names
+(``meta.factory``), with the row's arguments.
 
 A row that names anything else is corrupt (``corruption``): a meta that
 is not a mapping, an unknown kind, a factory other than its kind's, a
