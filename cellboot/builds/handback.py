@@ -29,6 +29,7 @@ from cellboot.builds import fates
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
+from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
 
 LOG = logging.getLogger(__name__)
@@ -91,6 +92,34 @@ def exhausted(cell_names, failure):
     return exception.MaxRetriesExceeded(
         reason=f'Tried cell(s) {", ".join(cell_names)}; last failure: '
                f'{failure or "unknown"}')
+
+
+def give_up(cell_names, failure):
+    """The error of a build that may not move on after ``cell_names``:
+    with one cell, today's words (its alternates exhausted), with
+    several, every cell (``exhausted``)."""
+    if len(cell_names) <= 1:
+        return exception.MaxRetriesExceeded(
+            reason=f'Exhausted the alternate hosts of its cell; last '
+                   f'failure: {failure or "unknown"}')
+    return exhausted(cell_names, failure)
+
+
+def cells_left(context, tried_uuids):
+    """The enabled cells, cell0 aside, not in ``tried_uuids``."""
+    return [cell for cell in cell_mapping_obj.CellMapping.get_enabled(
+        context) if cell.uuid != cell_mapping_obj.CELL0_UUID and
+        cell.uuid not in tried_uuids]
+
+
+def may_move(context, request_spec):
+    """Whether the API level lets a build whose spec records the cells
+    it left (``with_cell_left``) move on: the option on, fewer than
+    ``max_cells`` tried, and a cell left."""
+    tried = {cell['uuid'] for cell in cells_tried(request_spec)}
+    return (CONF.conductor.cross_cell_reschedule and
+            len(tried) < CONF.conductor.max_cells and
+            bool(cells_left(context, tried)))
 
 
 def with_cells_tried(error, request_spec):

@@ -14,7 +14,11 @@ nothing is changed.
 ``start_move`` starts the instance's cross-cell flow
 (``cellboot.workflows.cross_cell``), under the uuid derived from the
 instance and the cell it leaves: two casts, or a cast and the sweep of
-handed-back builds (``HandedBack``), start one flow.
+handed-back builds (``HandedBack``), start one flow. A build that may
+not move on by the API level's own record (``handback.may_move``: the
+option off here, ``max_cells`` reached, no other cell) is ended in
+ERROR in its cell instead, with no flow, as it would have been without
+a hand-back.
 """
 
 from oslo_log import log as logging
@@ -22,12 +26,14 @@ import oslo_messaging
 from oslo_utils import uuidutils
 
 from cellboot.builds import fates
+from cellboot.builds import handback
 from cellboot import context as cb_context
-from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_history
 from cellboot.objects import instance_mapping as mapping_obj
+from cellboot.objects import request_spec as request_spec_obj
 from cellboot.rpc import client
 
 LOG = logging.getLogger(__name__)
@@ -73,6 +79,19 @@ def start_move(manager, context, instance_uuid, cell):
         return reason
     with cb_context.target_cell(context, cell) as cctxt:
         rctxt = fates.creating_context(cctxt, instance)
+        failure = handback.failure_of(
+            instance_history.read(cctxt, instance_uuid, cell.name))
+    spec = handback.with_cell_left(
+        request_spec_obj.RequestSpec.get_by_instance_uuid(
+            context, instance_uuid).spec, cell.uuid, cell.name, failure)
+    if not handback.may_move(context, spec):
+        # Nowhere to go (one cell, max_cells reached, the option off
+        # here): it ends where it is, as it would have without a move.
+        fates.fail_in_cell(
+            rctxt, manager.scheduler, instance_uuid, cell,
+            handback.give_up([c['name'] for c in handback.cells_tried(
+                spec)], failure), event=fates.RESCHEDULE_EVENT)
+        return None
     store = {'instance_uuids': [instance_uuid], 'old_cell': cell.uuid}
     manager.cross_cell_runner.start(
         rctxt, store, [instance_uuid], f'{instance_uuid}:{cell.uuid}',
@@ -95,8 +114,6 @@ class HandBackEndpoint:
         if unexpected:
             reason = (f'unexpected arguments '
                       f'{", ".join(sorted(map(str, unexpected)))[:200]}')
-        elif not CONF.conductor.cross_cell_reschedule:
-            reason = '[conductor] cross_cell_reschedule is off'
         else:
             try:
                 reason = start_move(self.manager, _admin(context),
@@ -129,8 +146,6 @@ class HandedBack:
         self.manager = manager
 
     def sweep_once(self, context):
-        if not CONF.conductor.cross_cell_reschedule:
-            return {'moves_started': 0}
         started = 0
         for cell in cell_mapping_obj.CellMapping.get_all(context):
             if cell.uuid == cell_mapping_obj.CELL0_UUID:

@@ -84,13 +84,10 @@ class Alternates(retry.Retry):
             if handback.hand_back(context, uuid, cell_mapping, failure,
                                   handback_rpcapi):
                 return
-        error = exception.MaxRetriesExceeded(
-            reason=f'Exhausted the alternate hosts of its cell; last '
-                   f'failure: {failure}')
-        tried = [cell.get('name') or cell['uuid']
-                 for cell in handback.cells_tried(request_spec)]
-        if tried:
-            error = handback.exhausted(tried + [cell_mapping.name], failure)
+        error = handback.give_up(
+            [cell.get('name') or cell['uuid']
+             for cell in handback.cells_tried(request_spec)] +
+            [cell_mapping.name], failure)
         fates.fail_in_cell(context, scheduler, uuid, cell_mapping, error,
                            event=fates.RESCHEDULE_EVENT)
 

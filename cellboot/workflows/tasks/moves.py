@@ -24,11 +24,9 @@ from taskflow import task
 
 from cellboot.builds import fates
 from cellboot.builds import handback
-from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import build_request as build_request_obj
-from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_history
 from cellboot.objects import instance_mapping as mapping_obj
@@ -83,14 +81,6 @@ def _finish_delete(context, scheduler, uuid, cell):
 
 def _gone(mapping):
     return mapping is None or mapping.queued_for_delete
-
-
-def _other_cells(context, tried):
-    """The enabled cells (not cell0) a build that tried ``tried`` may
-    still go to."""
-    return [cell for cell in cell_mapping_obj.CellMapping.get_enabled(
-        context) if cell.uuid != cell_mapping_obj.CELL0_UUID and
-        cell.uuid not in tried]
 
 
 def build_request_of(instance):
@@ -150,12 +140,10 @@ class RecreateBuildRequest(task.Task):
             context, uuid)
         spec = handback.with_cell_left(spec_row.spec, cell.uuid, cell.name,
                                        handback.failure_of(history))
-        tried = handback.cells_tried(spec)
-        if not CONF.conductor.cross_cell_reschedule or \
-                len(tried) >= CONF.conductor.max_cells or \
-                not _other_cells(context, {c['uuid'] for c in tried}):
-            error = handback.exhausted([c['name'] for c in tried],
-                                       handback.last_failure(spec))
+        if not handback.may_move(context, spec):
+            error = handback.give_up(
+                [c['name'] for c in handback.cells_tried(spec)],
+                handback.last_failure(spec))
             fates.fail_in_cell(context, scheduler, uuid, cell, error,
                                event=fates.RESCHEDULE_EVENT)
             raise MoveRefused(uuid=uuid, cell=cell.name, reason=str(error))
