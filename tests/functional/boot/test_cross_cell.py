@@ -361,3 +361,40 @@ class HostileHandBackTest(_CrossCellTest):
             self._endpoint(self.cell2).hand_back_instance(
                 self.ctx, instance_uuid=self.uuid)
         self._assert_nothing_changed()
+
+
+class NoRoomElsewhereTest(_CrossCellTest):
+    """cell2 has no host with room for the flavor: the move finds none."""
+
+    def setUp(self):
+        base.TestCase.setUp(self)
+        self.cluster = self.useFixture(cluster.Cluster(
+            cells=2, hosts_per_cell=2, host_capacity={
+                'cell2-host1': {'memory_mb': 256},
+                'cell2-host2': {'memory_mb': 256}}))
+        self.ctx = self.cluster.ctx
+        self.cell1, self.cell2 = self.cluster.cells
+
+    def test_the_build_is_buried_in_cell0_naming_every_cell(self):
+        self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
+        (uuid,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        cell, instance = self.cluster.find(uuid)
+        self.assertEqual(('cell0', 'error'), (cell.name, instance.vm_state))
+        fault = self.cluster.fault(uuid)
+        self.assertEqual(fault_messages.RETRIES_EXCEEDED, fault.message)
+        self.assertIn('Tried cell(s) cell1', fault.details)
+        self.assertIn('cell1-host', fault.details)   # the last failure
+        self.assertEqual([], self.rows(self.cell1, uuid))
+        self.assertEqual({}, self.cluster.allocations(uuid))
+        flows = {flow['kind']: flow['state']
+                 for flow in self.cluster.flows(uuid)}
+        self.assertEqual('REVERTED', flows[kinds.KIND_CROSS_CELL])
+        # The history of cell1 is kept in cell0's action.
+        with cb_context.target_cell(self.ctx, self.cluster.cell0) as cctxt:
+            events = [event.event for action in instance_action.
+                      InstanceAction.get_by_instance_uuid(cctxt, uuid)
+                      for event in instance_action.InstanceActionEvent.
+                      get_by_action(cctxt, action.id)]
+        self.assertIn('cell1:' + handback.HANDBACK_EVENT, events)
+        self.assertEqual([], invariants.check_invariants(self.ctx))
