@@ -21,14 +21,23 @@ ERROR in its cell instead, with no flow, as it would have been without
 a hand-back.
 """
 
+import datetime
+import types
+
 from oslo_log import log as logging
 import oslo_messaging
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from cellboot.builds import fates
 from cellboot.builds import handback
+from cellboot.conductor import sweep_lock
+from cellboot.conductor import unowned_flows
+from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.flowrun import kinds
+from cellboot.flowrun import records
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_history
@@ -134,18 +143,47 @@ def _admin(context):
     return cb_context.get_admin_context()
 
 
+def cross_cell_view(manager):
+    """``manager`` as the sweeps of unfinished flows see a manager of
+    the cross-cell kind (its ``KIND``, ``LEVEL``, ``persistence`` and
+    ``runner``)."""
+    return types.SimpleNamespace(
+        KIND=kinds.KIND_CROSS_CELL, LEVEL=kinds.SUPER,
+        persistence=manager.persistence, runner=manager.cross_cell_runner)
+
+
+def moving(manager):
+    """The instances whose cross-cell flow has not ended: their build
+    requests are the move's, not orphans of a boot
+    (``cellboot.conductor.orphans``)."""
+    if manager.persistence() is None:
+        return set()
+    return {uuid for flow in records.unfinished(
+        manager.persistence(), kinds.KIND_CROSS_CELL, kinds.SUPER,
+        warn=False) for uuid in flow.get('instance_uuids') or ()}
+
+
 class HandedBack:
     """The super conductors' sweep of handed-back builds.
 
     A hand-back whose cast was lost leaves its build marked in its cell
     and nobody moving it: each sweep starts the move of every build a
-    cell holds marked (``start_move``, idempotent).
+    cell holds marked (``start_move``, idempotent). A cross-cell flow
+    left unfinished by a conductor that is gone, for longer than
+    ``[conductor] orphan_build_request_timeout``, is handed over
+    (``unowned_flows``), as the boot flows are.
     """
 
     def __init__(self, manager):
         self.manager = manager
 
     def sweep_once(self, context):
+        handed = 0
+        if self.manager.persistence() is not None:
+            cutoff = timeutils.utcnow() - datetime.timedelta(
+                seconds=CONF.conductor.orphan_build_request_timeout)
+            handed = unowned_flows.hand_over_unowned(
+                cross_cell_view(self.manager), cutoff, sweep_lock.Sweep())
         started = 0
         for cell in cell_mapping_obj.CellMapping.get_all(context):
             if cell.uuid == cell_mapping_obj.CELL0_UUID:
@@ -156,4 +194,4 @@ class HandedBack:
                 if start_move(self.manager, context, instance.uuid,
                               cell) is None:
                     started += 1
-        return {'moves_started': started}
+        return {'moves_started': started, 'moves_handed_over': handed}

@@ -16,6 +16,8 @@ from cellboot.api import server_records
 from cellboot.builds import handback
 from cellboot.conductor import handbacks
 from cellboot.conductor import manager
+from cellboot.conductor import orphans
+from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
@@ -31,6 +33,7 @@ from tests.functional.boot import test_owner_delete
 from tests.functional.boot import test_resume
 from tests.functional import cluster
 from tests.functional import invariants
+from tests.functional.sweepers import base as sweep_base
 
 SMALL_CELL2 = {'cell2-host1': {'memory_mb': 4096},
                'cell2-host2': {'memory_mb': 4096}}
@@ -180,7 +183,7 @@ class CrossCellMoveTest(_CrossCellTest):
         uuid = self.boot_handed_back()
         lost.stop()
         sweep = handbacks.HandedBack(self.cluster.super_conductor)
-        self.assertEqual({'moves_started': 1}, sweep.sweep_once(self.ctx))
+        self.assertEqual(1, sweep.sweep_once(self.ctx)['moves_started'])
         # Again (a second sweep, or a late cast): still one flow.
         sweep.sweep_once(self.ctx)
         handbacks.start_move(self.cluster.super_conductor, self.ctx, uuid,
@@ -219,7 +222,7 @@ class DeleteDuringMoveTest(_CrossCellTest):
         self._api_delete(uuid)
         lost.stop()
         sweep = handbacks.HandedBack(self.cluster.super_conductor)
-        self.assertEqual({'moves_started': 0}, sweep.sweep_once(self.ctx))
+        self.assertEqual(0, sweep.sweep_once(self.ctx)['moves_started'])
         self.cluster.wait_for_quiet()
         self.assert_gone(uuid)
 
@@ -397,4 +400,36 @@ class NoRoomElsewhereTest(_CrossCellTest):
                       for event in instance_action.InstanceActionEvent.
                       get_by_action(cctxt, action.id)]
         self.assertIn('cell1:' + handback.HANDBACK_EVENT, events)
+        self.assertEqual([], invariants.check_invariants(self.ctx))
+
+
+class OrphanMoveTest(_CrossCellTest):
+    """A move whose conductor died, on a deployment without a jobboard."""
+
+    def test_the_sweep_hands_it_over_and_leaves_its_build_request(self):
+        self.flags(orphan_build_request_timeout=1,
+                   unstarted_build_request_timeout=1, group='conductor')
+        lost = self.lose_hand_back_casts()
+        uuid = self.boot_handed_back()
+        lost.stop()
+        dying = manager.SuperConductorManager(
+            scheduler=self.cluster.scheduler)
+        dying.cross_cell_runner.owner = \
+            f'{CONF.host}:{sweep_base.dead_pid()}'
+        dying.cross_cell_runner.flow_listeners = [
+            lambda engine: test_resume.KillAfter(engine, 'remove-from-old-'
+                                                         'cell')]
+        self.assertRaises(test_resume.Killed,
+                          handbacks.HandedBack(dying).sweep_once, self.ctx)
+        time.sleep(1.5)
+        # The boot's orphan sweep leaves the move's build request alone.
+        done = orphans.OrphanBuildRequests(
+            self.cluster.super_conductor).sweep_once(self.ctx)
+        self.assertEqual((0, 0), (done['started'], done['settled']))
+        handed = handbacks.HandedBack(
+            self.cluster.super_conductor).sweep_once(self.ctx)
+        self.assertEqual(1, handed['moves_handed_over'])
+        self.cluster.wait_for_quiet()
+        cell, instance = self.cluster.find(uuid)
+        self.assertEqual(('cell2', 'active'), (cell.name, instance.vm_state))
         self.assertEqual([], invariants.check_invariants(self.ctx))
