@@ -10,14 +10,10 @@ import time
 from unittest import mock
 
 import sqlalchemy as sa
-from taskflow import states
 
 from cellboot.api import server_records
 from cellboot.builds import handback
 from cellboot.conductor import handbacks
-from cellboot.conductor import manager
-from cellboot.conductor import orphans
-from cellboot.conf import CONF
 from cellboot import context as cb_context
 from cellboot.db.cell import connection as cell_connection
 from cellboot.db.cell import models as cell_models
@@ -29,11 +25,8 @@ from cellboot.objects import instance_action
 from cellboot.objects import instance_mapping
 from cellboot.scheduler.resources import usage
 from tests import base
-from tests.functional.boot import test_owner_delete
-from tests.functional.boot import test_resume
 from tests.functional import cluster
 from tests.functional import invariants
-from tests.functional.sweepers import base as sweep_base
 
 SMALL_CELL2 = {'cell2-host1': {'memory_mb': 4096},
                'cell2-host2': {'memory_mb': 4096}}
@@ -196,100 +189,6 @@ class CrossCellMoveTest(_CrossCellTest):
         self.assertEqual([], invariants.check_invariants(self.ctx))
 
 
-class DeleteDuringMoveTest(_CrossCellTest):
-    """DELETE /servers/{id} at every moment of the move."""
-
-    def _api_delete(self, uuid):
-        server_records.delete(self.ctx, uuid, self.cluster.scheduler)
-
-    def _shown_once_building(self, uuid, cast=False):
-        """GET shows BUILD (or ACTIVE once ``cast`` to its host), and a
-        listing shows the server once."""
-        record = server_records.get(self.ctx, uuid)
-        if isinstance(record, server_records.InCell):
-            self.assertIn(record.instance.vm_state,
-                          ('building', 'active') if cast else ('building',))
-        else:
-            self.assertIsInstance(record, build_request.BuildRequest)
-        listed = server_records.list_servers(
-            self.ctx, self.ctx.project_id, 5, 100).records
-        self.assertEqual(1, len(listed))
-
-    def test_a_delete_before_the_hand_back_is_taken_leaves_nothing(self):
-        lost = self.lose_hand_back_casts()
-        uuid = self.boot_handed_back()
-        self._shown_once_building(uuid)
-        self._api_delete(uuid)
-        lost.stop()
-        sweep = handbacks.HandedBack(self.cluster.super_conductor)
-        self.assertEqual(0, sweep.sweep_once(self.ctx)['moves_started'])
-        self.cluster.wait_for_quiet()
-        self.assert_gone(uuid)
-
-    def test_a_delete_after_each_atom_of_the_move_leaves_nothing(self):
-        runner = self.cluster.super_conductor.cross_cell_runner
-        for atom in ATOMS:
-            with self.subTest(atom=atom):
-                checked = []
-
-                def delete(uuid, atom=atom):
-                    self._shown_once_building(
-                        uuid, cast=ATOMS.index(atom) >= ATOMS.index(
-                            'cast-to-compute'))
-                    checked.append(uuid)
-                    self._api_delete(uuid)
-
-                runner.flow_listeners = [
-                    lambda engine, atom=atom: test_owner_delete.DeleteAfter(
-                        engine, atom, delete)]
-                self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
-                (uuid,) = self.cluster.boot()
-                self.cluster.wait_for_quiet()
-                self.assertEqual([uuid], checked)
-                self.assert_gone(uuid)
-
-    def test_a_delete_after_the_move_leaves_nothing(self):
-        self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
-        (uuid,) = self.cluster.boot()
-        self.cluster.wait_for_quiet()
-        self._api_delete(uuid)
-        self.assert_gone(uuid)
-
-
-class KilledDuringMoveTest(_CrossCellTest):
-    """A super conductor killed at each atom boundary of the move."""
-
-    def test_a_move_killed_after_each_atom_is_finished_by_the_next(self):
-        for number, atom in enumerate(ATOMS):
-            with self.subTest(atom=atom):
-                lost = self.lose_hand_back_casts()
-                uuid = self.boot_handed_back()
-                lost.stop()
-                dying = manager.SuperConductorManager(
-                    scheduler=self.cluster.scheduler)
-                dying.runner.owner = dying.cross_cell_runner.owner = \
-                    f'conductor:{2 * number + 10}'
-                dying.cross_cell_runner.flow_listeners = [
-                    lambda engine, atom=atom: test_resume.KillAfter(
-                        engine, atom, states.SUCCESS)]
-                self.assertRaises(test_resume.Killed,
-                                  handbacks.HandedBack(dying).sweep_once,
-                                  self.ctx)
-                survivor = manager.SuperConductorManager(
-                    scheduler=self.cluster.scheduler)
-                survivor.cross_cell_runner.owner = \
-                    f'conductor:{2 * number + 11}'
-                self.assertEqual(
-                    1, survivor.cross_cell_runner.resume_unfinished())
-                self.cluster.wait_for_quiet()
-                cell, instance = self.cluster.find(uuid)
-                self.assertEqual(('cell2', 'active'),
-                                 (cell.name, instance.vm_state))
-                self.assertEqual([], self.rows(self.cell1, uuid))
-                self.assertEqual({}, self.allocations_in(self.cell1, uuid))
-                self.assertEqual([], invariants.check_invariants(self.ctx))
-
-
 class HostileHandBackTest(_CrossCellTest):
     """What arrives on a cell's bus is that cell's word only."""
 
@@ -400,36 +299,4 @@ class NoRoomElsewhereTest(_CrossCellTest):
                       for event in instance_action.InstanceActionEvent.
                       get_by_action(cctxt, action.id)]
         self.assertIn('cell1:' + handback.HANDBACK_EVENT, events)
-        self.assertEqual([], invariants.check_invariants(self.ctx))
-
-
-class OrphanMoveTest(_CrossCellTest):
-    """A move whose conductor died, on a deployment without a jobboard."""
-
-    def test_the_sweep_hands_it_over_and_leaves_its_build_request(self):
-        self.flags(orphan_build_request_timeout=1,
-                   unstarted_build_request_timeout=1, group='conductor')
-        lost = self.lose_hand_back_casts()
-        uuid = self.boot_handed_back()
-        lost.stop()
-        dying = manager.SuperConductorManager(
-            scheduler=self.cluster.scheduler)
-        dying.cross_cell_runner.owner = \
-            f'{CONF.host}:{sweep_base.dead_pid()}'
-        dying.cross_cell_runner.flow_listeners = [
-            lambda engine: test_resume.KillAfter(engine, 'remove-from-old-'
-                                                         'cell')]
-        self.assertRaises(test_resume.Killed,
-                          handbacks.HandedBack(dying).sweep_once, self.ctx)
-        time.sleep(1.5)
-        # The boot's orphan sweep leaves the move's build request alone.
-        done = orphans.OrphanBuildRequests(
-            self.cluster.super_conductor).sweep_once(self.ctx)
-        self.assertEqual((0, 0), (done['started'], done['settled']))
-        handed = handbacks.HandedBack(
-            self.cluster.super_conductor).sweep_once(self.ctx)
-        self.assertEqual(1, handed['moves_handed_over'])
-        self.cluster.wait_for_quiet()
-        cell, instance = self.cluster.find(uuid)
-        self.assertEqual(('cell2', 'active'), (cell.name, instance.vm_state))
         self.assertEqual([], invariants.check_invariants(self.ctx))
