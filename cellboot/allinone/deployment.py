@@ -42,6 +42,7 @@ from cellboot.compute import host as compute_host
 from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpc_endpoint as compute_endpoint
 from cellboot.compute import rpcapi as compute_rpcapi
+from cellboot.conductor import handbacks
 from cellboot.conductor import manager as conductor_manager
 from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
@@ -281,7 +282,9 @@ class Deployment:
         conductor = conductor_manager.CellConductorManager(
             cell_name=cell.name, database_connection=cell.database_connection,
             scheduler=scheduler,
-            compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name, transport))
+            compute_rpcapi=compute_rpcapi.ComputeAPI(cell.name, transport),
+            handback_rpcapi=conductor_rpcapi.HandBackAPI(cell.name,
+                                                         transport))
         self._serve(f'conductor-{cell.name}', topics.cell_conductor(cell.name),
                     conductor, transport)
         for index in range(1, self.hosts_per_cell + 1):
@@ -321,7 +324,14 @@ class Deployment:
         self.super_conductor = conductor_manager.SuperConductorManager(
             scheduler=self.scheduler)
         self._serve('conductor', topics.CONDUCTOR, self.super_conductor)
-        resumed = self.super_conductor.runner.resume_unfinished()
+        for cell in self.cells:
+            self._serve(f'super-conductor-{cell.name}',
+                        topics.super_conductor(cell.name),
+                        handbacks.HandBackEndpoint(self.super_conductor,
+                                                   cell),
+                        rpc.get_cell_transport(cell))
+        resumed = self.super_conductor.runner.resume_unfinished() + \
+            self.super_conductor.cross_cell_runner.resume_unfinished()
         self._progress('Super conductor started' + (
             f', {resumed} unfinished flows resumed' if resumed else ''))
 

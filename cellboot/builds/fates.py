@@ -91,14 +91,16 @@ def owner(build_request):
             build_request.get('user_id') or inst.get('user_id'))
 
 
-def record_event(cctxt, instance_uuid, event, error=None, host=None):
+def record_event(cctxt, instance_uuid, event, error=None, host=None,
+                 details=None):
     """Record ``event`` of the request's action, finished at once.
 
     ``cctxt`` is targeted at the instance's cell. The 'create' action is
     started if the instance has none for this request (an instance
     buried before it reached a cell, or a cell conductor working on a
     build whose action went missing). ``error`` (a message) makes the
-    event, and so the action, an Error.
+    event, and so the action, an Error; ``details`` (a message) is
+    written with a successful event.
     """
     project_id, user_id = cctxt.project_id, cctxt.user_id
     try:
@@ -114,7 +116,7 @@ def record_event(cctxt, instance_uuid, event, error=None, host=None):
               else action_obj.RESULT_ERROR)
     action_obj.InstanceActionEvent.event_finish(
         cctxt, instance_uuid, cctxt.request_id, event, result,
-        details=error)
+        details=error if error is not None else details)
 
 
 def _add_fault_once(cctxt, instance_uuid, error, host=None):

@@ -35,6 +35,7 @@ import sys
 
 from oslo_log import log as logging
 
+from cellboot.conductor import handbacks
 from cellboot.conductor import manager
 from cellboot.conductor import nova_door
 from cellboot.conductor import nova_mirror
@@ -42,6 +43,7 @@ from cellboot.conf import CONF
 from cellboot.db import pools
 from cellboot import exception
 from cellboot.nova import casts
+from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot import rpc
 from cellboot.rpc import topics
 from cellboot import service
@@ -128,7 +130,14 @@ def build_super_conductor(context):
     conductor = manager.SuperConductorManager()
     server = service.RPCService(CONF.host, topics.CONDUCTOR, [conductor],
                                 rpc.get_api_transport())
-    more = []
+    # Each cell's hand-backs, on that cell's bus, with that cell's
+    # rights (cells mapped later are served after a restart).
+    more = [service.RPCService(
+        CONF.host, topics.super_conductor(cell.name),
+        [handbacks.HandBackEndpoint(conductor, cell)],
+        rpc.get_cell_transport(cell))
+        for cell in cell_mapping_obj.CellMapping.get_all(context)
+        if cell.uuid != cell_mapping_obj.CELL0_UUID]
     if CONF.nova.enabled:
         more.append(service.RPCService(
             CONF.host, casts.TOPIC, [nova_door.NovaDoor(conductor)],

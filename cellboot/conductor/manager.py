@@ -113,6 +113,11 @@ class SuperConductorManager(_FlowManager):
 
     def __init__(self, scheduler=None, compute_rpcapi_for=None):
         super().__init__()
+        # The cross-cell flows (builds a cell handed back), in the same
+        # flow database (``cellboot.conductor.handbacks``).
+        self.cross_cell_runner = runner.Runner(
+            kinds.KIND_CROSS_CELL, self.LEVEL, self.persistence,
+            self.transient_for)
         self.scheduler = scheduler or self._configured_scheduler()
         self._owns_scheduler = scheduler is None
         self._compute_rpcapi_for = compute_rpcapi_for
@@ -136,11 +141,12 @@ class SuperConductorManager(_FlowManager):
         context = context or cb_context.get_admin_context()
         if self._owns_scheduler and hasattr(self.scheduler, 'start'):
             self.scheduler.start(context)
-        return self._start_flows()
+        return self.cross_cell_runner.open() + self._start_flows()
 
     def stop(self):
         """Stop the checks and the claiming; running flows finish first."""
         self._stop_flows()
+        self.cross_cell_runner.close()
         if self._owns_scheduler and hasattr(self.scheduler, 'stop'):
             self.scheduler.stop()
 
@@ -211,7 +217,7 @@ class CellConductorManager(_FlowManager):
     LEVEL = kinds.CELL
 
     def __init__(self, cell_name=None, database_connection=None,
-                 scheduler=None, compute_rpcapi=None):
+                 scheduler=None, compute_rpcapi=None, handback_rpcapi=None):
         cell_name = cell_name or CONF.cell_name
         database_connection = (database_connection or
                                CONF.database.connection)
@@ -230,7 +236,8 @@ class CellConductorManager(_FlowManager):
             name=cell_name, database_connection=database_connection)
         super().__init__()
         transport = None
-        if scheduler is None or compute_rpcapi is None:
+        if scheduler is None or compute_rpcapi is None or \
+                handback_rpcapi is None:
             transport = rpc.get_local_cell_transport()
         if scheduler is None:
             from cellboot.scheduler import rpcapi as scheduler_rpcapi
@@ -240,8 +247,13 @@ class CellConductorManager(_FlowManager):
             from cellboot.compute import rpcapi as compute_rpcapi_mod
             compute_rpcapi = compute_rpcapi_mod.ComputeAPI(cell_name,
                                                            transport)
+        if handback_rpcapi is None:
+            from cellboot.conductor import rpcapi as conductor_rpcapi
+            handback_rpcapi = conductor_rpcapi.HandBackAPI(cell_name,
+                                                           transport)
         self.scheduler = scheduler
         self.compute_rpcapi = compute_rpcapi
+        self.handback_rpcapi = handback_rpcapi
 
     @property
     def cell_name(self):
@@ -269,6 +281,7 @@ class CellConductorManager(_FlowManager):
     def transient_for(self, context):
         return {'context': context, 'scheduler': self.scheduler,
                 'compute_rpcapi': lambda _cell: self.compute_rpcapi,
+                'handback_rpcapi': self.handback_rpcapi,
                 'cell_mapping': self.cell_mapping}
 
     @oslo_messaging.expose

@@ -39,6 +39,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from cellboot.conductor import ended_flows
+from cellboot.conductor import handbacks
 from cellboot.conductor import sweep_lock
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
@@ -119,6 +120,12 @@ class OrphanBuildRequests:
         done = {'started': 0, 'settled': 0}
         old = _requests(build_request_obj.BuildRequest.get_created_before(
             context, unstarted))
+        if old:
+            # A build request a cross-cell flow wrote is the move's
+            # until that flow ends (``handbacks.moving``).
+            moved = handbacks.moving(self.manager)
+            old = {key: brs for key, brs in old.items()
+                   if not any(br.instance_uuid in moved for br in brs)}
         if not old:
             return done
         uuids = {records.flow_uuid(self.manager.KIND, key): key

@@ -62,3 +62,24 @@ class CellConductorAPI:
                          instance=instance,
                          request_spec=request_spec, host_list=host_list,
                          retry=retry)
+
+
+class HandBackAPI:
+    """Client of the super conductors on one cell's bus (topic
+    ``cellboot-super-conductor.<cell>``), for that cell's conductors."""
+
+    def __init__(self, cell_name, transport):
+        self.cell_name = cell_name
+        self.client = client.RPCClient(transport,
+                                       topics.super_conductor(cell_name))
+
+    def hand_back_instance(self, ctxt, instance_uuid):
+        """Hand back a build this cell cannot place (cast).
+
+        The instance is marked handed back in the cell database first
+        (``cellboot.builds.handback``): that mark, not this message, is
+        what the super conductors act on.
+        """
+        self.client.cast(ctxt, 'hand_back_instance',
+                         reconnects=CONF.conductor.cast_retries,
+                         instance_uuid=instance_uuid)

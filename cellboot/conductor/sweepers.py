@@ -12,7 +12,8 @@ start (a conductor that just started resumes its own flows first):
   ``pool_orphans.PoolOrphans`` (shares of the shared pools whose
   server is deleted, in ERROR or gone), then
   ``unplaced_allocations.UnplacedAllocations`` (allocation requests a
-  dead process left unsettled);
+  dead process left unsettled), then ``handbacks.HandedBack`` (builds a
+  cell handed back whose cast was lost: their moves are started);
 * a cell conductor (kind ``reschedule``):
   ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
   nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
@@ -30,6 +31,7 @@ from oslo_log import log as logging
 
 from cellboot.compute import registration
 from cellboot.conductor import build_timeouts
+from cellboot.conductor import handbacks
 from cellboot.conductor import orphans
 from cellboot.conductor import pool_orphans
 from cellboot.conductor import unfinished_deletes
@@ -92,7 +94,8 @@ def checks_for(manager):
         return [orphans.OrphanBuildRequests(manager),
                 unfinished_deletes.UnfinishedDeletes(manager),
                 pool_orphans.PoolOrphans(manager),
-                unplaced_allocations.UnplacedAllocations(manager)]
+                unplaced_allocations.UnplacedAllocations(manager),
+                handbacks.HandedBack(manager)]
     return [unowned_flows.UnownedFlows(manager),
             build_timeouts.BuildTimeouts(manager)]
 

@@ -121,6 +121,24 @@ conductor_opts = [
                     'a jobboard, a super conductor holds the sweep lock '
                     'for max(30, 3 x this) seconds, renewed at each step, '
                     'and a sweep does at most this long of work.'),
+    cfg.BoolOpt('cross_cell_reschedule',
+                default=True,
+                help='When a cell has run out of alternate hosts for a '
+                     'build (or cannot place it at all), hand the build '
+                     'back to the super conductors, which move it to '
+                     'another cell (the cross-cell flow) instead of '
+                     'ending it in ERROR. Read by the cell conductors '
+                     '(whether to hand back) and by the super conductors '
+                     '(whether to take a hand-back); off, a build whose '
+                     'cell has no alternate left ends in ERROR there.'),
+    cfg.IntOpt('max_cells',
+               default=2,
+               min=1,
+               help='The most cells one build may try with '
+                    'cross_cell_reschedule: the first cell counts. A '
+                    'build that failed in this many cells ends in ERROR '
+                    'with a fault naming every cell tried and the last '
+                    'failure.'),
 ]
 
 

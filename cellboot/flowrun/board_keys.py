@@ -45,9 +45,13 @@ def cell_prefix(cell_name):
 
 
 def board_name(kind, cell_name=None):
-    """The board of ``kind``: the boot board, or a cell's reschedules."""
+    """The board of ``kind``: a super conductors' kind's
+    (``NAMESPACE.boot``, ``NAMESPACE.cross-cell``), or a cell's
+    reschedules."""
     if kind == kinds.KIND_RESCHEDULE:
         return f'{cell_prefix(cell_name)}{kinds.KIND_RESCHEDULE}'
+    if kind == kinds.KIND_CROSS_CELL:
+        return f'{CONF.jobboard.namespace}.{kinds.KIND_CROSS_CELL}'
     return f'{CONF.jobboard.namespace}.{kinds.KIND_BOOT}'
 
 

@@ -1,14 +1,14 @@
 """The kinds of flow cellboot runs: a fixed registry, never a stored name.
 
 A persisted flow says what it is with its meta's ``kind`` ('boot',
-'reschedule'). Whoever rebuilds it — a conductor resuming it or running
-its job, ``flows show`` putting its atoms in order — takes the factory
-this registry holds for that kind. Nothing read from a database or a
-jobboard is ever imported or called: those are written by levels that
-the reader must not trust (every cell writes its own database, where its
-reschedule flows are), and TaskFlow's ``flow_from_detail`` would import
-and call whatever callable a row names (``meta.factory``), with the
-row's arguments.
+'reschedule', 'cross-cell'). Whoever rebuilds it — a conductor resuming
+it or running its job, ``flows show`` putting its atoms in order — takes
+the factory this registry holds for that kind. Nothing read from a
+database or a jobboard is ever imported or called: those are written by
+levels that the reader must not trust (every cell writes its own
+database, where its reschedule flows are), and TaskFlow's
+``flow_from_detail`` would import and call whatever callable a row names
+(``meta.factory``), with the row's arguments.
 
 A row that names anything else is corrupt (``corruption``): a meta that
 is not a mapping, an unknown kind, a factory other than its kind's, a
@@ -36,12 +36,14 @@ import collections
 from cellboot import exception
 from cellboot.flowrun import shared
 from cellboot.workflows import boot
+from cellboot.workflows import cross_cell
 from cellboot.workflows import reschedule
 
 # The kinds of flow: the values of a flow meta's ``kind``, the names of
 # the jobboards' kinds (``board_keys``), defined here only.
 KIND_BOOT = 'boot'
 KIND_RESCHEDULE = 'reschedule'
+KIND_CROSS_CELL = 'cross-cell'
 
 # The levels flows run at.
 SUPER = 'super'
@@ -58,6 +60,7 @@ Kind = collections.namedtuple('Kind', ['factory', 'level'])
 KINDS = {
     KIND_BOOT: Kind(boot.get_flow, SUPER),
     KIND_RESCHEDULE: Kind(reschedule.get_flow, CELL),
+    KIND_CROSS_CELL: Kind(cross_cell.get_flow, SUPER),
 }
 
 # The factory names that rows of earlier versions carry, and their kind.

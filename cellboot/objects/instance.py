@@ -316,6 +316,42 @@ class Instance(base.DomainObject):
             lambda row: f'{row.vm_state} ({row.task_state})',
             f'{vm_states.BUILDING} (not taken by a host)')
 
+    def hand_back(self, context, fence=None):
+        """Mark a build its cell cannot place as handed back.
+
+        Only a build that no host is spawning (as ``move_build``) is
+        marked: task_state becomes handed-back, and from then on the
+        super conductors own it (``cellboot.builds.handback``). Raises
+        InstanceNotFound or UnexpectedVMState when nothing was written.
+        """
+        condition = sa.or_(
+            _INSTANCES.c.task_state.is_(None),
+            _INSTANCES.c.task_state == task_states.RESCHEDULING,
+            _INSTANCES.c.task_state == task_states.HANDED_BACK)
+        self._written(
+            table.update(context, self.uuid,
+                         {'task_state': task_states.HANDED_BACK,
+                          'updated_at': timeutils.utcnow()},
+                         [vm_states.BUILDING], condition, fence=fence),
+            lambda row: f'{row.vm_state} ({row.task_state})',
+            f'{vm_states.BUILDING} (not taken by a host)')
+
+    @property
+    def handed_back(self):
+        """Whether this is a live build its cell handed back."""
+        return (not self.deleted and
+                self.vm_state == vm_states.BUILDING and
+                self.task_state == task_states.HANDED_BACK)
+
+    @classmethod
+    def get_handed_back(cls, context):
+        """The live builds of the targeted cell that it handed back."""
+        return [cls._from_row(row) for row in table.get_where(
+            context, sa.and_(
+                _INSTANCES.c.deleted == sa.false(),
+                _INSTANCES.c.vm_state == vm_states.BUILDING,
+                _INSTANCES.c.task_state == task_states.HANDED_BACK))]
+
     def _set_if(self, context, condition, values):
         """Write ``values`` if the live instance matches ``condition``."""
         updated, _current = table.update(context, self.uuid, values,

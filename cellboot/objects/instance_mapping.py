@@ -149,6 +149,26 @@ def _set_cell_id(context, instance_uuids, cell_id):
 
 
 @api_db.writer
+def _move_cell_id(context, instance_uuid, from_cell_id, to_cell_id):
+    return context.session.execute(
+        sa.update(_MAPPINGS).where(
+            _MAPPINGS.c.instance_uuid == instance_uuid,
+            _MAPPINGS.c.cell_id == from_cell_id,
+            _MAPPINGS.c.queued_for_delete == sa.false()).values(
+            cell_id=to_cell_id)).rowcount
+
+
+@api_db.writer
+def _remap(context, instance_uuid, cell_id):
+    return context.session.execute(
+        sa.update(_MAPPINGS).where(
+            _MAPPINGS.c.instance_uuid == instance_uuid,
+            _MAPPINGS.c.cell_id.is_(None),
+            _MAPPINGS.c.queued_for_delete == sa.false()).values(
+            cell_id=cell_id)).rowcount
+
+
+@api_db.writer
 def _destroy(context, mapping_id):
     return context.session.execute(
         sa.delete(_MAPPINGS).where(_MAPPINGS.c.id == mapping_id)).rowcount
@@ -293,6 +313,22 @@ class InstanceMapping(base.DomainObject):
         """``set_cell_of`` for many instances in one statement; how many
         had a mapping (pointed at ``cell`` already or not)."""
         return _set_cell_id(context, list(instance_uuids), cell.id)
+
+    @classmethod
+    def unmap_from(cls, context, instance_uuid, cell):
+        """Point a live mapping of ``cell`` at no cell; True if it did.
+
+        One conditional statement, for a build moving out of ``cell``
+        (the cross-cell flow): a mapping its owner's delete queued, or
+        that points elsewhere, is left alone (False).
+        """
+        return bool(_move_cell_id(context, instance_uuid, cell.id, None))
+
+    @classmethod
+    def remap_to(cls, context, instance_uuid, cell):
+        """Point a live mapping of no cell back at ``cell``; True if it
+        did (``unmap_from`` undone)."""
+        return bool(_remap(context, instance_uuid, cell.id))
 
     def set_queued_for_delete(self, context, value=True):
         self._save(context, {'queued_for_delete': value})

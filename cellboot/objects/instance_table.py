@@ -40,6 +40,10 @@ task_states = types.SimpleNamespace(
     # Its host never took it, or failed it and handed it back; a cell
     # conductor moves it to an alternate.
     RESCHEDULING='rescheduling',
+    # Its cell ran out of hosts for it and handed it back to the super
+    # conductors (``cellboot.builds.handback``), which move it to another
+    # cell: no service of the cell acts on it any more.
+    HANDED_BACK='handed-back',
 )
 
 JSON_FIELDS = ('flavor', 'metadata', 'build_args')
@@ -130,10 +134,14 @@ def build_older_than(cutoff):
     With a host or without: no flow leaves a building instance without
     one (``create-in-cell`` writes the chosen host with the row, a
     reschedule only moves it to the next host), so one that has none
-    was left by something that will not come back for it either.
+    was left by something that will not come back for it either. A
+    build handed back to the super conductors is theirs, not the
+    cell's: it is never one.
     """
     return sa.and_(INSTANCES.c.deleted == sa.false(),
                    INSTANCES.c.vm_state == vm_states.BUILDING,
+                   sa.or_(INSTANCES.c.task_state.is_(None),
+                          INSTANCES.c.task_state != task_states.HANDED_BACK),
                    last_change() < cutoff)
 
 

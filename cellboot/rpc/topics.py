@@ -20,6 +20,7 @@ SCHEDULER = 'cellboot-scheduler'
 _CELL_CONDUCTOR = 'cellboot-conductor'
 _COMPUTE = 'cellboot-compute'
 _CELL_SCHEDULER = 'cellboot-scheduler'
+_SUPER_CONDUCTOR = 'cellboot-super-conductor'
 
 
 def _in_cell(prefix, cell_name):
@@ -49,3 +50,13 @@ def scheduler(cell_name):
     on that cell's providers and allocations and nothing else.
     """
     return _in_cell(_CELL_SCHEDULER, cell_name)
+
+
+def super_conductor(cell_name):
+    """The topic of the super conductors on cell ``cell_name``'s bus.
+
+    Where the cell's conductors hand back the builds they cannot place
+    (``hand_back_instance``): the super conductors serve it on each
+    cell's bus with that cell's rights only.
+    """
+    return _in_cell(_SUPER_CONDUCTOR, cell_name)

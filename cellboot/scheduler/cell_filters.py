@@ -138,6 +138,11 @@ def steps(request, refused, usable=True):
                                                  forbidden),
                       f'traits asked: {request.request.describe_traits()} '
                       f'(!: forbidden)'))
+    excluded = getattr(request, 'excluded', None)
+    if excluded:
+        steps.append(('cells left',
+                      lambda node: not node.cell_uuids <= excluded,
+                      'cells the build was moved out of'))
     if refused:
         tried = frozenset(refused)
         steps.append(('cells tried',

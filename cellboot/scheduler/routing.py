@@ -24,6 +24,7 @@ name), and a cell is sent neither the hint nor such an
 import copy
 import time
 
+from cellboot.builds import handback
 from cellboot import exception
 from cellboot.objects import cell_mapping
 from cellboot.objects import instance_mapping
@@ -74,6 +75,10 @@ class CellsRequest:
         # The whole request on one provider (an allocation request):
         # no class is taken from the shared pools (``cells``).
         self.one_provider = bool(spec.get('one_provider'))
+        # The cells a build moved out of (the cross-cell flow's record,
+        # ``builds.handback``): never chosen again.
+        self.excluded = frozenset(
+            cell['uuid'] for cell in handback.cells_tried(spec))
 
     @property
     def resources(self):

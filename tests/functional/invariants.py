@@ -14,7 +14,8 @@ bug in an object cannot hide the state it got wrong. The invariants:
 1. every instance lives in exactly one cell (cell0 included), where its
    mapping points; no mapping has a NULL cell, none points at a cell
    that lacks the instance, and no live instance is unmapped; a settled
-   instance is ACTIVE or ERROR, and ERROR always has a fault; no build
+   instance is ACTIVE or ERROR (none is left handed back by its cell,
+   unmoved), and ERROR always has a fault; no build
    request is left (it outlived its instance, or was never built);
 2. allocations exist exactly for the live instances that are not in
    ERROR, on the provider of their host and node, for their flavor, in
@@ -46,6 +47,9 @@ from cellboot.db.cell import models as cell_models
 from cellboot.flowrun import backend as flow_db
 
 SETTLED_STATES = ('active', 'error')
+# A build its cell handed back to the super conductors, to be moved to
+# another cell (the cross-cell flow): never a quiet point's state.
+HANDED_BACK = 'handed-back'
 FINISHED_FLOW_STATES = (states.SUCCESS, states.REVERTED)
 
 # Flavor fields and the resource classes they are claimed as.
@@ -175,7 +179,10 @@ def _instance_violations(snap):
                 found.append(f'instance {uuid} lives in cell {where} but '
                              f'is mapped to cell '
                              f'{snap.cell_name(mapped) if mapped else None}')
-            if inst.vm_state not in SETTLED_STATES:
+            if inst.task_state == HANDED_BACK:
+                found.append(f'instance {uuid} was handed back by cell '
+                             f'{where} and never moved to another cell')
+            elif inst.vm_state not in SETTLED_STATES:
                 found.append(f'instance {uuid} in cell {where} is still '
                              f'{inst.vm_state}, not active or error')
             if inst.vm_state == 'error' and \

@@ -15,6 +15,7 @@ from taskflow import task
 from taskflow.types import failure as tf_failure
 
 from cellboot.builds import fates
+from cellboot.builds import handback
 from cellboot import context as cb_context
 from cellboot import exception
 from cellboot.objects import build_args
@@ -53,9 +54,13 @@ class Alternates(retry.Retry):
     Each try provides ``alternate``, None once the allowed alternates are
     used up (``claim-alternate`` then fails the try for good).
 
-    Reversion strategy: the instance is put in ERROR in its cell with a
-    fault naming the last failure (its claims released, an action event
-    recorded); one deleted or made ACTIVE meanwhile is left alone.
+    Reversion strategy: when another cell may be tried
+    (``cellboot.builds.handback.may_hand_back``), the build is handed
+    back to the super conductors, which move it; otherwise the
+    instance is put in ERROR in its cell with a fault naming the last
+    failure and, when it tried several, every cell tried (its claims
+    released, an action event recorded); one deleted or made ACTIVE
+    meanwhile is left alone.
     """
 
     default_provides = 'alternate'
@@ -70,11 +75,19 @@ class Alternates(retry.Retry):
         return retry.RETRY if len(history) < len(allowed) else retry.REVERT
 
     def revert(self, history, context, scheduler, cell_mapping, instance,
-               build_retry, *args, **kwargs):
+               build_retry, request_spec=None, handback_rpcapi=None,
+               *args, **kwargs):
         uuid = instance['uuid']
-        error = exception.MaxRetriesExceeded(
-            reason=f'Exhausted the alternate hosts of its cell; last '
-                   f'failure: {last_failure(history, build_retry)}')
+        failure = last_failure(history, build_retry)
+        if handback_rpcapi is not None and handback.may_hand_back(
+                request_spec):
+            if handback.hand_back(context, uuid, cell_mapping, failure,
+                                  handback_rpcapi):
+                return
+        error = handback.give_up(
+            [cell.get('name') or cell['uuid']
+             for cell in handback.cells_tried(request_spec)] +
+            [cell_mapping.name], failure)
         fates.fail_in_cell(context, scheduler, uuid, cell_mapping, error,
                            event=fates.RESCHEDULE_EVENT)
 

@@ -4,6 +4,7 @@ from taskflow import task
 from taskflow.types import failure as tf_failure
 
 from cellboot.builds import fates
+from cellboot.builds import handback
 from cellboot import exception
 from cellboot.objects import instance_mapping as mapping_obj
 from cellboot.workflows import tasks
@@ -66,6 +67,9 @@ class Schedule(task.Task):
             error = tasks.first_failure(flow_failures)
             pending = [uuid for uuid in instance_uuids
                        if not _has_cell(context, uuid)]
+        # A build moved out of other cells (the cross-cell flow): its
+        # fault names them all.
+        error = handback.with_cells_tried(error, request_spec)
         cell0 = fates.get_cell0(context)
         tasks.revert_each(
             pending,

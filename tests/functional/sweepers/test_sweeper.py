@@ -7,6 +7,7 @@ import types
 import fixtures
 
 from cellboot.conductor import build_timeouts
+from cellboot.conductor import handbacks
 from cellboot.conductor import orphans
 from cellboot.conductor import pool_orphans
 from cellboot.conductor import sweepers
@@ -88,7 +89,8 @@ class StartForTest(base.TestCase):
         self.assertEqual(([orphans.OrphanBuildRequests,
                            unfinished_deletes.UnfinishedDeletes,
                            pool_orphans.PoolOrphans,
-                           unplaced_allocations.UnplacedAllocations], 30),
+                           unplaced_allocations.UnplacedAllocations,
+                           handbacks.HandedBack], 30),
                          ([type(check) for check in sweeper.checks],
                           sweeper.interval))
 

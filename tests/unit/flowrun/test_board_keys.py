@@ -22,6 +22,11 @@ class BoardKeysTest(base.TestCase):
              board_keys.board_name('reschedule', 'cell2'),
              board_keys.sweep_lock_name('cell2')))
 
+    def test_cross_cell_flows_have_a_board_of_their_own(self):
+        # Not the boot board: its conductor would refuse their jobs.
+        self.assertEqual('region1.cross-cell',
+                         board_keys.board_name('cross-cell'))
+
     def test_other_characters_of_a_cell_name_are_written_as_bytes(self):
         self.assertEqual(
             ('cell-1_a', 'cell1%2Ex', 'z%C3%BCrich', '%2A', '%2541'),

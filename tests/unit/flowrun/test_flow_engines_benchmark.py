@@ -23,7 +23,8 @@ class FlowEnginesBenchmarkTest(base.TestCase):
         done = _run('--count', '3', '--repeat', '1')
         self.assertEqual(0, done.returncode, done.stderr)
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-        self.assertEqual({'boot', 'reschedule'}, set(figures['kinds']))
+        self.assertEqual({'boot', 'cross-cell', 'reschedule'},
+                         set(figures['kinds']))
         for kind in figures['kinds'].values():
             self.assertGreater(kind['cpu_ms_per_engine'], 0)
 

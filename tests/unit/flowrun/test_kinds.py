@@ -36,7 +36,8 @@ class RegistryTest(base.TestCase):
             self.assertEqual(name, flow.name)
 
     def test_boot_is_the_super_conductors_and_reschedule_a_cells(self):
-        self.assertEqual((('boot',), ('reschedule',)),
+        # A cross-cell flow is the super conductors' too.
+        self.assertEqual((('boot', 'cross-cell'), ('reschedule',)),
                          (kinds.of_level(kinds.SUPER),
                           kinds.of_level(kinds.CELL)))
 
@@ -112,7 +113,7 @@ class PlantedMetaTest(base.TestCase):
                 'name': f'{self.module}.get_flow', 'args': [],
                 'kwargs': {}}},
             "its kind 'exfiltrate' is none that cellboot runs (boot, "
-            "reschedule)")
+            "cross-cell, reschedule)")
 
     def test_a_meta_without_kind_or_factory_is_refused(self):
         self.assertRefused({'instance_uuids': []}, 'its kind None is none')

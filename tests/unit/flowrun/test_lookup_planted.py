@@ -41,7 +41,7 @@ class _PlantedLookupTests:
                 "it names factory 'os.mkdir', which is none of cellboot's",
              self.plants.uuids['unknown kind']:
                 "its kind 'exfiltrate' is none that cellboot runs (boot, "
-                "reschedule)",
+                "cross-cell, reschedule)",
              self.plants.uuids['boot']: None},
             {flow['uuid']: flow['corrupt'] for flow in found})
 

@@ -239,6 +239,8 @@ class _CellConductorTests(_CellConductorSetUp):
                          (flow['kind'], flow['instance_uuids']))
 
     def test_no_attempt_left_ends_in_error_and_reverted(self):
+        # In-cell exhaustion: no move to another cell.
+        self.flags(cross_cell_reschedule=False, group='conductor')
         flow = self._reschedule([self._alternate(1)], num_attempts=3)
         self.assertEqual(('REVERTED', 'error', []),
                          (flow['state'],

@@ -1,0 +1,151 @@
+"""Deletes, kills and dead conductors racing a move to another cell.
+
+The same two cells as ``test_cross_cell``: every host of cell1 fails
+builds, so each server is handed back and moved to cell2.
+"""
+
+import time
+
+from taskflow import states
+
+from cellboot.api import server_records
+from cellboot.conductor import handbacks
+from cellboot.conductor import manager
+from cellboot.conductor import orphans
+from cellboot.conf import CONF
+from cellboot.objects import build_request
+from tests.functional.boot import test_cross_cell
+from tests.functional.boot import test_owner_delete
+from tests.functional.boot import test_resume
+from tests.functional import invariants
+from tests.functional.sweepers import base as sweep_base
+
+ATOMS = test_cross_cell.ATOMS
+CELL1_HOSTS = test_cross_cell.CELL1_HOSTS
+_CrossCellTest = test_cross_cell._CrossCellTest
+
+
+class DeleteDuringMoveTest(_CrossCellTest):
+    """DELETE /servers/{id} at every moment of the move."""
+
+    def _api_delete(self, uuid):
+        server_records.delete(self.ctx, uuid, self.cluster.scheduler)
+
+    def _shown_once_building(self, uuid, cast=False):
+        """GET shows BUILD (or ACTIVE once ``cast`` to its host), and a
+        listing shows the server once."""
+        record = server_records.get(self.ctx, uuid)
+        if isinstance(record, server_records.InCell):
+            self.assertIn(record.instance.vm_state,
+                          ('building', 'active') if cast else ('building',))
+        else:
+            self.assertIsInstance(record, build_request.BuildRequest)
+        listed = server_records.list_servers(
+            self.ctx, self.ctx.project_id, 5, 100).records
+        self.assertEqual(1, len(listed))
+
+    def test_a_delete_before_the_hand_back_is_taken_leaves_nothing(self):
+        lost = self.lose_hand_back_casts()
+        uuid = self.boot_handed_back()
+        self._shown_once_building(uuid)
+        self._api_delete(uuid)
+        lost.stop()
+        sweep = handbacks.HandedBack(self.cluster.super_conductor)
+        self.assertEqual(0, sweep.sweep_once(self.ctx)['moves_started'])
+        self.cluster.wait_for_quiet()
+        self.assert_gone(uuid)
+
+    def test_a_delete_after_each_atom_of_the_move_leaves_nothing(self):
+        runner = self.cluster.super_conductor.cross_cell_runner
+        for atom in ATOMS:
+            with self.subTest(atom=atom):
+                checked = []
+
+                def delete(uuid, atom=atom):
+                    self._shown_once_building(
+                        uuid, cast=ATOMS.index(atom) >= ATOMS.index(
+                            'cast-to-compute'))
+                    checked.append(uuid)
+                    self._api_delete(uuid)
+
+                runner.flow_listeners = [
+                    lambda engine, atom=atom: test_owner_delete.DeleteAfter(
+                        engine, atom, delete)]
+                self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
+                (uuid,) = self.cluster.boot()
+                self.cluster.wait_for_quiet()
+                self.assertEqual([uuid], checked)
+                self.assert_gone(uuid)
+
+    def test_a_delete_after_the_move_leaves_nothing(self):
+        self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
+        (uuid,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        self._api_delete(uuid)
+        self.assert_gone(uuid)
+
+
+class KilledDuringMoveTest(_CrossCellTest):
+    """A super conductor killed at each atom boundary of the move."""
+
+    def test_a_move_killed_after_each_atom_is_finished_by_the_next(self):
+        for number, atom in enumerate(ATOMS):
+            with self.subTest(atom=atom):
+                lost = self.lose_hand_back_casts()
+                uuid = self.boot_handed_back()
+                lost.stop()
+                dying = manager.SuperConductorManager(
+                    scheduler=self.cluster.scheduler)
+                dying.runner.owner = dying.cross_cell_runner.owner = \
+                    f'conductor:{2 * number + 10}'
+                dying.cross_cell_runner.flow_listeners = [
+                    lambda engine, atom=atom: test_resume.KillAfter(
+                        engine, atom, states.SUCCESS)]
+                self.assertRaises(test_resume.Killed,
+                                  handbacks.HandedBack(dying).sweep_once,
+                                  self.ctx)
+                survivor = manager.SuperConductorManager(
+                    scheduler=self.cluster.scheduler)
+                survivor.cross_cell_runner.owner = \
+                    f'conductor:{2 * number + 11}'
+                self.assertEqual(
+                    1, survivor.cross_cell_runner.resume_unfinished())
+                self.cluster.wait_for_quiet()
+                cell, instance = self.cluster.find(uuid)
+                self.assertEqual(('cell2', 'active'),
+                                 (cell.name, instance.vm_state))
+                self.assertEqual([], self.rows(self.cell1, uuid))
+                self.assertEqual({}, self.allocations_in(self.cell1, uuid))
+                self.assertEqual([], invariants.check_invariants(self.ctx))
+
+
+class OrphanMoveTest(_CrossCellTest):
+    """A move whose conductor died, on a deployment without a jobboard."""
+
+    def test_the_sweep_hands_it_over_and_leaves_its_build_request(self):
+        self.flags(orphan_build_request_timeout=1,
+                   unstarted_build_request_timeout=1, group='conductor')
+        lost = self.lose_hand_back_casts()
+        uuid = self.boot_handed_back()
+        lost.stop()
+        dying = manager.SuperConductorManager(
+            scheduler=self.cluster.scheduler)
+        dying.cross_cell_runner.owner = \
+            f'{CONF.host}:{sweep_base.dead_pid()}'
+        dying.cross_cell_runner.flow_listeners = [
+            lambda engine: test_resume.KillAfter(engine, 'remove-from-old-'
+                                                         'cell')]
+        self.assertRaises(test_resume.Killed,
+                          handbacks.HandedBack(dying).sweep_once, self.ctx)
+        time.sleep(2.5)  # past both timeouts (1 s), whole seconds or not
+        # The boot's orphan sweep leaves the move's build request alone.
+        done = orphans.OrphanBuildRequests(
+            self.cluster.super_conductor).sweep_once(self.ctx)
+        self.assertEqual((0, 0), (done['started'], done['settled']))
+        handed = handbacks.HandedBack(
+            self.cluster.super_conductor).sweep_once(self.ctx)
+        self.assertEqual(1, handed['moves_handed_over'])
+        self.cluster.wait_for_quiet()
+        cell, instance = self.cluster.find(uuid)
+        self.assertEqual(('cell2', 'active'), (cell.name, instance.vm_state))
+        self.assertEqual([], invariants.check_invariants(self.ctx))
