@@ -4,6 +4,7 @@
 
     cellboot all-in-one [--cells 2] [--hosts-per-cell 4] [--state-dir D]
                         [--port 8774] [--demo N] [--fail-host HOST]
+                        [--fail-cell CELL]
 
 Without ``--demo`` the deployment serves until SIGINT or SIGTERM (the
 service runner's signal handling); with it, the demo runs and its exit
@@ -44,15 +45,46 @@ class _Service:
         pass
 
 
-def _check_fail_hosts(dep, fail_hosts):
-    hosts = [deployment.host_name(deployment.cell_name(c), h)
-             for c in range(1, dep.cell_count + 1)
-             for h in range(1, dep.hosts_per_cell + 1)]
-    unknown = [host for host in fail_hosts if host not in hosts]
-    if unknown:
-        raise cli_client.CLIError(
-            f'--fail-host {unknown[0]} is not a host of this deployment; '
-            f'its hosts are {hosts[0]} ... {hosts[-1]}', exit_codes.USAGE)
+def _cell_names(cell_count):
+    return [deployment.cell_name(c) for c in range(1, cell_count + 1)]
+
+
+def _cell_hosts(name, hosts_per_cell):
+    return [deployment.host_name(name, h)
+            for h in range(1, hosts_per_cell + 1)]
+
+
+def _unknown(option, value, kind, known):
+    return cli_client.CLIError(
+        f'{option} {output.quoted(value)} is not a {kind} of this '
+        f'deployment; its {kind}s are {known[0]} ... {known[-1]}',
+        exit_codes.USAGE)
+
+
+def fail_hosts(args):
+    """The hosts whose builds fail: ``--fail-host`` and every host of
+    each ``--fail-cell``, for ``[fake_driver] fail_hosts``.
+
+    Both are checked against the deployment's names before anything is
+    created (a usage error, one line, the value quoted and cut short):
+    a typo must not make a demo in which nothing fails. A failing cell
+    is only its hosts in that option, so that the fake driver has one
+    notion of a failing build and the cell conductor, not the demo,
+    decides that a cell with no host left hands the build back.
+    """
+    names = _cell_names(args.cells)
+    hosts = [host for name in names
+             for host in _cell_hosts(name, args.hosts_per_cell)]
+    for host in args.fail_hosts:
+        if host not in hosts:
+            raise _unknown('--fail-host', host, 'host', hosts)
+    failing = list(args.fail_hosts)
+    for name in args.fail_cells:
+        if name not in names:
+            raise _unknown('--fail-cell', name, 'cell', names)
+        failing += [host for host in _cell_hosts(name, args.hosts_per_cell)
+                    if host not in failing]
+    return failing
 
 
 def _quiet_logs(debug):
@@ -68,9 +100,8 @@ def run(args):
                                                'all-in-one')
     dep = deployment.Deployment(
         state_dir, cells=args.cells, hosts_per_cell=args.hosts_per_cell,
-        port=args.port, fail_hosts=args.fail_hosts,
+        port=args.port, fail_hosts=fail_hosts(args),
         progress=lambda line: output.say(f'* {line}'))
-    _check_fail_hosts(dep, args.fail_hosts)
     if args.demo is None:
         return service_runner.run([_Service(dep)])
     dep.start()
@@ -119,6 +150,14 @@ def register(subparsers):
                         default=[], metavar='HOST',
                         help='every build on HOST fails and is rescheduled '
                              '(repeatable; hosts are named cell1-host1 ...)')
+    parser.add_argument('--fail-cell', action='append', dest='fail_cells',
+                        default=[], metavar='CELL',
+                        help='every build on every host of CELL fails: the '
+                             'cell runs out of alternates and hands the '
+                             'build back, and the super conductors move it '
+                             'to another cell ([conductor] '
+                             'cross_cell_reschedule; repeatable; cells are '
+                             'named cell1 ...)')
     configuration.add_arguments(parser)
     parser.add_argument('--debug', action='store_true',
                         help='log at DEBUG level')

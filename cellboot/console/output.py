@@ -36,6 +36,20 @@ def one_line(text):
     return ' '.join(str(text).split())
 
 
+# Longest value quoted in a message (characters, quotes included).
+QUOTED_WIDTH = 80
+
+
+def quoted(value, width=QUOTED_WIDTH):
+    """``value`` (what a user typed, say) quoted for a message: its
+    ``ascii`` repr, cut short, so that no argument however long, with
+    whatever characters or bad bytes, can flood or break the line."""
+    text = ascii(value)
+    if len(text) > width:
+        text = text[:width - 3] + '...'
+    return text
+
+
 def table(headers, rows):
     """Print ``rows`` under ``headers`` as an aligned text table."""
     rows = [['' if value is None else str(value) for value in row]
