@@ -77,6 +77,7 @@ def lock_project(context, project_id):
     ).first() is not None
 
 
+@retry.on_contention
 @api_db.writer
 def _insert_lock(context, project_id):
     context.session.execute(sa.insert(_LOCKS).values(project_id=project_id))
@@ -86,7 +87,10 @@ def create_lock(context, project_id):
     """Give a project its lock row, in a transaction of its own.
 
     Another request may create it at the same moment: either way, the
-    row exists afterwards.
+    row exists afterwards. On MySQL/MariaDB the insert can also deadlock
+    with a request of the project holding a gap lock where the row goes
+    (its ``SELECT ... FOR UPDATE`` found none): the database fails one of
+    them, and the insert runs again.
     """
     try:
         _insert_lock(context, project_id)
