@@ -86,7 +86,13 @@ class DeleteDuringMoveTest(_CrossCellTest):
 
 
 class KilledDuringMoveTest(_CrossCellTest):
-    """A super conductor killed at each atom boundary of the move."""
+    """A super conductor killed at each atom boundary of the move.
+
+    The test's own conductors run the sweeps: the deployment's periodic
+    one must not take the moves first.
+    """
+
+    SWEEP_INTERVAL = 3600
 
     def test_a_move_killed_after_each_atom_is_finished_by_the_next(self):
         for number, atom in enumerate(ATOMS):
@@ -120,7 +126,13 @@ class KilledDuringMoveTest(_CrossCellTest):
 
 
 class OrphanMoveTest(_CrossCellTest):
-    """A move whose conductor died, on a deployment without a jobboard."""
+    """A move whose conductor died, on a deployment without a jobboard.
+
+    The test runs the sweeps itself: the deployment's periodic one must
+    not hand the move over first.
+    """
+
+    SWEEP_INTERVAL = 3600
 
     def test_the_sweep_hands_it_over_and_leaves_its_build_request(self):
         self.flags(orphan_build_request_timeout=1,
