@@ -3,9 +3,9 @@
 Server databases are provisioned with oslo.db's provisioning (the
 ``openstack_citest`` convention: ``make test`` creates that user), one
 database per fixture, dropped at clean-up, or emptied and kept for the
-next fixture of the same kind (``tests.recycled_databases``). When a server cannot
-be reached the test is skipped with the reason, except with ``CI=true``,
-where a missing service is a failure.
+next fixture of the same kind (``tests.recycled_databases``). When a
+server cannot be reached the test is skipped with the reason, except
+with ``CI=true``, where a missing service is a failure.
 """
 
 import os
