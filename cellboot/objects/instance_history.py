@@ -24,6 +24,12 @@ _FAULTS = models.InstanceFault.__table__
 
 # Longest text kept of one event's or fault's details.
 _DETAILS_WIDTH = 4000
+# The most events and faults carried from one cell: the latest ones. The
+# history is persisted in the API level's flow and written into the next
+# cell, so a cell (compromised, or looping) that wrote thousands of rows
+# for the instance cannot grow either beyond this.
+MAX_EVENTS = 100
+MAX_FAULTS = 20
 
 
 def _iso(value):
@@ -37,18 +43,19 @@ def _cut(text):
 @cell_db.reader
 def read(context, instance_uuid, cell_name):
     """``{'events': [...], 'faults': [...]}`` of the instance in the
-    targeted cell (``cell_name``: what each entry is said to come from)."""
+    targeted cell (``cell_name``: what each entry is said to come from),
+    oldest first: the latest ``MAX_EVENTS`` and ``MAX_FAULTS``."""
     events = context.session.execute(
         sa.select(_ACTIONS.c.action, _ACTIONS.c.request_id, _EVENTS.c.event,
                   _EVENTS.c.result, _EVENTS.c.details, _EVENTS.c.host,
                   _EVENTS.c.start_time, _EVENTS.c.finish_time).join(
             _EVENTS, _EVENTS.c.action_id == _ACTIONS.c.id).where(
             _ACTIONS.c.instance_uuid == instance_uuid).order_by(
-            _EVENTS.c.id)).all()
+            _EVENTS.c.id.desc()).limit(MAX_EVENTS)).all()[::-1]
     faults = context.session.execute(
         sa.select(_FAULTS).where(
             _FAULTS.c.instance_uuid == instance_uuid).order_by(
-            _FAULTS.c.id)).all()
+            _FAULTS.c.id.desc()).limit(MAX_FAULTS)).all()[::-1]
     return {
         'events': [{'cell': cell_name, 'action': row.action,
                     'request_id': row.request_id, 'event': row.event,

@@ -22,6 +22,7 @@ from cellboot.objects import build_request
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
+from cellboot.objects import instance_history
 from cellboot.objects import instance_mapping
 from cellboot.scheduler.resources import usage
 from tests import base
@@ -46,13 +47,15 @@ class _CrossCellTest(base.TestCase):
 
     # [conductor] sweep_interval of the deployment (None: the default).
     SWEEP_INTERVAL = None
+    # What each host of the deployment reports, where it differs.
+    HOST_CAPACITY = SMALL_CELL2
 
     def setUp(self):
         super().setUp()
         if self.SWEEP_INTERVAL is not None:
             self.flags(sweep_interval=self.SWEEP_INTERVAL, group='conductor')
         self.cluster = self.useFixture(cluster.Cluster(
-            cells=2, hosts_per_cell=2, host_capacity=SMALL_CELL2))
+            cells=2, hosts_per_cell=2, host_capacity=self.HOST_CAPACITY))
         self.ctx = self.cluster.ctx
         self.cell1, self.cell2 = self.cluster.cells
 
@@ -273,6 +276,36 @@ class HostileHandBackTest(_CrossCellTest):
         self.assertEqual('active', self.cluster.find(other)[1].vm_state)
         self._assert_nothing_changed()
 
+    def test_a_flood_of_history_in_the_old_cell_is_carried_bounded(self):
+        # cell1 writes far more events and faults for its instance than
+        # a build makes: what the move carries to cell2 stays bounded.
+        with cb_context.target_cell(self.ctx, self.cell1) as cctxt:
+            (action,) = instance_action.InstanceAction.get_by_instance_uuid(
+                cctxt, self.uuid)
+        engine = cell_connection.get_engine(self.cell1.database_connection)
+        with engine.begin() as conn:
+            conn.execute(sa.insert(cell_models.InstanceActionEvent.__table__),
+                         [{'action_id': action.id, 'event': f'flood-{n}',
+                           'details': 'x' * 10000} for n in range(500)])
+            conn.execute(sa.insert(cell_models.InstanceFault.__table__),
+                         [{'instance_uuid': self.uuid, 'code': 500,
+                           'message': f'fault {n}'} for n in range(50)])
+        self.assertIsNone(handbacks.start_move(
+            self.cluster.super_conductor, self.ctx, self.uuid, self.cell1))
+        self.cluster.wait_for_quiet()
+        cell, _instance = self.cluster.find(self.uuid)
+        self.assertEqual('cell2', cell.name)
+        with cb_context.target_cell(self.ctx, self.cell2) as cctxt:
+            carried = [event for action in instance_action.InstanceAction.
+                       get_by_instance_uuid(cctxt, self.uuid)
+                       for event in instance_action.InstanceActionEvent.
+                       get_by_action(cctxt, action.id)
+                       if event.event.startswith('cell1:')]
+        self.assertEqual(instance_history.MAX_EVENTS, len(carried))
+        # The latest ones are kept: the flood's last event among them.
+        self.assertIn('cell1:flood-499', [e.event for e in carried])
+        self.assertTrue(all(len(e.details or '') <= 4000 for e in carried))
+
     def test_a_forged_mark_in_another_cell_is_refused(self):
         # cell2 writes the mark on a row of its own for cell1's uuid.
         with cb_context.target_cell(self.ctx, self.cell2) as cctxt:
@@ -289,14 +322,8 @@ class HostileHandBackTest(_CrossCellTest):
 class NoRoomElsewhereTest(_CrossCellTest):
     """cell2 has no host with room for the flavor: the move finds none."""
 
-    def setUp(self):
-        base.TestCase.setUp(self)
-        self.cluster = self.useFixture(cluster.Cluster(
-            cells=2, hosts_per_cell=2, host_capacity={
-                'cell2-host1': {'memory_mb': 256},
-                'cell2-host2': {'memory_mb': 256}}))
-        self.ctx = self.cluster.ctx
-        self.cell1, self.cell2 = self.cluster.cells
+    HOST_CAPACITY = {'cell2-host1': {'memory_mb': 256},
+                     'cell2-host2': {'memory_mb': 256}}
 
     def test_the_build_is_buried_in_cell0_naming_every_cell(self):
         self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
