@@ -18,7 +18,9 @@ start (a conductor that just started resumes its own flows first):
   ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
   nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
   (which leaves alone the instances of unfinished reschedule flows: the
-  first check makes sure that such flows do finish).
+  first check makes sure that such flows do finish), then
+  ``stray_claims.StrayClaims`` (claims a late or repeated message re-made
+  for an instance that went ACTIVE on another host).
 
 Every check has ``sweep_once(context)``, which returns what it did (a
 dict of counts), so that tests call it directly. Checks are idempotent
@@ -34,6 +36,7 @@ from cellboot.conductor import build_timeouts
 from cellboot.conductor import handbacks
 from cellboot.conductor import orphans
 from cellboot.conductor import pool_orphans
+from cellboot.conductor import stray_claims
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
 from cellboot.conductor import unplaced_allocations
@@ -97,7 +100,8 @@ def checks_for(manager):
                 unplaced_allocations.UnplacedAllocations(manager),
                 handbacks.HandedBack(manager)]
     return [unowned_flows.UnownedFlows(manager),
-            build_timeouts.BuildTimeouts(manager)]
+            build_timeouts.BuildTimeouts(manager),
+            stray_claims.StrayClaims(manager)]
 
 
 def start_for(manager):

@@ -3,6 +3,7 @@
 import functools
 
 from oslo_log import log as logging
+import oslo_messaging
 
 from cellboot.api import auth
 from cellboot.api import boot_requests
@@ -95,9 +96,16 @@ def create(api, request, context):
     try:
         api.conductor.schedule_and_build_instances(context, build_requests,
                                                    specs)
-    except Exception:
+    except oslo_messaging.MessageDeliveryFailure as exc:
         # Accepted all the same: the rows are the source of truth and
-        # the sweeper starts builds nobody is working on.
+        # the sweeper starts builds nobody is working on. A broker that
+        # is away is expected (a restart): one line, no traceback.
+        LOG.warning('Could not cast the boot of %s (reservation %s) to the '
+                    'super conductor (%s); it stays accepted and the super '
+                    'conductors\' sweep starts it',
+                    [br['instance_uuid'] for br in build_requests],
+                    reservation_id, exc)
+    except Exception:
         LOG.exception('Could not cast the boot of %s (reservation %s) to '
                       'the super conductor; it stays accepted',
                       [br['instance_uuid'] for br in build_requests],

@@ -251,3 +251,41 @@ def consumers_without_live_instance(context, older_than, limit):
     return {uuid: ('absent' if deleted is None
                    else 'deleted' if deleted else 'error')
             for uuid, deleted in rows}
+
+
+_NODES = cell_models.ComputeNode.__table__
+
+
+@tables.reader
+def claims_off_host(context, limit):
+    """Claims that settled instances hold on a provider not their host's.
+
+    An instance that is ACTIVE with no task under way holds claims on
+    the provider of its host's node alone. A claim on another provider
+    is one a message re-made after the instance had left that host: a
+    RabbitMQ restart delivers again what a service had taken but not
+    acknowledged, and a scheduler may run a request whose caller has
+    given up on it and moved on. No path of cellboot moves a settled
+    instance, so such a claim cannot be one in flight.
+
+    Returns ``[(consumer uuid, provider uuid)]``, at most ``limit``.
+    """
+    own = sa.exists().where(
+        _NODES.c.uuid == _PROVIDERS.c.uuid,
+        _NODES.c.host == _INSTANCES.c.host,
+        _NODES.c.hypervisor_hostname == _INSTANCES.c.node)
+    query = sa.select(
+        _ALLOCATIONS.c.consumer_id, _PROVIDERS.c.uuid,
+    ).select_from(
+        _ALLOCATIONS.join(
+            _PROVIDERS,
+            _PROVIDERS.c.id == _ALLOCATIONS.c.resource_provider_id,
+        ).join(_INSTANCES, _INSTANCES.c.uuid == _ALLOCATIONS.c.consumer_id)
+    ).where(
+        _INSTANCES.c.deleted == sa.false(),
+        _INSTANCES.c.vm_state == 'active',
+        _INSTANCES.c.task_state.is_(None),
+        ~own,
+    ).distinct().limit(limit)
+    return sorted((consumer, provider) for consumer, provider
+                  in context.session.execute(query))

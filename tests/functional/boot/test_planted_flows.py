@@ -132,7 +132,8 @@ class PlantedFlowsTest(base.TestCase):
                                     'cell1 sweeper').sweep_once(
                 cb_context.get_admin_context())
         self.assertEqual({'UnownedFlows': {'handed_over': 0},
-                          'BuildTimeouts': sweep_base.timeouts(0)}, done)
+                          'BuildTimeouts': sweep_base.timeouts(0),
+                          'StrayClaims': {'released': 0}}, done)
         self.assertWarnedOf(log, self.in_cell)
 
     def test_a_planted_flow_handed_to_a_conductor_is_refused(self):

@@ -47,6 +47,8 @@ CLAIM_EXPIRY = 8
 # of them this soon.
 HOST_STATE_REFRESH = 2
 SWEEP_INTERVAL = 3
+# Sweeps the invariant check gives the conductors to heal what they heal.
+SETTLE_SWEEPS = 2
 ORPHAN_TIMEOUT = 15
 BUILD_TIMEOUT = 45
 # A lost cast (a broker restart: make faults) is sent again this soon.
@@ -138,6 +140,7 @@ class Chaos:
         self.test = test
         self.redis = redis
         self.seed = seed
+        self.healed = 0
         self.rng = random.Random(seed)
         self.boots = boots
         self.clients = clients
@@ -362,6 +365,7 @@ class Chaos:
             'active': states.get('active', 0),
             'error': states.get('error', 0),
             'violations': len(violations),
+            'healed_by_sweeps': self.healed,
             'seed': self.seed,
             'duration_s': round(duration, 1),
             'killed': dict(collections.Counter(k.service
@@ -370,6 +374,19 @@ class Chaos:
             'phases_s': self.phases,
         }
 
-    @staticmethod
-    def check():
-        return invariants.check_invariants()
+    def check(self):
+        """The invariants' violations, once the sweeps had their turn.
+
+        Some of what a fault leaves is healed by a sweep only: a claim a
+        message delivered again re-made off an ACTIVE instance's host
+        (``cellboot.conductor.stray_claims``). A first look that finds
+        violations is made again after ``SETTLE_SWEEPS`` sweeps; what it
+        found is counted (``healed_by_sweeps``), what remains is failed.
+        """
+        found = invariants.check_invariants()
+        if found:
+            time.sleep(SETTLE_SWEEPS * SWEEP_INTERVAL + 1)
+            remaining = invariants.check_invariants()
+            self.healed = len(found) - len(remaining)
+            return remaining
+        return found

@@ -10,7 +10,8 @@ The run's figures are one JSON line, printed and written to
 last)::
 
     {"boots", "kills", "resumed_flows", "reschedules", "active", "error",
-     "violations", "seed", "duration_s", "taken_over_flows", "killed",
+     "violations", "healed_by_sweeps", "seed", "duration_s",
+     "taken_over_flows", "killed",
      "kills_mid_flow", "phases_s"}
 
 Replay a run with ``CELLBOOT_CHAOS_SEED=<its seed> make chaos``; keep

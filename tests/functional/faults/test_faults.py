@@ -12,7 +12,8 @@ Each run prints its figures as one JSON line and appends it to
 last)::
 
     {"fault", "down_s", "boots", "reschedules", "active", "error",
-     "violations", "seed", "duration_s", "phases_s", "5xx", "503",
+     "violations", "healed_by_sweeps", "seed", "duration_s", "phases_s",
+     "5xx", "503",
      "refused", "resent_builds", "orphans_started", "quiet_after_fault_s",
      "dead_services"}
 

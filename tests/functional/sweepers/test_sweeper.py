@@ -10,6 +10,7 @@ from cellboot.conductor import build_timeouts
 from cellboot.conductor import handbacks
 from cellboot.conductor import orphans
 from cellboot.conductor import pool_orphans
+from cellboot.conductor import stray_claims
 from cellboot.conductor import sweepers
 from cellboot.conductor import unfinished_deletes
 from cellboot.conductor import unowned_flows
@@ -98,5 +99,6 @@ class StartForTest(base.TestCase):
             self):
         sweeper = self._start_for('reschedule')
         self.assertEqual([unowned_flows.UnownedFlows,
-                          build_timeouts.BuildTimeouts],
+                          build_timeouts.BuildTimeouts,
+                          stray_claims.StrayClaims],
                          [type(check) for check in sweeper.checks])

@@ -147,7 +147,8 @@ class _Test(base.TestCase):
         self.assertEqual(('active', OTHER_HOST),
                          (instance.vm_state, instance.host))
         self.assertEqual({'UnownedFlows': {'handed_over': 1},
-                          'BuildTimeouts': sweep_base.timeouts(0)}, done)
+                          'BuildTimeouts': sweep_base.timeouts(0),
+                          'StrayClaims': {'released': 0}}, done)
         self.assertTrue(compute_base.wait_for(lambda: not records.unfinished(
             self.cell.database_connection, 'reschedule', kinds.CELL)))
         self.assertEqual({'handed_over': 0},
