@@ -24,6 +24,8 @@ from cellboot.objects import instance as instance_obj
 from cellboot.objects import instance_action
 from cellboot.objects import instance_history
 from cellboot.objects import instance_mapping
+from cellboot.scheduler.pools import claims as pool_claims
+from cellboot.scheduler.pools import records as pool_records
 from cellboot.scheduler.resources import usage
 from tests import base
 from tests.functional import cluster
@@ -49,13 +51,16 @@ class _CrossCellTest(base.TestCase):
     SWEEP_INTERVAL = None
     # What each host of the deployment reports, where it differs.
     HOST_CAPACITY = SMALL_CELL2
+    # The root disk every host reports (0: disks come from a pool).
+    LOCAL_GB = 200
 
     def setUp(self):
         super().setUp()
         if self.SWEEP_INTERVAL is not None:
             self.flags(sweep_interval=self.SWEEP_INTERVAL, group='conductor')
         self.cluster = self.useFixture(cluster.Cluster(
-            cells=2, hosts_per_cell=2, host_capacity=self.HOST_CAPACITY))
+            cells=2, hosts_per_cell=2, host_capacity=self.HOST_CAPACITY,
+            local_gb=self.LOCAL_GB))
         self.ctx = self.cluster.ctx
         self.cell1, self.cell2 = self.cluster.cells
 
@@ -347,4 +352,33 @@ class NoRoomElsewhereTest(_CrossCellTest):
                       for event in instance_action.InstanceActionEvent.
                       get_by_action(cctxt, action.id)]
         self.assertIn('cell1:' + handback.HANDBACK_EVENT, events)
+        self.assertEqual([], invariants.check_invariants(self.ctx))
+
+
+class PoolShareMoveTest(_CrossCellTest):
+    """No host has a disk: every root disk is a share of a pool serving
+    both cells, which must follow the build from cell1 to cell2."""
+
+    LOCAL_GB = 0
+
+    def test_a_moved_server_holds_one_share_of_the_pool(self):
+        root_gb = cluster.FLAVOR['root_gb']
+        pool = pool_records.create_pool(
+            self.ctx, 'shared-disk', {'DISK_GB': {'total': root_gb * 2}},
+            cells=['cell1', 'cell2'])
+        self.cluster.scheduler.pools.invalidate()
+        self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
+        (uuid,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        cell, instance = self.cluster.find(uuid)
+        self.assertEqual(('cell2', 'active'), (cell.name, instance.vm_state))
+        self.assertIn(kinds.KIND_CROSS_CELL,
+                      [flow['kind'] for flow in self.cluster.flows(uuid)])
+        self.assertEqual({pool['uuid']: {'DISK_GB': root_gb}},
+                         pool_claims.holdings(self.ctx, uuid))
+        self.assertEqual(root_gb, pool_records.get_pool(
+            self.ctx, 'shared-disk')['usages']['DISK_GB'])
+        (host,) = self.allocations_in(self.cell2, uuid).values()
+        self.assertNotIn('DISK_GB', host)
+        self.assertEqual({}, self.allocations_in(self.cell1, uuid))
         self.assertEqual([], invariants.check_invariants(self.ctx))

@@ -26,6 +26,7 @@ _API = api_models.Base.metadata.tables
 _CELL = cell_models.Base.metadata.tables
 
 KIND_RESCHEDULE = 'reschedule'
+KIND_CROSS_CELL = 'cross-cell'
 
 # TaskFlow's Redis jobboard keeps a board's jobs in one hash whose key
 # ends so (``<board namespace>:listings``).
@@ -147,3 +148,8 @@ def missing(instance_uuids):
 def reschedule_flows(all_flows):
     """One flow per reschedule (keyed by instance and attempt)."""
     return [flow for flow in all_flows if flow['kind'] == KIND_RESCHEDULE]
+
+
+def cross_cell_flows(all_flows):
+    """One flow per move of a build to another cell."""
+    return [flow for flow in all_flows if flow['kind'] == KIND_CROSS_CELL]

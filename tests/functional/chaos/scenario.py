@@ -4,7 +4,9 @@ A whole deployment in processes (``tests.functional.multiprocess``) on
 MariaDB, a RabbitMQ vhost and a Redis namespace of its own: the API, 3
 super conductors sharing a Redis jobboard, and 2 cells of a scheduler, a
 cell conductor and 4 compute hosts each (fake driver, slow spawns, one
-host per cell failing every build so that reschedules happen).
+host per cell failing every build so that reschedules happen). The chaos
+test adds ``FAILING_CELL``, of 2 hosts that fail every build, whose
+builds move to another cell (``cells=CHAOS_CELLS``, ``EVEN_CELLS``).
 
 ``Chaos.run`` submits ``boots`` servers through ``POST /servers``
 (singles and multi-creates, from several client threads, spread over
@@ -31,6 +33,7 @@ import os
 import queue
 import random
 import shutil
+import textwrap
 import threading
 import time
 
@@ -58,8 +61,24 @@ SPAWN_TIME = 0.2
 
 CELLS = {cell: [f'{cell}-host{index}' for index in range(1, 5)]
          for cell in ('cell1', 'cell2')}
-# The first host of each cell fails every build, reschedulably.
-FAILING_HOSTS = [hosts[0] for hosts in CELLS.values()]
+# The chaos run has a third cell, every host of which fails every build:
+# its builds are handed back and moved to another cell (cross-cell
+# flows) while conductors are killed.
+FAILING_CELL = 'cell3'
+CHAOS_CELLS = dict(CELLS, **{FAILING_CELL: [f'{FAILING_CELL}-host{index}'
+                                            for index in (1, 2)]})
+# The first host of each cell fails every build, reschedulably, and so
+# does every host of the failing cell.
+FAILING_HOSTS = [hosts[0] for hosts in CELLS.values()] + \
+    CHAOS_CELLS[FAILING_CELL]
+# With no weight, the API level picks at random among the cells that
+# fit: about a third of the chaos run's boots start in the failing cell.
+EVEN_CELLS = """
+    [filter_scheduler]
+    ram_weight_multiplier = 0
+    cpu_weight_multiplier = 0
+    disk_weight_multiplier = 0
+    """
 
 # The scheduler picks at random among every host (host_subset_size) and
 # keeps trying the failing ones (no build-failure weight): about a
@@ -81,7 +100,7 @@ OPTIONS = f"""
     cell_call_timeout = {CELL_CALL_TIMEOUT}
 
     [filter_scheduler]
-    host_subset_size = {sum(len(hosts) for hosts in CELLS.values())}
+    host_subset_size = {sum(len(hosts) for hosts in CHAOS_CELLS.values())}
     build_failure_weight_multiplier = 0
 
     [jobboard]
@@ -136,8 +155,13 @@ class Chaos:
     def __init__(self, test, redis, seed, boots=300, clients=4,
                  super_conductors=3, super_kills=5, cell_kills=2,
                  scheduler_kills=1,
-                 submit_seconds=45, quiesce_timeout=150):
+                 submit_seconds=45, quiesce_timeout=150, cells=None,
+                 options=''):
+        """``cells``: ``{cell: [host, ...]}`` (``CELLS`` if not given);
+        ``options``: configuration text added to ``OPTIONS``."""
         self.test = test
+        self.cells = cells or CELLS
+        self.options = OPTIONS + textwrap.dedent(options)
         self.redis = redis
         self.seed = seed
         self.healed = 0
@@ -172,8 +196,8 @@ class Chaos:
 
     def deploy(self):
         self.deployment = self.test.useFixture(deployment_mod.Deployment(
-            self.test, backend='mysql', cells=CELLS,
-            cell_options=CELL_OPTIONS, options=OPTIONS,
+            self.test, backend='mysql', cells=self.cells,
+            cell_options=CELL_OPTIONS, options=self.options,
             super_conductors=self.super_conductors, jobboard=self.redis,
             api=True, **self.deployment_options))
         keep = os.environ.get(KEEP_LOGS_VARIABLE)
@@ -269,7 +293,7 @@ class Chaos:
     def load_and_kill(self):
         """Submit every boot while the plan of kills runs; both bounded."""
         plan = plan_mod.kill_plan(
-            self.rng, self.deployment.super_conductor_names, list(CELLS),
+            self.rng, self.deployment.super_conductor_names, list(self.cells),
             self.super_kills, self.cell_kills,
             (2.0, self.submit_seconds + 10.0),
             scheduler_kills=self.scheduler_kills)
@@ -362,6 +386,7 @@ class Chaos:
             'resumed_flows': len(observe.resumed_flows(all_flows)),
             'taken_over_flows': len(self.taken_over()),
             'reschedules': len(observe.reschedule_flows(all_flows)),
+            'moves': len(observe.cross_cell_flows(all_flows)),
             'active': states.get('active', 0),
             'error': states.get('error', 0),
             'violations': len(violations),
