@@ -3,8 +3,9 @@
 Two listeners are attached to every engine (``attached``):
 
 * ``LoggingListener`` — the one logging listener: flows starting and
-  ending at INFO, atoms at DEBUG, failures and reverts at WARNING with
-  the failure's type and message. Atom results are never logged: those
+  ending at INFO, atoms at DEBUG, failures and a flow's revert at
+  WARNING with the failure's type and message (an atom's revert at
+  INFO: the failure that caused it is the warning). Atom results are never logged: those
   of a multi-create hold hundreds of entries, and the persisted flow
   keeps them for ``flows show``;
 * ``TimingListener`` — each atom's and the flow's duration (seconds),
@@ -34,8 +35,12 @@ LOG = logging.getLogger(__name__)
 _FLOW_INFO_STATES = frozenset({states.RUNNING, states.SUCCESS,
                                states.SUSPENDED})
 _FLOW_WARNING_STATES = frozenset({states.FAILURE, states.REVERTED})
+# An atom's REVERTED is not among them: it follows a failure already
+# logged (an atom's FAILURE, and the flow's own REVERTED), and a flow of
+# ten atoms would repeat it ten times. It is logged at INFO.
 _ATOM_WARNING_STATES = frozenset({states.FAILURE, states.REVERT_FAILURE,
-                                  states.REVERTED, states.RETRYING})
+                                  states.RETRYING})
+_ATOM_INFO_STATES = frozenset({states.REVERTED})
 
 _STARTING_STATES = frozenset({states.RUNNING, states.REVERTING})
 _ENDING_STATES = frozenset({states.SUCCESS, states.FAILURE,
@@ -73,6 +78,8 @@ class LoggingListener(base.Listener):
                         state, describe_failure(result))
         elif state in _ATOM_WARNING_STATES:
             LOG.warning('Flow %s: %s %s %s', self._label, kind, name, state)
+        elif state in _ATOM_INFO_STATES:
+            LOG.info('Flow %s: %s %s %s', self._label, kind, name, state)
         else:
             LOG.debug('Flow %s: %s %s %s', self._label, kind, name, state)
 
