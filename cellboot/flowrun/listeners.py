@@ -5,9 +5,9 @@ Two listeners are attached to every engine (``attached``):
 * ``LoggingListener`` — the one logging listener: flows starting and
   ending at INFO, atoms at DEBUG, failures and a flow's revert at
   WARNING with the failure's type and message (an atom's revert at
-  INFO: the failure that caused it is the warning). Atom results are never logged: those
-  of a multi-create hold hundreds of entries, and the persisted flow
-  keeps them for ``flows show``;
+  INFO: the failure that caused it is the warning). Atom results are
+  never logged: those of a multi-create hold hundreds of entries, and
+  the persisted flow keeps them for ``flows show``;
 * ``TimingListener`` — each atom's and the flow's duration (seconds),
   stored in their details' meta under ``duration``, as TaskFlow's
   ``DurationListener`` does, but handed to the storage once, when the
