@@ -73,13 +73,13 @@ class LoggingListener(base.Listener):
 
     def _atom_changed(self, kind, name, state, details):
         result = details.get('result')
-        if isinstance(result, tf_failure.Failure):
+        if state in _ATOM_INFO_STATES:
+            LOG.info('Flow %s: %s %s %s', self._label, kind, name, state)
+        elif isinstance(result, tf_failure.Failure):
             LOG.warning('Flow %s: %s %s %s: %s', self._label, kind, name,
                         state, describe_failure(result))
         elif state in _ATOM_WARNING_STATES:
             LOG.warning('Flow %s: %s %s %s', self._label, kind, name, state)
-        elif state in _ATOM_INFO_STATES:
-            LOG.info('Flow %s: %s %s %s', self._label, kind, name, state)
         else:
             LOG.debug('Flow %s: %s %s %s', self._label, kind, name, state)
 

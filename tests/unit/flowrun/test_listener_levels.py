@@ -8,7 +8,10 @@ a retry, a revert that failed and the flow's own revert stay WARNING.
 
 from taskflow import engines
 from taskflow.patterns import linear_flow
+from taskflow import retry
+from taskflow import states
 from taskflow import task
+from taskflow.types import failure as tf_failure
 
 from cellboot.flowrun import listeners
 from tests import base
@@ -29,7 +32,10 @@ class _Fails(task.Task):
 class ListenerLevelsTest(base.TestCase):
 
     def _run_reverted(self):
-        flow = linear_flow.Flow('demo').add(_Fine('first'), _Fails('second'))
+        # The retry controller's REVERTED carries the failure, as the
+        # reschedule flow's ``alternates`` does once none is left.
+        flow = linear_flow.Flow('demo', retry=retry.Times(1, 'again')).add(
+            _Fine('first'), _Fails('second'))
         engine = engines.load(flow)
         with self.assertLogs(LOGGER, 'DEBUG') as log:
             with listeners.LoggingListener(engine, 'demo flow'):
@@ -51,3 +57,17 @@ class ListenerLevelsTest(base.TestCase):
                       records)
         self.assertIn(('INFO', 'Flow demo flow: task second REVERTED'),
                       records)
+        self.assertIn(('INFO', 'Flow demo flow: retry again REVERTED'),
+                      records)
+
+    def test_a_revert_that_carries_its_failure_is_info_too(self):
+        # TaskFlow hands an atom's REVERTED the failure that caused it
+        # when a retry controller gives up (claim-alternate, alternates).
+        engine = engines.load(linear_flow.Flow('demo').add(_Fine('first')))
+        listener = listeners.LoggingListener(engine, 'demo flow')
+        failure = tf_failure.Failure.from_exception(
+            RuntimeError('no alternate left'))
+        with self.assertLogs(LOGGER, 'DEBUG') as log:
+            listener._task_receiver(states.REVERTED, {
+                'task_name': 'claim-alternate', 'result': failure})
+        self.assertEqual(['INFO'], [r.levelname for r in log.records])
