@@ -25,7 +25,6 @@ otherwise).
 
 import dataclasses
 import datetime
-import traceback
 import typing
 
 NAMESPACE = 'cellboot'
@@ -85,11 +84,13 @@ class ExceptionPayload(Payload):
         if not isinstance(error, BaseException):
             return cls('BuildFailed', str(error), '', '')
         function, module = '', type(error).__module__
-        frames = traceback.extract_tb(error.__traceback__)
-        if frames:
-            function = frames[-1].name
-            module = frames[-1].filename.rsplit('/', 1)[-1].removesuffix(
-                '.py')
+        innermost = error.__traceback__
+        while innermost is not None and innermost.tb_next is not None:
+            innermost = innermost.tb_next
+        if innermost is not None:
+            frame = innermost.tb_frame
+            function = frame.f_code.co_name
+            module = frame.f_globals.get('__name__', module)
         return cls(type(error).__name__, str(error), function, module)
 
 

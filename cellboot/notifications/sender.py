@@ -30,6 +30,11 @@ LOG = logging.getLogger(__name__)
 DEFAULT_DRIVER = 'messagingv2'
 _WARN_EVERY = 30.0
 
+# oslo.messaging registers its group only when it makes a notifier; its
+# options are read before that (to know which), and set by tests.
+CONF.register_opts(om_notifier._notifier_opts,
+                   group='oslo_messaging_notifications')
+
 
 class _Sender:
 
@@ -84,10 +89,6 @@ class _Sender:
         getattr(notifier, priority.lower())(ctxt, event_type, payload)
 
     def _notifier(self):
-        # oslo.messaging registers its group only when it makes a
-        # notifier; its options are read before that, to know which.
-        CONF.register_opts(om_notifier._notifier_opts,
-                           group='oslo_messaging_notifications')
         group = CONF.oslo_messaging_notifications
         key = (group.transport_url or CONF.transport_url,
                tuple(group.driver or (DEFAULT_DRIVER,)),
@@ -97,9 +98,10 @@ class _Sender:
         if notifier is None:
             transport = oslo_messaging.get_notification_transport(
                 CONF, url=key[0])
+            # None: the drivers of [oslo_messaging_notifications].
             notifier = oslo_messaging.Notifier(
-                transport, driver=list(key[1]), topics=list(key[2]),
-                retry=key[3])
+                transport, driver=None if group.driver else DEFAULT_DRIVER,
+                topics=list(key[2]), retry=key[3])
             self._notifiers = {key: notifier}
         return notifier
 
