@@ -96,6 +96,9 @@ class _Sender:
                CONF.notifications.retry)
         notifier = self._notifiers.get(key)
         if notifier is None:
+            for old in self._notifiers.values():
+                # The configuration changed: the old bus is let go.
+                old.transport.cleanup()
             transport = oslo_messaging.get_notification_transport(
                 CONF, url=key[0])
             # None: the drivers of [oslo_messaging_notifications].
