@@ -300,12 +300,13 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
     with cb_context.target_cell(context, cell_mapping) as cctxt, \
             batches.transaction(
                 cctxt, cell_connection.pick_context_manager(cctxt)):
-        outcome, instance = _fail(cctxt, instance_uuid, expected, error,
-                                  event)
+        outcome, failed = _fail(cctxt, instance_uuid, expected, error,
+                                event)
     if outcome == FAILED:
         LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
                     cell_mapping.name, message)
-        notifications.instance_create(context, instance, 'error',
+    if failed is not None:
+        notifications.instance_create(context, failed, 'error',
                                       error=error)
     if outcome is not None:
         scheduler.release_resources(context, instance_uuid)
@@ -315,7 +316,8 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
 def _fail(cctxt, instance_uuid, expected, error, event):
     """ERROR, fault and event in the targeted cell; see fail_in_cell.
 
-    Returns (outcome, the instance or None).
+    Returns (outcome, the instance if this call gave it its fault, else
+    None: a replay sends no second ``instance.create.error``).
     """
     try:
         instance = instance_obj.Instance.get_by_uuid(cctxt, instance_uuid)
@@ -328,9 +330,10 @@ def _fail(cctxt, instance_uuid, expected, error, event):
                             task_state=None)
         except exception.UnexpectedVMState as exc:
             LOG.info('Not failing instance %s: %s', instance_uuid, exc)
-            return None, instance
-    if _add_fault_once(cctxt, instance_uuid, error, host=instance.host):
-        record_event(cctxt, instance_uuid, event, error=str(error))
+            return None, None
+    if not _add_fault_once(cctxt, instance_uuid, error, host=instance.host):
+        return FAILED, None
+    record_event(cctxt, instance_uuid, event, error=str(error))
     return FAILED, instance
 
 
