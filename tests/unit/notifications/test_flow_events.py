@@ -1,4 +1,4 @@
-"""The flows' notifications are sent where their events happen.
+"""Flow and instance notifications are sent where their events happen.
 
 A super conductor over a flow database (``fleet``: cell1 with hosts h1
 and h2, compute casts recorded): what ``sender`` would put on the bus
@@ -9,6 +9,7 @@ database says happened.
 import threading
 from unittest import mock
 
+from cellboot.builds import deletes
 from cellboot.conductor import manager
 from cellboot.flowrun import lookup
 from cellboot.flowrun import schema as flow_schema
@@ -21,7 +22,7 @@ from tests.unit.workflows import test_conductors
 HUGE = dict(fleet.SMALL, vcpus=1024)
 
 
-class FlowEventsTest(base.SQLiteMixin, fleet.FleetTestCase):
+class EventsTest(base.SQLiteMixin, fleet.FleetTestCase):
 
     def setUp(self):
         super().setUp()
@@ -115,3 +116,20 @@ class FlowEventsTest(base.SQLiteMixin, fleet.FleetTestCase):
         self.assertEqual(['flow.hand_over', 'flow.resume', 'flow.end'],
                          [event for event, _d in self._about(flow_uuid)])
         self.assertEqual('SUCCESS', self._flow(uuid)['state'])
+
+    def test_a_delete_in_the_cell_sends_delete_start_and_end_once(self):
+        uuid = self._boot()
+        cell = self.cells[0]
+        self.assertTrue(deletes.soft_delete_in_cell(self.ctx, uuid, cell))
+        sent = [(event_type, data['uuid'], data['state'])
+                for _c, event_type, _p, data in self.sent
+                if event_type.startswith('instance.delete.')]
+        self.assertEqual([('instance.delete.start', uuid, 'building'),
+                          ('instance.delete.end', uuid, 'deleted')], sent)
+        (end,) = [data for _c, event_type, _p, data in self.sent
+                  if event_type == 'instance.delete.end']
+        self.assertIsNotNone(end['deleted_at'])
+        # A retried delete finds it deleted: nothing more is sent.
+        del self.sent[:]
+        self.assertTrue(deletes.soft_delete_in_cell(self.ctx, uuid, cell))
+        self.assertEqual([], self.sent)
