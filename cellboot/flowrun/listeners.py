@@ -16,11 +16,15 @@ Two listeners are attached to every engine (``attached``):
   cost a sixth of a boot flow's persistence transactions). A conductor
   that dies mid-way loses the durations of that run (the states and
   results are kept).
+
+The logging listener also sends a flow's end as a notification
+(``flow.end``, ``flow.revert``, ``flow.error``: ``notify_flow_end``).
 """
 
 import collections
 import contextlib
 import logging as py_logging
+import types
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -29,6 +33,7 @@ from taskflow import states
 from taskflow.types import failure as tf_failure
 
 from cellboot.flowrun import summaries
+from cellboot import notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -47,6 +52,9 @@ _ENDING_STATES = frozenset({states.SUCCESS, states.FAILURE,
                             states.REVERTED, states.REVERT_FAILURE})
 _FLOW_STOP_STATES = frozenset({states.SUCCESS, states.FAILURE,
                                states.REVERTED, states.SUSPENDED})
+# The flow.* notification of each final state.
+_FLOW_END_EVENTS = {states.SUCCESS: 'succeeded', states.FAILURE: 'failed',
+                    states.REVERTED: 'reverted'}
 
 
 def describe_failure(failure):
@@ -70,6 +78,8 @@ class LoggingListener(base.Listener):
             level = py_logging.DEBUG
         LOG.log(level, 'Flow %s (%s): %s', details['flow_name'],
                 self._label, state)
+        if state in _FLOW_END_EVENTS:
+            notify_flow_end(self._engine.storage, state)
 
     def _atom_changed(self, kind, name, state, details):
         result = details.get('result')
@@ -88,6 +98,26 @@ class LoggingListener(base.Listener):
 
     def _retry_receiver(self, state, details):
         self._atom_changed('retry', details['retry_name'], state, details)
+
+
+def notify_flow_end(storage, state):
+    """The flow's end as a ``flow.*`` notification (``notifications``).
+
+    Sent under the context the flow was started for (its meta's
+    ``context``), with the first failure of its atoms as the reason.
+    """
+    if not notifications.events.enabled():
+        return
+    meta = storage.flow_meta or {}
+    failures = list(storage.get_execute_failures().values())
+    reason = None
+    if failures:
+        reason = failures[0].exception or describe_failure(failures[0])
+    flow = types.SimpleNamespace(uuid=storage.flow_uuid,
+                                 name=storage.flow_name, state=state,
+                                 meta=meta)
+    notifications.flow_event(meta.get('context'), flow,
+                             _FLOW_END_EVENTS[state], reason=reason)
 
 
 class TimingListener(base.Listener):

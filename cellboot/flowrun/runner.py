@@ -42,6 +42,7 @@ from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
 from cellboot.flowrun import records
+from cellboot import notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -298,6 +299,7 @@ class Runner:
                          '%s.', flow_detail.name, flow_detail.uuid,
                          stored.request_id, previous_state or 'PENDING',
                          previous_owner)
+                notifications.flow_event(stored, flow_detail, 'resumed')
             backend = flow_db.get_backend(persistence)
             engine = flow_engine.CellbootEngine(flow, flow_detail, backend,
                                                 {})
@@ -374,8 +376,11 @@ class Runner:
         if self.board is not None:
             # Idempotent, even against another conductor's hand_over at
             # the same moment: one job per flow (``jobboard.post``).
-            return jobboard.post(self.board, self.kind,
-                                 flow_uuid) is not None
+            posted = jobboard.post(self.board, self.kind,
+                                   flow_uuid) is not None
+            if posted:
+                notifications.flow_event(None, flow_uuid, 'handed_over')
+            return posted
         with self._running_lock:
             if flow_uuid in self._running:
                 return False
@@ -388,4 +393,5 @@ class Runner:
         self._resumers = [t for t in self._resumers if t.is_alive()]
         self._resumers.append(thread)
         thread.start()
+        notifications.flow_event(None, flow_uuid, 'handed_over')
         return True
