@@ -121,9 +121,9 @@ class ClaimAlternate(task.Task):
     flow is in the cell's database too): a run taken over meanwhile
     moves nothing; the reschedule's action event, naming the host that
     failed and why, is written in that transaction too
-    (``_record_reschedule``). A claim it made just before stays on the alternate
-    that the new run, replaying the same try, claims again (a claim of
-    a consumer on a host is made once).
+    (``_record_reschedule``). A claim it made just before stays on the
+    alternate that the new run, replaying the same try, claims again (a
+    claim of a consumer on a host is made once).
 
     Provides ``claimed``: True, or False when the instance was deleted,
     left building, or taken by a host (spawning) meanwhile, in which
