@@ -83,17 +83,21 @@ def show(api, request, context, server_id, request_id):
         raise _not_found(server_id, request_id)
 
     def read(cctxt):
-        action = instance_action.InstanceAction.get_by_request_id(
-            cctxt, server_id, request_id)
+        # An unknown request id is an answer of the cell, not its failure.
+        try:
+            action = instance_action.InstanceAction.get_by_request_id(
+                cctxt, server_id, request_id)
+        except exception.InstanceActionNotFound:
+            return None, ()
         return action, instance_action.InstanceActionEvent.get_by_action(
             cctxt, action.id)
 
     try:
         action, events = _in_cell(context, server_id, mapping, read)
-    except exception.InstanceActionNotFound:
-        raise _not_found(server_id, request_id)
     except server_records.CellUnreachable as exc:
         return handlers.unavailable(exc)
+    if action is None:
+        raise _not_found(server_id, request_id)
     return errors.json_response(200, {'instanceAction': views.
                                       instance_action_detail(context, action,
                                                              events)})
