@@ -13,6 +13,7 @@ from cellboot.api import server_records
 from cellboot.builds import fates
 from cellboot.builds import handback
 from cellboot.compute import build_records
+from cellboot.conductor import untaken_builds
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import fault_messages
 from cellboot.objects import instance_action
@@ -244,6 +245,8 @@ _EVENT_SENTENCES = {
     (build_records.EVENT_BUILD, True): fault_messages.HOST_FAILED,
     (fates.RESCHEDULE_EVENT, False): fault_messages.RESCHEDULED,
     (handback.HANDBACK_EVENT, False): fault_messages.HANDED_BACK,
+    (untaken_builds.EVENT_NOT_TAKEN, False): fault_messages.NOT_TAKEN,
+    (untaken_builds.EVENT_RECAST, False): fault_messages.RECAST,
 }
 
 

@@ -38,6 +38,9 @@ RESCHEDULED = ('The build failed on a host and was retried on another '
                'host.')
 HANDED_BACK = ('No host of this cell could build the server; it was '
                'handed back to be tried in another cell.')
+NOT_TAKEN = ('The host chosen for the build did not take it; the build '
+             'was rescheduled.')
+RECAST = 'The build was sent to its host again.'
 
 # A request refused for what it asks (``exception.BuildRefused``): its
 # sentence names what, from the door's fixed list, and is shown as it is.
