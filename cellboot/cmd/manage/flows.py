@@ -17,6 +17,7 @@ resumption.
 
 The reading itself is ``cellboot.flowrun.lookup``'s, shared with the
 REST API; this module only chooses what to print and the exit codes.
+Acting on flows (``retry``, ``purge``) is ``flow_actions``'.
 """
 
 import argparse
@@ -26,7 +27,7 @@ import textwrap
 
 from oslo_utils import timeutils
 
-from cellboot.cmd.manage import purge as manage_purge
+from cellboot.cmd.manage import flow_actions
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import exception
@@ -377,27 +378,4 @@ def register(groups):
     command.add_argument(
         'ident', metavar='FLOW_ID|INSTANCE_UUID',
         help='a flow id (from `flows list`) or an instance uuid')
-    command = parsing.add_command(
-        commands, 'purge', manage_purge.purge_flows,
-        'delete the flows that ended before a date',
-        'Delete the TaskFlow rows (flow details, their atoms, and their '
-        'logbooks once empty) of the flows that ended, SUCCESS or '
-        'REVERTED, before DATE: boot flows in the flow database and '
-        'reschedule flows in every mapped cell\'s database. Unfinished '
-        'flows and FAILURE flows (an operator has to retry or abandon '
-        'them first) are never touched, so it is safe while the '
-        'conductors run. The same work as the flows part of `db purge`, '
-        'in batches of short transactions; one line per database, a '
-        'progress line every 10 s on stderr (each batch with --verbose).',
-        exit_codes=((parsing.EXIT_ERROR, 'a database could not be purged '
-                                         '(the others were)'),
-                    (parsing.EXIT_USAGE, 'the command line is wrong, e.g. '
-                                         'DATE is not a date or is in the '
-                                         'future')))
-    command.add_argument(
-        '--ended-before', required=True, type=manage_purge.parse_before,
-        metavar='DATE',
-        help='purge the flows that ended before this moment: an ISO 8601 '
-             'date or time, UTC unless it names a zone (2026-01-31, '
-             '2026-01-31T12:00:00+01:00)')
-    manage_purge.add_batch_options(command)
+    flow_actions.register(commands)
