@@ -39,7 +39,8 @@ def sigkilled_pid():
     return process.pid
 
 
-class _RetryTests:
+class _Deployment:
+    """A deployment whose conductors die, and how to look at its flows."""
 
     BACKEND = 'sqlite'
 
@@ -114,6 +115,9 @@ class _RetryTests:
         self.assertEqual({'active'}, {self.cluster.find(uuid)[1].vm_state
                                       for uuid in uuids})
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+
+class _RetryTests(_Deployment):
 
     # -- the specification -------------------------------------------------
 
