@@ -22,10 +22,13 @@ from cellboot.conf import CONF
 from cellboot import exception
 from cellboot.flowrun import backend as flow_db
 from cellboot.flowrun import fencing
+from cellboot.flowrun import jobboard
 from cellboot.flowrun import lookup
+from cellboot.flowrun import owners
 from cellboot.flowrun import retrying
 from cellboot.flowrun import tables
 from tests import base
+from tests import fixtures as cb_fixtures
 from tests.functional.boot import test_resume
 from tests.functional import cluster
 from tests.functional import invariants
@@ -213,3 +216,46 @@ class SQLiteRetryTest(_RetryTests, base.TestCase):
 
 class MySQLRetryTest(_RetryTests, base.TestCase):
     BACKEND = 'mysql'
+
+
+class JobboardRetryTest(_Deployment, base.TestCase):
+    """With a jobboard (real Redis): the board decides who runs a flow.
+
+    The deployment's conductors were started without the board; the
+    one a test starts afterwards takes the board's jobs.
+    """
+
+    def setUp(self):
+        super().setUp()
+        redis = self.useFixture(cb_fixtures.Redis())
+        self.flags(backend='redis', url=redis.url, namespace=redis.namespace,
+                   claim_expiry=5, group='jobboard')
+
+    def board(self):
+        board = jobboard.connect('boot', self.cluster.flow_url)
+        self.addCleanup(board.close)
+        return board
+
+    def test_the_retried_flow_is_posted_and_a_conductor_finishes_it(self):
+        # Another host's flow: with a board, no host is needed to see it.
+        flow_uuid, uuids = self.boot_and_kill('elsewhere:4242')
+        self.plant_failure(flow_uuid)
+        done = retrying.retry(self.cluster.ctx, flow_uuid, 'operator-1')
+        board = self.board()
+        self.assertIn(board.name, done['handed_to'])
+        self.assertEqual((True, None),
+                         owners.board_holder(board, flow_uuid))
+        self.restart()
+        self.assertFinished(flow_uuid, uuids)
+
+    def test_a_flow_whose_job_a_conductor_holds_is_refused(self):
+        flow_uuid, _uuids = self.boot_and_kill('elsewhere:4242')
+        board = self.board()
+        job = jobboard.post(board, 'boot', flow_uuid)
+        board.claim(job, 'controller9:77')
+        before = (self.flow(flow_uuid), self.generation(flow_uuid))
+        exc = self.assertRaises(exception.FlowActionRefused, retrying.retry,
+                                self.cluster.ctx, flow_uuid, 'operator-1')
+        self.assertIn('conductor controller9:77 holds its job', str(exc))
+        self.assertEqual(before, (self.flow(flow_uuid),
+                                  self.generation(flow_uuid)))
