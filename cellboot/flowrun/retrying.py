@@ -42,8 +42,9 @@ its revert, or after a revert that failed halfway, is safe.
 
 Refused (``FlowActionRefused``, a 409): a flow that ended SUCCESS or
 REVERTED (nothing to retry: the instances were settled by its revert),
-a corrupt flow (never run), a flow somebody runs, and a flow whose state
-changed between the check and the transaction.
+a corrupt flow (never run), a flow somebody runs, a flow whose fence
+row holds no valid generation (``fencing.CorruptFence``: set by hand),
+and a flow whose state changed between the check and the transaction.
 """
 
 from oslo_utils import timeutils
@@ -172,7 +173,11 @@ def reopen(url, flow_uuid, from_state, by):
                 changed[atom_detail.uuid] = reset
     engine = flow_db.get_backend(url).engine
     with engine.begin() as conn:
-        fencing.advance(conn, flow_uuid)
+        try:
+            fencing.advance(conn, flow_uuid)
+        except fencing.CorruptFence as exc:
+            # A row set by hand: the operator fixes it first.
+            raise refused(flow_uuid, str(exc))
         state = from_state if from_state != states.FAILURE else REOPENED
         if not tables.change_flow_state(conn, flow_uuid, from_state, state):
             raise refused(flow_uuid, 'its state changed meanwhile; look '

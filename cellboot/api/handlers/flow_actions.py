@@ -10,6 +10,8 @@ unknown flow; 409 for a flow its state or its owner keeps from the
 action; 503 when a cell or the jobboard does not answer (try again).
 """
 
+import uuid
+
 from oslo_utils import uuidutils
 
 from cellboot.api import errors
@@ -41,7 +43,7 @@ def action(api, request, context, flow_id):
         raise errors.NotFound(f'Flow {flow_id} could not be found.')
     by = f'API user {context.user_id} ({context.request_id})'
     try:
-        _ACTIONS[name](context, flow_id.lower(), by,
+        _ACTIONS[name](context, str(uuid.UUID(flow_id)), by,
                        timeout=CONF.api.cell_timeout)
     except exception.FlowNotFound:
         raise errors.NotFound(f'Flow {flow_id} could not be found.')

@@ -8,6 +8,7 @@ is the flows part of ``db purge`` (``cellboot.cmd.manage.purge``).
 """
 
 import argparse
+import uuid
 
 from oslo_utils import uuidutils
 
@@ -26,7 +27,7 @@ def flow_id(text):
     if not uuidutils.is_uuid_like(text):
         raise argparse.ArgumentTypeError(
             f'{text!r} is not a flow id (a UUID, from `flows list`)')
-    return text.strip().lower()
+    return str(uuid.UUID(text))   # as stored: lower case, dashed
 
 
 def _operator():

@@ -209,6 +209,21 @@ class _RetryTests(_Deployment):
         self.assertIn('its state changed meanwhile', str(exc))
         self.assertEqual('FAILURE', self.flow(flow_uuid)['state'])
 
+    def test_a_corrupt_fence_is_refused_and_nothing_changes(self):
+        flow_uuid, _uuids = self.boot_and_kill(
+            f'{CONF.host}:{sigkilled_pid()}')
+        self.plant_failure(flow_uuid)
+        engine = flow_db.get_backend(self.cluster.flow_url).engine
+        with engine.begin() as conn:
+            conn.execute(sa.update(fencing.FENCES).where(
+                fencing.FENCES.c.flow_uuid == flow_uuid).values(
+                generation=-3))
+        before = self.flow(flow_uuid)
+        exc = self.assertRaises(exception.FlowActionRefused, retrying.retry,
+                                self.cluster.ctx, flow_uuid, 'op')
+        self.assertIn('has a corrupt fence', str(exc))
+        self.assertEqual(before, self.flow(flow_uuid))
+
 
 class SQLiteRetryTest(_RetryTests, base.TestCase):
     pass

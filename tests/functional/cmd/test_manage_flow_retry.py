@@ -82,6 +82,9 @@ class ManageFlowRetryTest(test_flow_retry._Deployment, base.TestCase):
 
     def test_an_unknown_or_malformed_id_is_refused(self):
         self.assertError(self.retry(UNKNOWN), 1, f'no flow has id {UNKNOWN}')
+        # Read as stored: lower case, dashed.
+        self.assertError(self.retry(UNKNOWN.upper().replace('-', '')), 1,
+                         f'no flow has id {UNKNOWN}')
         for bad in ('not-a-uuid', "1' OR '1'='1", ''):
             self.assertError(self.retry(bad), 2, 'is not a flow id')
         self.assertError(self.retry(), 2, 'FLOW_ID')
