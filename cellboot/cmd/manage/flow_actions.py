@@ -18,7 +18,7 @@ from cellboot.console import parsing
 from cellboot import exception
 
 
-# ``flows retry``/``abandon``: the flow's state or owner forbids it.
+# ``flows retry``: the flow's state or owner forbids it.
 EXIT_REFUSED = 3
 
 
@@ -31,7 +31,7 @@ def flow_id(text):
 
 
 def _operator():
-    """Who acts, as a retried or abandoned flow's meta records it."""
+    """Who acts, as a retried flow's meta records it."""
     from cellboot.flowrun import records
     return f'cellboot-manage {records.owner_name()}'
 
@@ -73,8 +73,8 @@ def register(commands):
         'logbooks once empty) of the flows that ended, SUCCESS or '
         'REVERTED, before DATE: boot flows in the flow database and '
         'reschedule flows in every mapped cell\'s database. Unfinished '
-        'flows and FAILURE flows (an operator has to retry or abandon '
-        'them first) are never touched, so it is safe while the '
+        'flows and FAILURE flows (an operator has to retry them '
+        'first) are never touched, so it is safe while the '
         'conductors run. The same work as the flows part of `db purge`, '
         'in batches of short transactions; one line per database, a '
         'progress line every 10 s on stderr (each batch with --verbose).',
