@@ -9,6 +9,7 @@ from cellboot.api.handlers import admin
 from cellboot.api.handlers import allocations
 from cellboot.api.handlers import flavor_extra_specs as extra_specs
 from cellboot.api.handlers import flavors
+from cellboot.api.handlers import flow_actions
 from cellboot.api.handlers import instance_actions
 from cellboot.api.handlers import providers
 from cellboot.api.handlers import quota_sets
@@ -290,6 +291,11 @@ ROUTES = (
     Route('GET', '/os-flows/{flow_id}', admin.flow,
           "One flow with each atom's state, timing, result or failure",
           policy=flows_policies.SHOW, response_schema=views.FLOW_ONE),
+    Route('POST', '/os-flows/{flow_id}/action', flow_actions.action,
+          'Act on a flow: {"retry": null} hands a FAILURE or stuck flow '
+          'back to the conductors',
+          policy=flows_policies.ACTION, body_schema=flow_actions.FLOW_ACTION,
+          status=202, failures=(409,)),
     Route('GET', _QUOTA, quota_sets.show,
           "A project's limits (users: their own project only)",
           policy=quota_policies.SHOW, response_schema=views.QUOTA_SET_ONE,
