@@ -57,9 +57,19 @@ def create(client, args):
         return exit_codes.OK
     servers = wait_for(client, ids, progress=_progress_line)
     _table(servers)
-    return (exit_codes.OK if all(server['status'] == 'ACTIVE'
-                                 for server in servers)
-            else exit_codes.NOT_ACTIVE)
+    failed = [server for server in servers if server['status'] != 'ACTIVE']
+    for server in failed:
+        output.error(_not_active(server))
+    return exit_codes.NOT_ACTIVE if failed else exit_codes.OK
+
+
+def _not_active(server):
+    """Why a waited-for server is not ACTIVE, for its ``ERROR:`` line."""
+    what = f'server {server.get("name") or server["id"]} ({server["id"]})'
+    if server['status'] == 'DELETED':
+        return f'{what} was deleted before it was ACTIVE'
+    return (f'{what} is {server["status"]}: '
+            f'{views.fault_message(server) or "no fault recorded"}')
 
 
 def _progress_line(servers, elapsed):

@@ -65,6 +65,9 @@ class ServerCommandsTest(base.CLITestCase):
                           token=base.ADMIN_TOKEN)
         self.assertEqual(0, result.code, result)
         self.assertIn('| host ', result.out)
+        fields = dict(row for row in _rows(result.out) if len(row) == 2)
+        self.assertEqual(self.deployment.computes[fields['host']].cell_name,
+                         fields['cell'])
         for atom in ('schedule', 'map-host-to-cell', 'create-in-cell',
                      'cast-to-compute'):
             self.assertIn(f'| {atom} ', result.out)
@@ -109,6 +112,21 @@ class FailingBuildsTest(base.CLITestCase):
                           '--wait')
         self.assertEqual(exit_codes.NOT_ACTIVE, result.code, result)
         self.assertEqual(['ERROR'], [row[2] for row in _rows(result.out)])
+        server_id = _rows(result.out)[0][0]
+        self.assertEqual([f'ERROR: server web ({server_id}) is ERROR: '
+                          f'{fault_messages.RETRIES_EXCEEDED}'],
+                         result.err.splitlines(), result)
+
+    def test_create_wait_tells_each_failed_server_of_a_multi_create(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'small',
+                          '--count', '2', '--wait')
+        self.assertEqual(exit_codes.NOT_ACTIVE, result.code, result)
+        lines = result.err.splitlines()
+        self.assertEqual(2, len(lines), result)
+        for row in _rows(result.out):
+            self.assertIn(f'({row[0]}) is ERROR: '
+                          f'{fault_messages.RETRIES_EXCEEDED}', result.err)
+        self.assertNotIn('Traceback', result.err)
 
     def test_show_of_a_failed_server_has_its_fault(self):
         server_id = self.create(wait=True)
