@@ -51,8 +51,9 @@ class Result:
 
     def summary(self):
         return (f'Summary: {self.count("ACTIVE")} ACTIVE, '
-                f'{self.count("ERROR")} ERROR, {self.reschedules} '
-                f'reschedules, {self.moves} moved to another cell, '
+                f'{self.count("ERROR")} ERROR, '
+                f'{output.plural(self.reschedules, "reschedule")}, '
+                f'{self.moves} moved to another cell, '
                 f'{self.seconds:.1f} s')
 
 

@@ -1,5 +1,7 @@
 """The service runner: start in order, stop in reverse, stop on SIGTERM."""
 
+import contextlib
+import io
 import os
 import signal
 import threading
@@ -102,3 +104,17 @@ class ServiceRunnerTest(base.TestCase):
         self.assertEqual(0, code)
         self.assertEqual([('start', 'a'), ('stop', 'a'), ('wait', 'a')],
                          self.journal)
+
+    def test_a_named_run_prints_one_line_once_every_service_stopped(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            service_runner.run(self._services('a', 'b'), StopAtOnce(),
+                               name='cellboot-test')
+        self.assertRegex(out.getvalue(), r'^cellboot-test: SIGTERM; 2 '
+                                         r'services stopped in [0-9.]+ s\n$')
+
+    def test_an_unnamed_run_prints_nothing(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            service_runner.run(self._services('a'), StopAtOnce())
+        self.assertEqual('', out.getvalue())
