@@ -165,7 +165,9 @@ def register(subparsers):
                      help=f'image reference (default {DEFAULT_IMAGE})')
     sub.add_argument('--wait', action='store_true',
                      help='wait until every server is ACTIVE or ERROR; '
-                          'exit 7 unless all are ACTIVE')
+                          'exit 7 unless all are ACTIVE, with one ERROR: '
+                          'line on stderr per server that is not (its '
+                          'fault)')
     sub.set_defaults(func=create)
     commands.add_parser('list', help='your project\'s servers').set_defaults(
         func=list_servers)
