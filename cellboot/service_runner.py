@@ -144,8 +144,8 @@ def run(services, stopper=None, name=None):
         received = stopper.wait()
         LOG.info('Caught %s, stopping', received)
     except StopRequested as stop:
-        received = f'{stop} while starting'
-        LOG.info('Caught %s, stopping', received)
+        received = stop
+        LOG.info('Caught %s while starting, stopping', stop)
     finally:
         began = time.monotonic()
         for service in reversed(started):
@@ -160,7 +160,14 @@ def run(services, stopper=None, name=None):
 
 
 def stop_line(name, received, count, seconds):
-    """``cellboot-scheduler: SIGTERM; 2 services stopped in 0.1 s``."""
+    """``cellboot-scheduler: SIGTERM; 2 services stopped in 0.1 s``.
+
+    ``received`` a StopRequested: the signal came while the services
+    were starting (one that was starting has stopped itself, so how
+    many were "started" tells nothing).
+    """
+    if isinstance(received, StopRequested):
+        return f'{name}: {received} while starting; stopped before ready'
     return (f'{name}: {received}; {output.plural(count, "service")} '
             f'stopped in {seconds:.1f} s')
 

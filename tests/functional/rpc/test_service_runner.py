@@ -118,3 +118,18 @@ class ServiceRunnerTest(base.TestCase):
         with contextlib.redirect_stdout(out):
             service_runner.run(self._services('a'), StopAtOnce())
         self.assertEqual('', out.getvalue())
+
+    def test_a_stop_while_starting_says_so_in_its_one_line(self):
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self.addCleanup(signal.signal, signum, signal.getsignal(signum))
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        self.addCleanup(timer.cancel)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = service_runner.run(
+                self._services('a') + [NeverStarts('b', self.journal)],
+                name='cellboot-test')
+        self.assertEqual(0, code)
+        self.assertEqual('cellboot-test: SIGINT while starting; stopped '
+                         'before ready\n', out.getvalue())
