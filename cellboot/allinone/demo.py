@@ -136,7 +136,8 @@ def run(url, count, flavor, progress_stream=None):
             'name': f'demo-{index:0{width}d}', 'flavorRef': flavor,
             'imageRef': cli_servers.DEFAULT_IMAGE}})
         ids.append(answer['server']['id'])
-    output.say(f'{count} boot requests accepted; building:')
+    output.say(f'{output.plural(count, "boot request")} accepted; '
+               f'building:')
     # Status as the user sees it; host and cell as the admin does.
     cli_servers.wait_for(user, ids, progress=_Progress(count,
                                                        progress_stream))

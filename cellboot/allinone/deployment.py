@@ -313,7 +313,8 @@ class Deployment:
         resumed = self.super_conductor.runner.resume_unfinished() + \
             self.super_conductor.cross_cell_runner.resume_unfinished()
         self._progress('Super conductor started' + (
-            f', {resumed} unfinished flows resumed' if resumed else ''))
+            f', {output.plural(resumed, "unfinished flow")} resumed'
+            if resumed else ''))
 
     def _start_api(self):
         # Imported here: the API pulls in webob and jsonschema, which

@@ -107,9 +107,10 @@ def wait_for(client, ids, progress=None, timeout=WAIT_TIMEOUT):
         if all(views.is_final(server) for server in servers):
             return servers
         if elapsed > timeout:
+            building = sum(not views.is_final(s) for s in servers)
             raise cli_client.CLIError(
-                f'{sum(not views.is_final(s) for s in servers)} servers '
-                f'still building after {timeout} s', exit_codes.NOT_ACTIVE)
+                f'{output.plural(building, "server")} still building after '
+                f'{timeout} s', exit_codes.NOT_ACTIVE)
         time.sleep(POLL_SECONDS)
 
 
