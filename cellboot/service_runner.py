@@ -24,6 +24,7 @@ import logging as std_logging
 import signal
 import sys
 import threading
+import time
 import traceback
 
 import oslo_messaging
@@ -121,11 +122,18 @@ class _Stopper:
         return self.received
 
 
-def run(services, stopper=None):
-    """Start ``services``, wait for a signal, stop them in reverse order."""
+def run(services, stopper=None, name=None):
+    """Start ``services``, wait for a signal, stop them in reverse order.
+
+    With a ``name`` (the program's), a stop prints exactly one line on
+    stdout once every service has stopped, whatever the logs say and
+    wherever they go: the operator at a terminal, or the journal of a
+    unit, sees that the process ended cleanly and after how long.
+    """
     stopper = stopper or _Stopper()
     stopper.install()
     started = []
+    received = None
     try:
         for service in services:
             service.start()
@@ -136,14 +144,32 @@ def run(services, stopper=None):
         received = stopper.wait()
         LOG.info('Caught %s, stopping', received)
     except StopRequested as stop:
+        received = stop
         LOG.info('Caught %s while starting, stopping', stop)
     finally:
+        began = time.monotonic()
         for service in reversed(started):
             service.stop()
         for service in reversed(started):
             service.wait()
         rpc.cleanup()
+    if name is not None:
+        output.say(stop_line(name, received, len(started),
+                             time.monotonic() - began))
     return EXIT_OK
+
+
+def stop_line(name, received, count, seconds):
+    """``cellboot-scheduler: SIGTERM; 2 services stopped in 0.1 s``.
+
+    ``received`` a StopRequested: the signal came while the services
+    were starting (one that was starting has stopped itself, so how
+    many were "started" tells nothing).
+    """
+    if isinstance(received, StopRequested):
+        return f'{name}: {received} while starting; stopped before ready'
+    return (f'{name}: {received}; {output.plural(count, "service")} '
+            f'stopped in {seconds:.1f} s')
 
 
 def main(prog, description, build, argv=None, add_arguments=None):
@@ -160,7 +186,7 @@ def main(prog, description, build, argv=None, add_arguments=None):
     try:
         load_configuration(prog, args)
         services = build(cb_context.get_admin_context(), args)
-        return run(services)
+        return run(services, name=prog)
     except KeyboardInterrupt:
         output.error('interrupted')
         return EXIT_ERROR

@@ -12,11 +12,11 @@ code is the command's.
 """
 
 import argparse
-import logging as std_logging
 import os
 
 from cellboot.allinone import demo
 from cellboot.allinone import deployment
+from cellboot.allinone import startup
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.conf import CONF
@@ -25,6 +25,9 @@ from cellboot.console import output
 from cellboot import service_runner
 
 PROG = 'cellboot all-in-one'
+
+# Where the API listens (Deployment's default, said once here).
+API_HOST = '127.0.0.1'
 
 
 class _Service:
@@ -87,23 +90,27 @@ def fail_hosts(args):
     return failing
 
 
-def _quiet_logs(debug):
-    """Warnings only, unless --debug: the progress lines are the story."""
-    if not debug:
-        std_logging.getLogger().setLevel(std_logging.WARNING)
-
-
 def run(args):
+    """Check the port, then create or reuse the deployment and run it.
+
+    Nothing is created (state directory, log file, databases) before
+    the names of ``--fail-host``/``--fail-cell`` and the port are
+    known good.
+    """
     service_runner.load_configuration(PROG, args)
-    _quiet_logs(args.debug)
-    state_dir = args.state_dir or os.path.join(CONF.state_path,
-                                               'all-in-one')
+    state_dir = os.path.abspath(args.state_dir or os.path.join(
+        CONF.state_path, 'all-in-one'))
+    failing = fail_hosts(args)
+    startup.check_port(API_HOST, args.port)
+    startup.make_state_dir(state_dir)
+    log_file = startup.log_to_file(PROG, state_dir, args.debug)
+    output.say(f'* Logs in {log_file}')
     dep = deployment.Deployment(
         state_dir, cells=args.cells, hosts_per_cell=args.hosts_per_cell,
-        port=args.port, fail_hosts=fail_hosts(args),
+        port=args.port, fail_hosts=failing, api_host=API_HOST,
         progress=lambda line: output.say(f'* {line}'))
     if args.demo is None:
-        return service_runner.run([_Service(dep)])
+        return service_runner.run([_Service(dep)], name=PROG)
     dep.start()
     try:
         return demo.run_and_report(dep.url, args.demo,
@@ -160,5 +167,8 @@ def register(subparsers):
                              'named cell1 ...)')
     configuration.add_arguments(parser)
     parser.add_argument('--debug', action='store_true',
-                        help='log at DEBUG level')
+                        help='log at DEBUG level, on stderr too (without '
+                             'it, stderr shows the warnings only; the log '
+                             'file, [DEFAULT] log_file or all-in-one.log '
+                             'in the state directory, has everything)')
     parser.set_defaults(runner=run)

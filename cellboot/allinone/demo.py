@@ -51,8 +51,9 @@ class Result:
 
     def summary(self):
         return (f'Summary: {self.count("ACTIVE")} ACTIVE, '
-                f'{self.count("ERROR")} ERROR, {self.reschedules} '
-                f'reschedules, {self.moves} moved to another cell, '
+                f'{self.count("ERROR")} ERROR, '
+                f'{output.plural(self.reschedules, "reschedule")}, '
+                f'{self.moves} moved to another cell, '
                 f'{self.seconds:.1f} s')
 
 
@@ -135,7 +136,8 @@ def run(url, count, flavor, progress_stream=None):
             'name': f'demo-{index:0{width}d}', 'flavorRef': flavor,
             'imageRef': cli_servers.DEFAULT_IMAGE}})
         ids.append(answer['server']['id'])
-    output.say(f'{count} boot requests accepted; building:')
+    output.say(f'{output.plural(count, "boot request")} accepted; '
+               f'building:')
     # Status as the user sees it; host and cell as the admin does.
     cli_servers.wait_for(user, ids, progress=_Progress(count,
                                                        progress_stream))

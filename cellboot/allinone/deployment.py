@@ -20,7 +20,7 @@ has one configuration, so what a real cell service reads from its own
 ``[database] connection`` and ``[DEFAULT] transport_url`` is given
 explicitly: each cell conductor gets its cell's database and bus, each
 compute host its cell's bus, and targets the contexts it works with at
-its own cell (``CellComputeManager``).
+its own cell (``cell_compute.CellComputeManager``).
 
 This is the only place that wires a whole deployment in one process:
 the functional tests' cluster and the end-to-end benchmark start this
@@ -35,17 +35,19 @@ import threading
 
 from oslo_log import log as logging
 
+from cellboot.allinone import cell_compute
 from cellboot.allinone import hooks as hooks_mod
+from cellboot.allinone import startup
 from cellboot.cells import discovery
 from cellboot.cells import mappings as cells
 from cellboot.compute import host as compute_host
-from cellboot.compute import manager as compute_manager
 from cellboot.compute import rpc_endpoint as compute_endpoint
 from cellboot.compute import rpcapi as compute_rpcapi
 from cellboot.conductor import handbacks
 from cellboot.conductor import manager as conductor_manager
 from cellboot.conductor import rpcapi as conductor_rpcapi
 from cellboot.conf import CONF
+from cellboot.console import output
 from cellboot import context as cb_context
 from cellboot.db.api import connection as api_connection
 from cellboot.db.cell import connection as cell_connection
@@ -82,30 +84,6 @@ def host_name(cell_name, index):
 def cell_name(index):
     """The name of the ``index``-th (from 1) cell."""
     return f'cell{index}'
-
-
-class CellComputeManager(compute_manager.ComputeManager):
-    """A compute manager bound to one cell of a multi-cell process.
-
-    A real compute host reads its cell's database from its own
-    ``[database] connection``; here every context it is given (a build
-    cast over the bus, a heartbeat's admin context) is targeted at its
-    cell first.
-    """
-
-    def __init__(self, cell_mapping, *args, **kwargs):
-        super().__init__(*args, cell_name=cell_mapping.name, **kwargs)
-        self.cell_mapping = cell_mapping
-
-    def _targeted(self, context):
-        return cb_context.targeted_copy(context, self.cell_mapping)
-
-    def report_state(self, context):
-        super().report_state(self._targeted(context))
-
-    def build_and_run_instance(self, context, *args, **kwargs):
-        super().build_and_run_instance(self._targeted(context), *args,
-                                       **kwargs)
 
 
 class Deployment:
@@ -291,10 +269,11 @@ class Deployment:
             self._start_compute(cell, host_name(cell.name, index), scheduler,
                                 transport)
         self._progress(f'{cell.name}: scheduler, conductor and '
-                       f'{self.hosts_per_cell} compute hosts started')
+                       f'{output.plural(self.hosts_per_cell, "compute host")}'
+                       f' started')
 
     def _start_compute(self, cell, host, scheduler, transport):
-        manager = CellComputeManager(
+        manager = cell_compute.CellComputeManager(
             cell, host, scheduler,
             conductor_rpcapi.CellConductorAPI(cell.name, transport),
             driver=self.hooks.driver(host))
@@ -318,7 +297,8 @@ class Deployment:
         for scheduler in self.cell_schedulers.values():
             scheduler.refresh(self.ctx)
         self.scheduler.start(self.ctx)
-        self._progress(f'{len(self.computes)} hosts mapped to their cells')
+        self._progress(f'{output.plural(len(self.computes), "host")} mapped '
+                       f'to their cells')
 
     def _start_super_conductor(self):
         self.super_conductor = conductor_manager.SuperConductorManager(
@@ -333,7 +313,8 @@ class Deployment:
         resumed = self.super_conductor.runner.resume_unfinished() + \
             self.super_conductor.cross_cell_runner.resume_unfinished()
         self._progress('Super conductor started' + (
-            f', {resumed} unfinished flows resumed' if resumed else ''))
+            f', {output.plural(resumed, "unfinished flow")} resumed'
+            if resumed else ''))
 
     def _start_api(self):
         # Imported here: the API pulls in webob and jsonschema, which
@@ -345,10 +326,7 @@ class Deployment:
             self.api_server = self.hooks.api_server(
                 self.application, self.api_host, self.port)
         except OSError as exc:
-            raise exception.ConfigurationError(
-                reason=f'cannot listen on {self.api_host}:{self.port}: '
-                       f'{exc.strerror or exc} (choose another --port, or '
-                       f'--port 0 for any free one)')
+            raise startup.cannot_listen(self.api_host, self.port, exc)
         self.port = self.api_server.port
         self.api_server.start()
         self._progress(f'API listening on {self.url}')

@@ -58,9 +58,19 @@ def create(client, args):
         return exit_codes.OK
     servers = wait_for(client, ids, progress=_progress_line)
     _table(servers)
-    return (exit_codes.OK if all(server['status'] == 'ACTIVE'
-                                 for server in servers)
-            else exit_codes.NOT_ACTIVE)
+    failed = [server for server in servers if server['status'] != 'ACTIVE']
+    for server in failed:
+        output.error(_not_active(server))
+    return exit_codes.NOT_ACTIVE if failed else exit_codes.OK
+
+
+def _not_active(server):
+    """Why a waited-for server is not ACTIVE, for its ``ERROR:`` line."""
+    what = f'server {server.get("name") or server["id"]} ({server["id"]})'
+    if server['status'] == 'DELETED':
+        return f'{what} was deleted before it was ACTIVE'
+    return (f'{what} is {server["status"]}: '
+            f'{views.fault_message(server) or "no fault recorded"}')
 
 
 def _progress_line(servers, elapsed):
@@ -98,9 +108,10 @@ def wait_for(client, ids, progress=None, timeout=WAIT_TIMEOUT):
         if all(views.is_final(server) for server in servers):
             return servers
         if elapsed > timeout:
+            building = sum(not views.is_final(s) for s in servers)
             raise cli_client.CLIError(
-                f'{sum(not views.is_final(s) for s in servers)} servers '
-                f'still building after {timeout} s', exit_codes.NOT_ACTIVE)
+                f'{output.plural(building, "server")} still building after '
+                f'{timeout} s', exit_codes.NOT_ACTIVE)
         time.sleep(POLL_SECONDS)
 
 
@@ -157,7 +168,9 @@ def register(subparsers):
                      help=f'image reference (default {DEFAULT_IMAGE})')
     sub.add_argument('--wait', action='store_true',
                      help='wait until every server is ACTIVE or ERROR; '
-                          'exit 7 unless all are ACTIVE')
+                          'exit 7 unless all are ACTIVE, with one ERROR: '
+                          'line on stderr per server that is not (its '
+                          'fault)')
     sub.set_defaults(func=create)
     commands.add_parser('list', help='your project\'s servers').set_defaults(
         func=list_servers)

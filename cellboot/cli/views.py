@@ -7,7 +7,7 @@ demo agree on what a server shows.
 """
 
 HOST_KEYS = ('OS-EXT-SRV-ATTR:host', 'host')
-CELL_KEYS = ('cell', 'cell_name', 'OS-EXT-SRV-ATTR:cell')
+CELL_KEYS = ('cellboot:cell', 'cell', 'cell_name', 'OS-EXT-SRV-ATTR:cell')
 RESERVATION_KEYS = ('OS-EXT-SRV-ATTR:reservation_id', 'reservation_id')
 
 # Statuses in which a server stays until someone acts.

@@ -46,14 +46,18 @@ def take(context, current, host, node):
         what=f'Instance {current.uuid}: taking its build on {host}')
 
 
-def settle(context, current, event, host, node):
+def settle(context, current, event, host, node, zone=None):
     """ACTIVE on ``host``, its event and the create action ended.
 
-    Raises as ``Instance.finish_build`` does, having written nothing.
+    ``zone``: the host's availability zone, which the instance takes (as
+    Nova's do): where the server is, whatever zone its request named
+    (none, or a zone of cells), is what its owner reads back. Raises as
+    ``Instance.finish_build`` does, having written nothing.
     """
     outage.ride_out(
-        lambda: _settle(context, current, event, host, node),
-        lambda: _settle(context, current, event, host, node, again=True),
+        lambda: _settle(context, current, event, host, node, zone),
+        lambda: _settle(context, current, event, host, node, zone,
+                        again=True),
         what=f'Instance {current.uuid}: settling its build on {host}')
 
 
@@ -138,7 +142,7 @@ def _started_event(context, current, host):
 
 
 @cell_db.writer
-def _settle(context, current, event, host, node, again=False):
+def _settle(context, current, event, host, node, zone=None, again=False):
     """``settle``'s transaction.
 
     ``again``: a retry after a lost connection; an instance already
@@ -146,10 +150,11 @@ def _settle(context, current, event, host, node, again=False):
     that took a build settles it ACTIVE, and that attempt wrote the event
     and the action with it), so there is nothing left to write.
     """
+    values = {} if zone is None else {'availability_zone': zone}
     try:
         current.finish_build(context, host, vm_state=vm_states.ACTIVE,
                              task_state=None, node=node,
-                             launched_at=timeutils.utcnow())
+                             launched_at=timeutils.utcnow(), **values)
     except exception.UnexpectedVMState:
         if again:
             found = instance_obj.Instance.get_by_uuid(context, current.uuid)

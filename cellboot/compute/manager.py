@@ -312,7 +312,8 @@ class ComputeManager:
     def _finish(self, context, current, event):
         try:
             build_records.settle(context, current, event, self.host,
-                                 self.node.hypervisor_hostname)
+                                 self.node.hypervisor_hostname,
+                                 zone=CONF.compute.availability_zone)
         except (exception.InstanceNotFound,
                 exception.UnexpectedVMState) as exc:
             LOG.info('Instance %s changed while host %s built it (%s); '

@@ -8,9 +8,11 @@ apply before the files are read, and what the command does with its
 log levels afterwards.
 """
 
+from oslo_config import cfg
 from oslo_log import log as logging
 
 from cellboot.conf import CONF
+from cellboot import exception
 
 
 def load(prog, args, defaults=()):
@@ -18,7 +20,10 @@ def load(prog, args, defaults=()):
 
     ``defaults`` are ``(group, name, value)`` set as option defaults
     before the files are read, so that a file still overrides them.
-    Logs go to stderr unless the files say otherwise.
+    Logs go to stderr unless the files name a log file (``[DEFAULT]
+    log_file`` and/or ``log_dir``): then to that file only, unless they
+    also ask for ``use_stderr`` (an operator who names a file wants the
+    terminal, or the journal, left to the service's one-line messages).
     """
     cli_args = []
     for path in args.config_files:
@@ -32,7 +37,42 @@ def load(prog, args, defaults=()):
     CONF(cli_args, project='cellboot', prog=prog)
     if args.debug:
         CONF.set_override('debug', True)
-    logging.setup(CONF, prog)
+    if CONF.log_dir and not CONF.log_file:
+        # oslo.log would name it after the script it finds on the stack
+        # (``<frozen runpy>.log`` under ``python -m``).
+        CONF.set_override('log_file', prog.replace(' ', '-') + '.log')
+    if logs_to_file() and _defaulted('use_stderr'):
+        CONF.set_override('use_stderr', False)
+    setup_logging(prog)
+
+
+def logs_to_file():
+    """True if oslo.log writes the logs to a file: ``[DEFAULT] log_file``,
+    in ``log_dir`` if set (``log_dir`` alone: ``PROGRAM.log`` there)."""
+    return bool(CONF.log_file or CONF.log_dir)
+
+
+def setup_logging(prog):
+    """oslo.log's set-up, a log file it cannot open told in one line.
+
+    oslo.log opens the file itself and would let a PermissionError (a
+    ``log_dir`` that is not writable) or a FileNotFoundError (one that
+    does not exist) reach the operator as a traceback.
+    """
+    try:
+        logging.setup(CONF, prog)
+    except OSError as exc:
+        raise exception.ConfigurationError(
+            reason=f'cannot write the log file {exc.filename}: '
+                   f'{exc.strerror or exc} (check [DEFAULT] log_file and '
+                   f'log_dir)')
+
+
+def _defaulted(name):
+    """True if option ``name`` holds a default, set by no file or flag."""
+    location = CONF.get_location(name).location
+    return location in (cfg.Locations.opt_default,
+                        cfg.Locations.set_default)
 
 
 def add_arguments(parser):

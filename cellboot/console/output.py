@@ -36,6 +36,12 @@ def one_line(text):
     return ' '.join(str(text).split())
 
 
+def plural(count, noun):
+    """``1 reschedule``, ``2 reschedules``: a count and its noun agreed
+    (a noun whose plural is its singular and an ``s``)."""
+    return f'{count} {noun}' + ('' if count == 1 else 's')
+
+
 # Longest value quoted in a message (characters, quotes included).
 QUOTED_WIDTH = 80
 

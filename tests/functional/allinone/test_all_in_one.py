@@ -17,7 +17,7 @@ from cellboot.cli import exit_codes
 from tests import base
 
 _SUMMARY = re.compile(r'^Summary: (\d+) ACTIVE, (\d+) ERROR, (\d+) '
-                      r'reschedules, (\d+) moved to another cell, '
+                      r'reschedules?, (\d+) moved to another cell, '
                       r'[\d.]+ s$', re.MULTILINE)
 
 # A line break, non-ASCII and a byte that is not UTF-8.
@@ -112,6 +112,11 @@ class SummaryTest(base.TestCase):
         self.assertEqual('Summary: 2 ACTIVE, 1 ERROR, 2 reschedules, 3 '
                          'moved to another cell, 4.2 s', result.summary())
 
+    def test_one_reschedule_is_singular(self):
+        result = demo.Result([{'status': 'ACTIVE'}], 1, 0.5)
+        self.assertEqual('Summary: 1 ACTIVE, 0 ERROR, 1 reschedule, 0 '
+                         'moved to another cell, 0.5 s', result.summary())
+
 
 class FailHostsTest(base.TestCase):
     """What --fail-host and --fail-cell make fail, checked in-process."""
@@ -194,17 +199,39 @@ class BadInputTest(base.TestCase):
         process = _all_in_one(self.state_dir, '--cells', '0')
         self.assertOneLineError(process, exit_codes.USAGE, '--cells')
 
-    def test_a_port_in_use_is_a_one_line_error(self):
+    def test_a_port_in_use_is_a_one_line_error_and_creates_nothing(self):
+        state_dir = os.path.join(self.state_dir, 'new')
         with socket.socket() as taken:
             taken.bind(('127.0.0.1', 0))
             taken.listen()
             port = str(taken.getsockname()[1])
             process = subprocess.run(
                 [sys.executable, '-m', 'cellboot.cmd.cellboot', 'all-in-one',
-                 '--state-dir', self.state_dir, '--port', port, '--demo',
+                 '--state-dir', state_dir, '--port', port, '--demo',
                  '1', '--cells', '1', '--hosts-per-cell', '1'],
                 capture_output=True, text=True, timeout=TIMEOUT)
         self.assertOneLineError(process, exit_codes.ERROR, port)
+        self.assertIn('choose another --port', process.stderr)
+        self.assertEqual('', process.stdout)
+        self.assertFalse(os.path.exists(state_dir))
+
+    def test_a_state_dir_that_cannot_be_made_is_a_one_line_error(self):
+        a_file = os.path.join(self.state_dir, 'a-file')
+        open(a_file, 'w').close()
+        process = _all_in_one(os.path.join(a_file, 'state'), '--demo', '1')
+        self.assertOneLineError(process, exit_codes.ERROR,
+                                'cannot create the state directory')
+        self.assertEqual(['a-file'], os.listdir(self.state_dir))
+
+    def test_a_log_file_that_cannot_be_written_is_a_one_line_error(self):
+        config = os.path.join(self.state_dir, 'cellboot.conf')
+        with open(config, 'w') as conf:
+            conf.write(f'[DEFAULT]\nlog_dir = {config}\n')
+        process = _all_in_one(self.state_dir, '--demo', '1',
+                              '--config-file', config)
+        self.assertOneLineError(process, exit_codes.ERROR,
+                                'cannot write the log file')
+        self.assertIn('log_dir', process.stderr)
 
 
 class ServeTest(base.TestCase):
@@ -216,10 +243,12 @@ class ServeTest(base.TestCase):
             [sys.executable, '-m', 'cellboot.cmd.cellboot', 'all-in-one',
              '--state-dir', state_dir, '--port', '0', '--cells', '1',
              '--hosts-per-cell', '1'],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.addCleanup(process.kill)
         url = None
+        started = []
         for line in process.stdout:
+            started.append(line)
             found = re.search(r'--url (\S+) ', line)
             if found:
                 url = found.group(1)
@@ -230,5 +259,14 @@ class ServeTest(base.TestCase):
              'server', 'list'], capture_output=True, text=True,
             timeout=TIMEOUT)
         self.assertEqual(0, listing.returncode, listing.stderr)
+        log_file = os.path.join(state_dir, 'all-in-one.log')
+        self.assertEqual(f'* Logs in {log_file}\n', started[0])
         process.send_signal(signal.SIGINT)
-        self.assertEqual(0, process.wait(timeout=TIMEOUT))
+        out, err = process.communicate(timeout=TIMEOUT)
+        self.assertEqual(0, process.returncode, err)
+        # One line for the stop; no traceback, no log on the terminal.
+        self.assertRegex(out, r'^cellboot all-in-one: SIGINT; 1 service '
+                              r'stopped in [0-9.]+ s\n$')
+        self.assertEqual('', err)
+        with open(log_file) as log:
+            self.assertIn('Caught SIGINT, stopping', log.read())

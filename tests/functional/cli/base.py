@@ -39,9 +39,13 @@ class CLITestCase(base.TestCase):
     CELLS = 2
     HOSTS_PER_CELL = 1
     FAIL_HOSTS = ()
+    # ``{(group, option): value}`` set before the deployment starts.
+    CONFIG = {}
 
     def setUp(self):
         super().setUp()
+        for (group, name), value in self.CONFIG.items():
+            self.flags(**{name: value}, group=group)
         self.deployment = deployment.Deployment(
             self.state_path, cells=self.CELLS,
             hosts_per_cell=self.HOSTS_PER_CELL, port=0,

@@ -2,7 +2,11 @@
 
 import re
 
+from cellboot.cli import client
 from cellboot.cli import exit_codes
+from cellboot.cli import servers
+from cellboot import context as cb_context
+from cellboot.objects import zone
 from cellboot.objects import fault_messages
 from tests.functional.cli import base
 
@@ -65,6 +69,9 @@ class ServerCommandsTest(base.CLITestCase):
                           token=base.ADMIN_TOKEN)
         self.assertEqual(0, result.code, result)
         self.assertIn('| host ', result.out)
+        fields = dict(row for row in _rows(result.out) if len(row) == 2)
+        self.assertEqual(self.deployment.computes[fields['host']].cell_name,
+                         fields['cell'])
         for atom in ('schedule', 'map-host-to-cell', 'create-in-cell',
                      'cast-to-compute'):
             self.assertIn(f'| {atom} ', result.out)
@@ -109,6 +116,21 @@ class FailingBuildsTest(base.CLITestCase):
                           '--wait')
         self.assertEqual(exit_codes.NOT_ACTIVE, result.code, result)
         self.assertEqual(['ERROR'], [row[2] for row in _rows(result.out)])
+        server_id = _rows(result.out)[0][0]
+        self.assertEqual([f'ERROR: server web ({server_id}) is ERROR: '
+                          f'{fault_messages.RETRIES_EXCEEDED}'],
+                         result.err.splitlines(), result)
+
+    def test_create_wait_tells_each_failed_server_of_a_multi_create(self):
+        result = self.cli('server', 'create', 'web', '--flavor', 'small',
+                          '--count', '2', '--wait')
+        self.assertEqual(exit_codes.NOT_ACTIVE, result.code, result)
+        lines = result.err.splitlines()
+        self.assertEqual(2, len(lines), result)
+        for row in _rows(result.out):
+            self.assertIn(f'({row[0]}) is ERROR: '
+                          f'{fault_messages.RETRIES_EXCEEDED}', result.err)
+        self.assertNotIn('Traceback', result.err)
 
     def test_show_of_a_failed_server_has_its_fault(self):
         server_id = self.create(wait=True)
@@ -131,3 +153,31 @@ class FailingBuildsTest(base.CLITestCase):
         # The flow trail that follows has more columns.
         fields = dict(row for row in rows if len(row) == 2)
         self.assertIn('cell1-host1', fields['fault details'])
+
+
+class HostZoneTest(base.CLITestCase):
+    """A server reads back the zone of the host it landed on."""
+
+    CELLS = 1
+    CONFIG = {('compute', 'availability_zone'): 'zone-ops'}
+
+    def _boot(self, **server):
+        user = client.Client(self.deployment.url, base.USER_TOKEN)
+        server.update(name='web', flavorRef='small', imageRef='cirros')
+        answer = user.post('/servers', {'server': server})
+        [found] = servers.wait_for(user, [answer['server']['id']],
+                                   timeout=60)
+        self.assertEqual('ACTIVE', found['status'], found)
+        return found['OS-EXT-AZ:availability_zone']
+
+    def test_a_server_that_asked_no_zone_shows_its_hosts(self):
+        self.assertEqual('zone-ops', self._boot())
+
+    def test_a_server_that_asked_a_zone_of_cells_shows_its_hosts(self):
+        # 'east' is a zone of the tree above the cells, not a host's:
+        # the boot lands in its cell, on a host of zone 'zone-ops'.
+        ctx = cb_context.get_admin_context()
+        east = zone.Zone.create(ctx, 'east')
+        self.deployment.cells[0].update(ctx, zone_uuid=east.uuid)
+        self.deployment.scheduler.refresh(ctx)
+        self.assertEqual('zone-ops', self._boot(availability_zone='east'))

@@ -1,5 +1,7 @@
 """The service runner: start in order, stop in reverse, stop on SIGTERM."""
 
+import contextlib
+import io
 import os
 import signal
 import threading
@@ -102,3 +104,32 @@ class ServiceRunnerTest(base.TestCase):
         self.assertEqual(0, code)
         self.assertEqual([('start', 'a'), ('stop', 'a'), ('wait', 'a')],
                          self.journal)
+
+    def test_a_named_run_prints_one_line_once_every_service_stopped(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            service_runner.run(self._services('a', 'b'), StopAtOnce(),
+                               name='cellboot-test')
+        self.assertRegex(out.getvalue(), r'^cellboot-test: SIGTERM; 2 '
+                                         r'services stopped in [0-9.]+ s\n$')
+
+    def test_an_unnamed_run_prints_nothing(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            service_runner.run(self._services('a'), StopAtOnce())
+        self.assertEqual('', out.getvalue())
+
+    def test_a_stop_while_starting_says_so_in_its_one_line(self):
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self.addCleanup(signal.signal, signum, signal.getsignal(signum))
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        self.addCleanup(timer.cancel)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = service_runner.run(
+                self._services('a') + [NeverStarts('b', self.journal)],
+                name='cellboot-test')
+        self.assertEqual(0, code)
+        self.assertEqual('cellboot-test: SIGINT while starting; stopped '
+                         'before ready\n', out.getvalue())
