@@ -43,6 +43,7 @@ from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
+from cellboot import metrics
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import fault_messages
@@ -271,6 +272,7 @@ def bury_in_cell0(context, scheduler, build_request, request_spec, error,
                 cctxt, instance_uuid, project_id,
                 instance_obj.vm_states.ERROR, user_id=user_id,
                 **instance_values(build_request, request_spec))
+            metrics.boot_ended(metrics.ERROR)
         # else a replay: the instance is in cell0 already
         if _add_fault_once(cctxt, instance_uuid, error):
             record_event(cctxt, instance_uuid, SCHEDULE_EVENT,
@@ -318,6 +320,7 @@ def _fail(cctxt, instance_uuid, expected, error, event):
         except exception.UnexpectedVMState as exc:
             LOG.info('Not failing instance %s: %s', instance_uuid, exc)
             return None
+        metrics.boot_ended(metrics.ERROR)
     if _add_fault_once(cctxt, instance_uuid, error, host=instance.host):
         record_event(cctxt, instance_uuid, event, error=str(error))
     return FAILED
@@ -350,6 +353,7 @@ def end_build_in_error(context, instance, set_error, message, event,
             cctxt, cell_connection.pick_context_manager(cctxt)):
         if not set_error(cctxt):
             return False
+        metrics.boot_ended(metrics.ERROR)
         _code, shown, details = fault_messages.describe(message,
                                                         user_message)
         fault_obj.InstanceFault.create(cctxt, instance.uuid, code, shown,

@@ -17,6 +17,7 @@ from cellboot.conf import fake_driver
 from cellboot.conf import filter_scheduler
 from cellboot.conf import flow_persistence
 from cellboot.conf import jobboard
+from cellboot.conf import metrics
 from cellboot.conf import nova
 from cellboot.conf import quota
 from cellboot.conf import scheduler
@@ -25,7 +26,7 @@ CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
            filter_scheduler, conductor, jobboard, compute, fake_driver,
-           api, quota, nova)
+           api, quota, nova, metrics)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -1,0 +1,51 @@
+"""The ``[metrics]`` group: Prometheus metrics and the API's health check.
+
+Every cellboot process keeps its metrics in memory
+(``cellboot.metrics``); these options say where they can be read.
+"""
+
+from oslo_config import cfg
+
+metrics_group = cfg.OptGroup(
+    'metrics',
+    title='Metrics and health',
+    help='Prometheus metrics of this process (docs/operations.md lists '
+         'them and what to alert on), and the bounds of the API\'s '
+         '/healthcheck.')
+
+metrics_opts = [
+    cfg.PortOpt('port',
+                default=0,
+                help='TCP port of a separate, unauthenticated HTTP server '
+                     'serving this process\'s metrics at /metrics (any '
+                     'cellboot service: conductors, schedulers, compute '
+                     'hosts, the API). 0, the default, starts none. Every '
+                     'process of a host needs a port of its own.'),
+    cfg.HostAddressOpt('host',
+                       default='127.0.0.1',
+                       help='Address the separate metrics server listens '
+                            'on ([metrics] port). Unauthenticated: keep it '
+                            'on a loopback or management network.'),
+    cfg.BoolOpt('api_endpoint',
+                default=True,
+                help='Serve GET /metrics on cellboot-api\'s own port, '
+                     'outside /v2.1, to administrators only (policy rule '
+                     'cellboot:metrics:show). A scraper that cannot send '
+                     'a token uses [metrics] port instead.'),
+    cfg.FloatOpt('health_check_timeout',
+                 default=3.0,
+                 min=0.1,
+                 help='Seconds each check of /healthcheck (the API '
+                      'database, the message broker) may take before it is '
+                      'reported as not answering. The checks run at once, '
+                      'so an answer takes at most this long.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(metrics_group)
+    conf.register_opts(metrics_opts, group=metrics_group)
+
+
+def list_opts():
+    return {metrics_group: metrics_opts}
