@@ -2,9 +2,14 @@
 
 Every cellboot process keeps its metrics in memory
 (``cellboot.metrics``); these options say where they can be read.
+
+oslo.middleware's own ``[healthcheck]`` options (its plugins, whether
+answers are detailed) are registered here too, so that they can be set
+before the API builds its healthcheck (``cellboot.api.health``).
 """
 
 from oslo_config import cfg
+from oslo_middleware.healthcheck import opts as healthcheck_opts
 
 metrics_group = cfg.OptGroup(
     'metrics',
@@ -42,10 +47,24 @@ metrics_opts = [
 ]
 
 
+healthcheck_group = cfg.OptGroup(
+    'healthcheck',
+    title='Health check',
+    help='oslo.middleware\'s healthcheck, which answers cellboot-api\'s '
+         'GET /healthcheck. cellboot adds its checks of the API database '
+         'and the message broker to the backends named here; keep '
+         'detailed off on an API that users reach (detailed answers show '
+         'every thread\'s stack).')
+
+
 def register_opts(conf):
     conf.register_group(metrics_group)
     conf.register_opts(metrics_opts, group=metrics_group)
+    conf.register_group(healthcheck_group)
+    conf.register_opts(healthcheck_opts.HEALTHCHECK_OPTS,
+                       group=healthcheck_group)
 
 
 def list_opts():
-    return {metrics_group: metrics_opts}
+    return {metrics_group: metrics_opts,
+            healthcheck_group: healthcheck_opts.HEALTHCHECK_OPTS}
