@@ -8,7 +8,7 @@ load balancer by creating a file) run as they do everywhere; cellboot
 adds two checks of its own, always on, because an API that cannot reach
 either cannot accept a boot:
 
-* ``APIDatabaseCheck`` — ``SELECT 1`` on the API database;
+* ``APIDatabaseCheck`` — a new connection to the API database;
 * ``BrokerCheck`` — a TCP connection to a host of ``[DEFAULT]
   transport_url`` (to one at least: a cluster with a node up is
   usable); the in-process ``fake://`` bus is always up.
@@ -20,8 +20,8 @@ still running from an earlier request is not started again (a probe
 hammered every second against a hung database would otherwise pile
 threads up): it is reported as still not answering. A failure is told
 in one line (what could not be reached and the error's class; the
-error's message in ``details``, shown only when detailed), never a
-traceback and never a password.
+error's message in ``details``, shown only when detailed, with the
+database URL's password masked), never a traceback.
 """
 
 import socket
@@ -32,11 +32,9 @@ from oslo_log import log as logging
 import oslo_messaging
 from oslo_middleware import healthcheck
 from oslo_middleware.healthcheck import pluginbase
-import sqlalchemy as sa
 
 from cellboot.conf import CONF
-from cellboot.db.api import connection as api_db
-from cellboot import masking
+from cellboot.db import migration
 from cellboot.rpc import inprocess
 
 LOG = logging.getLogger(__name__)
@@ -98,19 +96,18 @@ class BoundedCheck(pluginbase.HealthcheckBaseExtension):
                 available=False,
                 reason=f'{self.what}: not reachable '
                        f'({type(exc).__name__})',
-                details=masking.mask_url(str(exc))[:_DETAILS_LENGTH])
+                details=str(exc)[:_DETAILS_LENGTH])
         return pluginbase.HealthcheckResult(
             available=True, reason=f'{self.what}: {holder["ok"]}')
 
 
 class APIDatabaseCheck(BoundedCheck):
-    """``SELECT 1`` on the API database."""
+    """A new connection to the API database (``migration.probe``)."""
 
     what = 'API database'
 
     def probe(self):
-        with api_db.get_engine().connect() as connection:
-            connection.execute(sa.text('SELECT 1'))
+        migration.probe(CONF.api_database.connection)
         return 'OK'
 
 

@@ -9,7 +9,7 @@ before the API builds its healthcheck (``cellboot.api.health``).
 """
 
 from oslo_config import cfg
-from oslo_middleware.healthcheck import opts as healthcheck_opts
+from oslo_middleware import opts as middleware_opts
 
 metrics_group = cfg.OptGroup(
     'metrics',
@@ -57,14 +57,19 @@ healthcheck_group = cfg.OptGroup(
          'every thread\'s stack).')
 
 
+def _healthcheck_opts():
+    """oslo.middleware's healthcheck options, its plugins' included."""
+    (_group, opts), = middleware_opts.list_opts_healthcheck()
+    return opts
+
+
 def register_opts(conf):
     conf.register_group(metrics_group)
     conf.register_opts(metrics_opts, group=metrics_group)
     conf.register_group(healthcheck_group)
-    conf.register_opts(healthcheck_opts.HEALTHCHECK_OPTS,
-                       group=healthcheck_group)
+    conf.register_opts(_healthcheck_opts(), group=healthcheck_group)
 
 
 def list_opts():
     return {metrics_group: metrics_opts,
-            healthcheck_group: healthcheck_opts.HEALTHCHECK_OPTS}
+            healthcheck_group: _healthcheck_opts()}

@@ -173,3 +173,27 @@ class MetricsPathTest(base.TestCase):
         self.flags(api_endpoint=False, group='metrics')
         self.assertError(self.admin.get('/metrics', prefix=''), 404,
                          'itemNotFound')
+
+
+class HealthcheckPathTest(base.TestCase):
+    """/healthcheck on the API's own server: no token needed."""
+
+    def setUp(self):
+        super().setUp()
+        self.api = self.useFixture(api_fixtures.APIServer(cells=1,
+                                                          hosts_per_cell=1))
+        self.nobody = self.api.client(None)
+
+    def test_healthy_and_unauthenticated(self):
+        response = self.nobody.get('/healthcheck', prefix='',
+                                   headers={'Accept': 'application/json'})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertEqual(['API database: OK',
+                          'message broker: OK (the in-process bus)'],
+                         response.json()['reasons'])
+        response = self.nobody.request('DELETE', '/healthcheck', prefix='')
+        self.assertEqual(405, response.status_code)
+        self.assertIn('badMethod', response.json())
+        self.assertEqual(404, self.nobody.get('/v2.1/healthcheck',
+                                              prefix='').status_code)
+        self.assertEqual(0, self.api.app.unexpected)
