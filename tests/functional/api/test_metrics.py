@@ -110,7 +110,9 @@ class MetricsCountTest(base.TestCase):
                    and after[key] != before.get(key, 0)}
         self.assertEqual(1, sum(counted.values()), counted)
         (_name, labels), = counted
-        self.assertEqual('api', dict(labels)['level'])
+        # No cell is in that zone: the API level's zone filter said no.
+        self.assertEqual({'level': 'api', 'reason': 'AvailabilityZoneFilter'},
+                         dict(labels))
 
 
 class MetricsPathTest(base.TestCase):
