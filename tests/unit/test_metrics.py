@@ -14,7 +14,9 @@ from taskflow import engines
 from taskflow.patterns import linear_flow
 from taskflow import task
 
+from cellboot.flowrun import kinds
 from cellboot.flowrun import metrics_listener
+from cellboot.flowrun import runner as runner_mod
 from cellboot.metrics import sources
 from cellboot.rpc import client as rpc_client
 from tests import base
@@ -120,3 +122,21 @@ class CastFailureTest(base.TestCase):
                               client.cast, {}, 'unit_method', reconnects=1)
         self.assertEqual(before + 1, sample(
             'cellboot_rpc_cast_failures_total', method='unit_method'))
+
+
+class RunnerFiguresTest(base.TestCase):
+
+    def test_a_flow_handed_over_is_counted_and_in_hand_until_it_ends(self):
+        runner = runner_mod.Runner(kinds.KIND_RESCHEDULE, kinds.CELL,
+                                   lambda: 'sqlite://', lambda ctx: {})
+        before = sample('cellboot_flows_handed_over_total',
+                        kind=kinds.KIND_RESCHEDULE)
+        # No such flow in that (empty) database: the resumption thread
+        # logs it and forgets it.
+        self.assertTrue(runner.hand_over('no-such-flow'))
+        self.assertEqual(before + 1, sample(
+            'cellboot_flows_handed_over_total', kind=kinds.KIND_RESCHEDULE))
+        runner.close()
+        self.assertEqual([('cellboot_flows_running',
+                           {'kind': kinds.KIND_RESCHEDULE}, 0)],
+                         list(runner.samples()))
