@@ -21,8 +21,19 @@ LOG = logging.getLogger(__name__)
 
 
 def render(accept=None):
-    """``(body bytes, content type)`` of every metric, for ``accept``."""
-    encoder, content_type = exposition.choose_encoder(accept or '')
+    """``(body bytes, content type)`` of every metric, for ``accept``.
+
+    An ``Accept`` header prometheus_client cannot read (a version that
+    is not a number: it raises TypeError) gets the default text format:
+    what the client accepts is a preference, not a reason to fail.
+    """
+    try:
+        encoder, content_type = exposition.choose_encoder(accept or '')
+        return encoder(prometheus_client.REGISTRY), content_type
+    except (TypeError, ValueError) as exc:
+        LOG.debug('Unreadable Accept header %r (%s): the text format',
+                  accept, exc)
+    encoder, content_type = exposition.choose_encoder('')
     return encoder(prometheus_client.REGISTRY), content_type
 
 

@@ -149,6 +149,20 @@ class MetricsPathTest(base.TestCase):
         self.assertEqual(200, head.status_code)
         self.assertEqual(b'', head.content)
 
+    def test_any_accept_header_gets_an_answer(self):
+        for accept, media_type in (
+                ('application/openmetrics-text; version=1.0.0',
+                 'application/openmetrics-text'),
+                ('application/openmetrics-text; version=abc', 'text/plain'),
+                ('text/plain; version=x.y', 'text/plain'),
+                ('*/*;q=zz', 'text/plain')):
+            response = self.admin.get('/metrics', prefix='',
+                                      headers={'Accept': accept})
+            self.assertEqual(200, response.status_code, accept)
+            self.assertEqual(media_type, response.headers[
+                'Content-Type'].split(';')[0], accept)
+            self.assertIn('cellboot_boots_started', response.text)
+
     def test_a_user_or_nobody_may_not(self):
         self.assertError(self.alice.get('/metrics', prefix=''), 403,
                          'forbidden')
