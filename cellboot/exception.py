@@ -399,6 +399,11 @@ class FlowNotFound(NotFound):
                'in any cell database.')
 
 
+class FlowActionRefused(Conflict):
+    """An operator's action on a flow that its state or owner forbids."""
+    msg_fmt = 'Flow %(flow)s cannot be %(action)s: %(reason)s.'
+
+
 class FlowLookupIncomplete(CellbootException):
     msg_fmt = ('Flow %(flow)s is not in the databases that answered; '
                '%(locations)s did not answer, try again later.')

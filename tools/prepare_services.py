@@ -5,7 +5,10 @@ oslo.db's opportunistic test fixtures connect as ``openstack_citest``
 MySQL and PostgreSQL, and create a throw-away database per test resource.
 This script creates that user and database with the servers' administrator
 accounts, resets the user's password and rights if they drifted, then logs
-in as that user to prove the tests will be able to. It is safe to run any
+in as that user to prove the tests will be able to. On MariaDB it also
+raises ``max_connections`` to ``MYSQL_MAX_CONNECTIONS`` (until the server
+restarts): the chaos deployment beside another test needs more than the
+default 151. It is safe to run any
 number of times (``make services`` runs it before every ``make test``).
 
 Administrator URLs default to this project's CI machines (MariaDB ``root``
@@ -22,6 +25,7 @@ import sys
 
 USER = PASSWORD = DATABASE = 'openstack_citest'
 CONNECT_TIMEOUT = 5  # seconds; a stopped server must not hang `make test`
+MYSQL_MAX_CONNECTIONS = 500
 
 
 def _admin(env, default):
@@ -50,6 +54,13 @@ def prepare_mysql():
                             "WITH GRANT OPTION", (USER, h))
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
             cur.execute("FLUSH PRIVILEGES")
+            # The chaos deployment (three cells of services in processes)
+            # holds about 120 connections while a test beside it holds
+            # its own: MariaDB's default of 151 refuses some of them.
+            # Raised until the server restarts, never lowered.
+            cur.execute("SET GLOBAL max_connections = GREATEST("
+                        "@@GLOBAL.max_connections, %s)",
+                        (MYSQL_MAX_CONNECTIONS,))
     finally:
         conn.close()
 

@@ -9,6 +9,8 @@ from cellboot.api.handlers import admin
 from cellboot.api.handlers import allocations
 from cellboot.api.handlers import flavor_extra_specs as extra_specs
 from cellboot.api.handlers import flavors
+from cellboot.api.handlers import flow_actions
+from cellboot.api.handlers import instance_actions
 from cellboot.api.handlers import providers
 from cellboot.api.handlers import quota_sets
 from cellboot.api.handlers import resource_catalog as catalog
@@ -25,6 +27,7 @@ from cellboot.policies import cells as cells_policies
 from cellboot.policies import flavors as flavors_policies
 from cellboot.policies import flows as flows_policies
 from cellboot.policies import hypervisors as hypervisors_policies
+from cellboot.policies import instance_actions as action_policies
 from cellboot.policies import quota_sets as quota_policies
 from cellboot.policies import resource_catalog as catalog_policies
 from cellboot.policies import resource_pools as pools_policies
@@ -60,6 +63,7 @@ def _links(source, **targets):
 
 _SERVER = '/servers/{server_id}'
 _GROUP = '/os-server-groups/{group_id}'
+_ACTIONS = _SERVER + '/os-instance-actions'
 _QUOTA = '/os-quota-sets/{project_id}'
 _SPECS = '/flavors/{flavor_id}/os-extra_specs'
 _SPEC = _SPECS + '/{key}'
@@ -99,6 +103,16 @@ ROUTES = (
     Route('DELETE', _SERVER, servers.delete,
           'Delete a server at any stage of its build',
           policy=server_policies.DELETE, status=204),
+    Route('GET', _ACTIONS, instance_actions.index,
+          "A server's actions, newest first, from every cell it went "
+          'through', policy=action_policies.LIST, query=PAGED,
+          query_schemas=PAGED_SCHEMAS, response_schema=views.INSTANCE_ACTIONS,
+          links=_links('/instanceActions/0/request_id', GetInstanceAction=(
+              'GET', _ACTIONS + '/{request_id}', 'request_id'))),
+    Route('GET', _ACTIONS + '/{request_id}', instance_actions.show,
+          'One action of a server with its events (host, details and '
+          'traceback for admins)', policy=action_policies.SHOW,
+          response_schema=views.INSTANCE_ACTION_ONE),
     Route('GET', '/flavors', flavors.index, 'Every flavor, by name',
           policy=flavors_policies.INDEX, query=PAGED,
           query_schemas=PAGED_SCHEMAS, response_schema=views.FLAVORS,
@@ -277,6 +291,11 @@ ROUTES = (
     Route('GET', '/os-flows/{flow_id}', admin.flow,
           "One flow with each atom's state, timing, result or failure",
           policy=flows_policies.SHOW, response_schema=views.FLOW_ONE),
+    Route('POST', '/os-flows/{flow_id}/action', flow_actions.action,
+          'Act on a flow: {"retry": null} hands a FAILURE or stuck flow '
+          'back to the conductors',
+          policy=flows_policies.ACTION, body_schema=flow_actions.FLOW_ACTION,
+          status=202, failures=(409,)),
     Route('GET', _QUOTA, quota_sets.show,
           "A project's limits (users: their own project only)",
           policy=quota_policies.SHOW, response_schema=views.QUOTA_SET_ONE,

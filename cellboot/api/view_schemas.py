@@ -120,6 +120,38 @@ SERVER_CREATED = _closed({
                                               'server of the request.'),
 }, required=['server'])
 
+# -- instance actions --------------------------------------------------------
+
+_INSTANCE_ACTION = {
+    'action': _string, 'instance_uuid': _string,
+    'request_id': _nullable_string, 'user_id': _nullable_string,
+    'project_id': _nullable_string, 'start_time': _nullable_string,
+    'message': dict(_nullable_string,
+                    description="'Error' when one of its events failed."),
+    'updated_at': _nullable_string,
+}
+
+INSTANCE_ACTIONS = _list('instanceActions', _closed(_INSTANCE_ACTION))
+
+_ADMINS_ONLY = 'Administrators only (the event details policy).'
+
+_INSTANCE_ACTION_EVENT = _closed({
+    'event': dict(_string, description='CELL:EVENT, for administrators, '
+                                       'for an event carried from a cell '
+                                       'the server left.'),
+    'start_time': _nullable_string, 'finish_time': _nullable_string,
+    'result': _nullable_string,
+    'message': dict(_nullable_string,
+                    description='Why it happened, in words for users.'),
+    'host': dict(_nullable_string, description=_ADMINS_ONLY),
+    'details': dict(_nullable_string, description=_ADMINS_ONLY),
+    'traceback': dict(_nullable_string, description=_ADMINS_ONLY),
+}, required=['event', 'start_time', 'finish_time', 'result', 'message'])
+
+INSTANCE_ACTION_ONE = _closed({'instanceAction': _closed(dict(
+    _INSTANCE_ACTION, events={'type': 'array',
+                              'items': _INSTANCE_ACTION_EVENT}))})
+
 # -- flavors -----------------------------------------------------------------
 
 FLAVOR = _closed({

@@ -10,8 +10,14 @@ import datetime
 
 from cellboot.api import auth
 from cellboot.api import server_records
+from cellboot.builds import fates
+from cellboot.builds import handback
+from cellboot.compute import build_records
+from cellboot.conductor import untaken_builds
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import fault_messages
+from cellboot.objects import instance_action
+from cellboot.policies import instance_actions as action_policies
 from cellboot.policies import servers as server_policies
 
 # Status of a server per vm_state, as Nova reports it.
@@ -207,3 +213,63 @@ def zone(item, cells, zones, aggregate):
             'cells': [cell.uuid for cell in cells],
             'zones': [child.uuid for child in zones],
             'aggregate': shown}
+
+
+def instance_action_summary(action):
+    """An action as listed: who asked what, when, and whether it failed.
+
+    ``updated_at`` is the last time the action or an event ending in
+    error changed its row (its finish, at the latest).
+    """
+    return {'action': action.action, 'instance_uuid': action.instance_uuid,
+            'request_id': action.request_id, 'user_id': action.user_id,
+            'project_id': action.project_id,
+            'start_time': _time(action.start_time),
+            'message': action.message,
+            'updated_at': _time(action.updated_at or action.finish_time or
+                                action.start_time)}
+
+
+def instance_action_detail(context, action, events):
+    """An action with its events, oldest first.
+
+    Events carried from a cell the server left are named ``CELL:EVENT``.
+    """
+    view = instance_action_summary(action)
+    view['events'] = [_event(context, action, event) for event in events]
+    return view
+
+
+# The sentence an owner reads of an event, by (name, failed).
+_EVENT_SENTENCES = {
+    (build_records.EVENT_BUILD, True): fault_messages.HOST_FAILED,
+    (fates.RESCHEDULE_EVENT, False): fault_messages.RESCHEDULED,
+    (handback.HANDBACK_EVENT, False): fault_messages.HANDED_BACK,
+    (untaken_builds.EVENT_NOT_TAKEN, False): fault_messages.NOT_TAKEN,
+    (untaken_builds.EVENT_RECAST, False): fault_messages.RECAST,
+}
+
+
+def _event(context, action, event):
+    """An event as the caller may read it.
+
+    Everyone reads its name, times, result and ``message``: a sentence
+    for the owner saying why it happened, when it says something
+    (``fault_messages.for_event``). Those the policy lets see event
+    details (administrators) also read its host, its ``details`` and
+    ``traceback`` as the services wrote them, and the cell an event
+    carried from a cell the server left happened in (``CELL:EVENT``);
+    others read the event's bare name, as they learn no cell's name.
+    """
+    failed = event.result == instance_action.RESULT_ERROR
+    name = event.event.rpartition(':')[2]
+    view = {'event': name, 'start_time': _time(event.start_time),
+            'finish_time': _time(event.finish_time), 'result': event.result,
+            'message': fault_messages.for_event(
+                _EVENT_SENTENCES.get((name, failed)), failed,
+                event.details)}
+    if auth.may(context, action_policies.EVENTS_DETAILS, action.project_id,
+                action.user_id):
+        view.update(event=event.event, host=event.host,
+                    details=event.details, traceback=event.traceback)
+    return view

@@ -22,6 +22,7 @@ from cellboot import context as cb_context
 from cellboot.db.api import connection as api_db
 from cellboot.db.api import models as api_models
 from cellboot import exception
+from cellboot import notifications
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import instance as instance_obj
 
@@ -50,14 +51,18 @@ def delete_pending(context, instance_uuid):
 def soft_delete_in_cell(context, uuid, cell):
     """Step 1; False when the cell has no instance row at all.
 
-    Raises the cell database's error when it cannot be reached.
+    Raises the cell database's error when it cannot be reached. The
+    call that soft-deletes the instance sends ``instance.delete.start``
+    and ``.end`` around it (one that finds it deleted sends nothing).
     """
     try:
         with cb_context.target_cell(context, cell) as cctxt:
             instance = instance_obj.Instance.get_by_uuid(
                 cctxt, uuid, read_deleted=True)
             if not instance.deleted:
+                notifications.instance_delete(context, instance, 'start')
                 instance.destroy(cctxt)
+                notifications.instance_delete(context, instance, 'end')
     except exception.InstanceNotFound:
         return False
     return True

@@ -44,6 +44,7 @@ from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot import metrics
+from cellboot import notifications
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import fault_messages
@@ -265,20 +266,24 @@ def bury_in_cell0(context, scheduler, build_request, request_spec, error,
             batches.transaction(
                 cctxt, cell_connection.pick_context_manager(cctxt)):
         try:
-            instance_obj.Instance.get_by_uuid(cctxt, instance_uuid,
-                                              read_deleted=True)
+            instance = instance_obj.Instance.get_by_uuid(
+                cctxt, instance_uuid, read_deleted=True)
         except exception.InstanceNotFound:
-            instance_obj.Instance.create(
+            instance = instance_obj.Instance.create(
                 cctxt, instance_uuid, project_id,
                 instance_obj.vm_states.ERROR, user_id=user_id,
                 **instance_values(build_request, request_spec))
             metrics.boot_ended(metrics.ERROR)
         # else a replay: the instance is in cell0 already
-        if _add_fault_once(cctxt, instance_uuid, error):
+        buried = _add_fault_once(cctxt, instance_uuid, error)
+        if buried:
             record_event(cctxt, instance_uuid, SCHEDULE_EVENT,
                          error=message)
     scheduler.release_resources(context, instance_uuid)
     outcome = settle(context, scheduler, instance_uuid, cell0)
+    if buried and outcome == OK:
+        notifications.instance_create(context, instance, 'error',
+                                      error=error)
     return BURIED if outcome == OK else outcome
 
 
@@ -297,21 +302,30 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
     with cb_context.target_cell(context, cell_mapping) as cctxt, \
             batches.transaction(
                 cctxt, cell_connection.pick_context_manager(cctxt)):
-        outcome = _fail(cctxt, instance_uuid, expected, error, event)
+        outcome, failed = _fail(cctxt, instance_uuid, expected, error,
+                                event)
     if outcome == FAILED:
         LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
                     cell_mapping.name, message)
+    if failed is not None:
+        metrics.boot_ended(metrics.ERROR)
+        notifications.instance_create(context, failed, 'error',
+                                      error=error)
     if outcome is not None:
         scheduler.release_resources(context, instance_uuid)
     return outcome
 
 
 def _fail(cctxt, instance_uuid, expected, error, event):
-    """ERROR, fault and event in the targeted cell; see fail_in_cell."""
+    """ERROR, fault and event in the targeted cell; see fail_in_cell.
+
+    Returns (outcome, the instance if this call gave it its fault, else
+    None: a replay sends no second ``instance.create.error``).
+    """
     try:
         instance = instance_obj.Instance.get_by_uuid(cctxt, instance_uuid)
     except exception.InstanceNotFound:
-        return DELETED
+        return DELETED, None
     if instance.vm_state != instance_obj.vm_states.ERROR:
         try:
             instance.update(cctxt, expected_vm_state=expected,
@@ -319,11 +333,11 @@ def _fail(cctxt, instance_uuid, expected, error, event):
                             task_state=None)
         except exception.UnexpectedVMState as exc:
             LOG.info('Not failing instance %s: %s', instance_uuid, exc)
-            return None
-        metrics.boot_ended(metrics.ERROR)
-    if _add_fault_once(cctxt, instance_uuid, error, host=instance.host):
-        record_event(cctxt, instance_uuid, event, error=str(error))
-    return FAILED
+            return None, None
+    if not _add_fault_once(cctxt, instance_uuid, error, host=instance.host):
+        return FAILED, None
+    record_event(cctxt, instance_uuid, event, error=str(error))
+    return FAILED, instance
 
 
 def end_build_in_error(context, instance, set_error, message, event,
@@ -362,6 +376,7 @@ def end_build_in_error(context, instance, set_error, message, event,
         action_obj.InstanceAction.get_by_request_id(
             cctxt, instance.uuid, cctxt.request_id).finish(
                 cctxt, message=action_obj.RESULT_ERROR)
+    notifications.instance_create(rctxt, instance, 'error', error=message)
     return True
 
 

@@ -41,7 +41,7 @@ HANDBACK_EVENT = 'conductor_hand_back'
 SPEC_KEY = 'cross_cell'
 
 # Longest last failure kept (characters): it comes from a cell.
-_FAILURE_WIDTH = 1000
+FAILURE_WIDTH = 1000
 
 
 def cells_tried(request_spec):
@@ -69,7 +69,7 @@ def with_cell_left(request_spec, cell_uuid, cell_name, failure):
         tried.append({'uuid': cell_uuid, 'name': cell_name})
     spec[SPEC_KEY] = {'cells': tried,
                       'last_failure': str(failure or 'unknown')[
-                          :_FAILURE_WIDTH]}
+                          :FAILURE_WIDTH]}
     return spec
 
 
@@ -150,7 +150,7 @@ def hand_back(context, instance_uuid, cell_mapping, error, rpcapi):
             LOG.info('Not handing back instance %s: %s', instance_uuid, exc)
             return False
         fates.record_event(cctxt, instance_uuid, HANDBACK_EVENT,
-                           details=str(error)[:_FAILURE_WIDTH])
+                           details=str(error)[:FAILURE_WIDTH])
     LOG.warning('Instance %s: cell %s has no host left for it (%s); '
                 'handed back to the super conductors', instance_uuid,
                 cell_mapping.name, error)

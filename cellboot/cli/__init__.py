@@ -5,6 +5,7 @@
     cellboot [--url U] [--token USER:PROJECT] server create NAME --flavor F
              [--count N] [--wait]
     cellboot server list | show ID | delete ID
+    cellboot server event list ID | show ID REQUEST_ID
     cellboot flow show ID [--dot FILE]
     cellboot all-in-one [--cells 2] [--hosts-per-cell 4] [--demo N] ...
 

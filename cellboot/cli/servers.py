@@ -1,4 +1,4 @@
-"""``cellboot server create | list | show | delete``.
+"""``cellboot server create | list | show | delete`` (and ``event``).
 
 Each command is one or two API calls and a table. ``create --wait``
 polls the new servers until each is ACTIVE or ERROR, showing a progress
@@ -12,6 +12,7 @@ from cellboot.cli import arguments
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flows
+from cellboot.cli import server_events
 from cellboot.cli import views
 from cellboot.console import output
 
@@ -141,7 +142,8 @@ def delete(client, args):
 def register(subparsers):
     """Add ``server`` and its commands to the top-level parser."""
     parser = subparsers.add_parser('server', help='create, list, show and '
-                                                  'delete servers')
+                                                  'delete servers; their '
+                                                  'events')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND',
                                      required=True)
     sub = commands.add_parser('create', help='boot one or more servers')
@@ -166,3 +168,4 @@ def register(subparsers):
     sub = commands.add_parser('delete', help='delete a server at any stage')
     sub.add_argument('id', metavar='ID')
     sub.set_defaults(func=delete)
+    server_events.register(commands)

@@ -61,9 +61,10 @@ def fail(context, current, event, code, message, details, host):
     """A fault, ERROR if still building, the create action ended in Error.
 
     An instance deleted or settled meanwhile is left as it is (the fault
-    is harmless history).
+    is harmless history). Returns whether the instance is now in ERROR
+    (what its ``instance.create.error`` notification needs).
     """
-    outage.ride_out(
+    return outage.ride_out(
         lambda: _fail(context, current, event, code, message, details,
                       host),
         lambda: _fail(context, current, event, code, message, details,
@@ -187,8 +188,12 @@ def _fail(context, current, event, code, message, details, host,
     except (exception.InstanceNotFound, exception.UnexpectedVMState):
         LOG.info('Instance %s changed meanwhile; leaving it as it is',
                  current.uuid)
+        failed = False
+    else:
+        failed = True
     _finish_action(context, current, event,
                    message=instance_action.RESULT_ERROR)
+    return failed
 
 
 def end_event(context, event, result, **details):

@@ -63,6 +63,7 @@ from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
 from cellboot import exception
 from cellboot import metrics
+from cellboot import notifications
 from cellboot.objects import build_args
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
@@ -249,6 +250,8 @@ class ComputeManager:
         if taken is None:
             return
         current, event = taken
+        notifications.instance_create(context, current, 'start',
+                                      publisher=self._publisher)
         flavor = current.flavor or (request_spec or {}).get('flavor')
         try:
             self.driver.spawn(context, current, flavor)
@@ -259,6 +262,8 @@ class ComputeManager:
                              request_spec, retry)
         except Exception as exc:
             LOG.exception('Virt driver failed to build instance %s', uuid)
+            notifications.compute_exception(context, exc,
+                                            publisher=self._publisher)
             failure = exception.RescheduledBuildFailure(
                 uuid=uuid, host=self.host,
                 reason=f'{type(exc).__name__}: {exc}')
@@ -324,6 +329,8 @@ class ComputeManager:
         metrics.boot_ended(metrics.ACTIVE)
         LOG.info('Instance %s is active on host %s', current.uuid,
                  self.host)
+        notifications.instance_create(context, current, 'end',
+                                      publisher=self._publisher)
 
     def _reschedule(self, context, current, event, failure, host_list,
                     request_spec, retry, trace=None):
@@ -346,6 +353,8 @@ class ComputeManager:
             LOG.info('Instance %s changed while host %s built it (%s); it '
                      'is not rescheduled', current.uuid, self.host, exc)
             return
+        notifications.build_rescheduled(context, current.uuid, self.host,
+                                        failure, publisher=self._publisher)
         try:
             self.cell_conductor.build_instances(
                 context, instance=current.to_dict(),
@@ -373,8 +382,16 @@ class ComputeManager:
         The caller has released the claim. See ``build_records.fail``.
         """
         _code, message, details = fault_messages.describe(failure)
-        build_records.fail(context, current, event, FAULT_CODE, message,
-                           details, self.host)
+        if build_records.fail(context, current, event, FAULT_CODE, message,
+                              details, self.host):
+            notifications.instance_create(context, current, 'error',
+                                          error=failure,
+                                          publisher=self._publisher)
+
+    @property
+    def _publisher(self):
+        """The notifications' publisher_id: Nova's BINARY:HOST."""
+        return f'{BINARY}:{self.host}'
 
     def _record_build_result(self, context, succeeded):
         """Tell the scheduler (BuildFailureWeigher) how the build went.

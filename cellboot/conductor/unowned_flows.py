@@ -19,7 +19,9 @@ and owned (``owned_since``, else ``started_at``; see
 * without, those of this host whose owner process is gone (or is this
   process: ``hand_over`` knows whether it runs the flow now). Another
   live process of this host has its own flows in hand; another host's
-  flows are that host's conductors' to resume when they start.
+  flows are that host's conductors' to resume when they start
+  (``cellboot.flowrun.owners``, the predicate the operator's ``flows
+  retry`` uses too).
 
 Each is given to the manager's ``runner.hand_over``, which is
 idempotent: with a jobboard it posts the flow's one job only if the
@@ -29,15 +31,15 @@ already.
 """
 
 import datetime
-import os
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from cellboot.conductor import sweep_lock
 from cellboot.conf import CONF
-from cellboot.flowrun import records
 from cellboot.flowrun import jobboard
+from cellboot.flowrun import owners
+from cellboot.flowrun import records
 
 LOG = logging.getLogger(__name__)
 
@@ -72,34 +74,12 @@ def _unowned(manager, cutoff):
     if not flows:
         return []
     if manager.runner.board is None:
-        return [flow for flow in flows if _orphaned_here(flow['owner'])]
+        return [flow for flow in flows
+                if owners.orphaned_here(flow['owner'])]
     # One read of the board for the sweep; ``hand_over`` reads it again
     # for each flow it is given.
     referenced = jobboard.referenced_flow_uuids(manager.runner.board)
     return [flow for flow in flows if flow['uuid'] not in referenced]
-
-
-def _orphaned_here(owner):
-    """Without a jobboard: whether a flow of ``owner`` is this host's
-    and no other live process of this host has it."""
-    host, _sep, pid = (owner or '').rpartition(':')
-    if not pid.isdigit():
-        host, pid = owner, None
-    if host != CONF.host:
-        return False
-    if pid is None or int(pid) == os.getpid():
-        return True
-    return not _alive(int(pid))
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class UnownedFlows:

@@ -3,10 +3,11 @@
 Two listeners are attached to every engine (``attached``):
 
 * ``LoggingListener`` — the one logging listener: flows starting and
-  ending at INFO, atoms at DEBUG, failures and reverts at WARNING with
-  the failure's type and message. Atom results are never logged: those
-  of a multi-create hold hundreds of entries, and the persisted flow
-  keeps them for ``flows show``;
+  ending at INFO, atoms at DEBUG, failures and a flow's revert at
+  WARNING with the failure's type and message (an atom's revert at
+  INFO: the failure that caused it is the warning). Atom results are
+  never logged: those of a multi-create hold hundreds of entries, and
+  the persisted flow keeps them for ``flows show``;
 * ``TimingListener`` — each atom's and the flow's duration (seconds),
   stored in their details' meta under ``duration``, as TaskFlow's
   ``DurationListener`` does, but handed to the storage once, when the
@@ -15,11 +16,15 @@ Two listeners are attached to every engine (``attached``):
   cost a sixth of a boot flow's persistence transactions). A conductor
   that dies mid-way loses the durations of that run (the states and
   results are kept).
+
+The logging listener also sends a flow's end as a notification
+(``flow.end``, ``flow.revert``, ``flow.error``: ``notify_flow_end``).
 """
 
 import collections
 import contextlib
 import logging as py_logging
+import types
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -28,20 +33,28 @@ from taskflow import states
 from taskflow.types import failure as tf_failure
 
 from cellboot.flowrun import summaries
+from cellboot import notifications
 
 LOG = logging.getLogger(__name__)
 
 _FLOW_INFO_STATES = frozenset({states.RUNNING, states.SUCCESS,
                                states.SUSPENDED})
 _FLOW_WARNING_STATES = frozenset({states.FAILURE, states.REVERTED})
+# An atom's REVERTED is not among them: it follows a failure already
+# logged (an atom's FAILURE, and the flow's own REVERTED), and a flow of
+# ten atoms would repeat it ten times. It is logged at INFO.
 _ATOM_WARNING_STATES = frozenset({states.FAILURE, states.REVERT_FAILURE,
-                                  states.REVERTED, states.RETRYING})
+                                  states.RETRYING})
+_ATOM_INFO_STATES = frozenset({states.REVERTED})
 
 _STARTING_STATES = frozenset({states.RUNNING, states.REVERTING})
 _ENDING_STATES = frozenset({states.SUCCESS, states.FAILURE,
                             states.REVERTED, states.REVERT_FAILURE})
 _FLOW_STOP_STATES = frozenset({states.SUCCESS, states.FAILURE,
                                states.REVERTED, states.SUSPENDED})
+# The flow.* notification of each final state.
+_FLOW_END_EVENTS = {states.SUCCESS: 'succeeded', states.FAILURE: 'failed',
+                    states.REVERTED: 'reverted'}
 
 
 def describe_failure(failure):
@@ -65,10 +78,14 @@ class LoggingListener(base.Listener):
             level = py_logging.DEBUG
         LOG.log(level, 'Flow %s (%s): %s', details['flow_name'],
                 self._label, state)
+        if state in _FLOW_END_EVENTS:
+            notify_flow_end(self._engine.storage, state)
 
     def _atom_changed(self, kind, name, state, details):
         result = details.get('result')
-        if isinstance(result, tf_failure.Failure):
+        if state in _ATOM_INFO_STATES:
+            LOG.info('Flow %s: %s %s %s', self._label, kind, name, state)
+        elif isinstance(result, tf_failure.Failure):
             LOG.warning('Flow %s: %s %s %s: %s', self._label, kind, name,
                         state, describe_failure(result))
         elif state in _ATOM_WARNING_STATES:
@@ -81,6 +98,26 @@ class LoggingListener(base.Listener):
 
     def _retry_receiver(self, state, details):
         self._atom_changed('retry', details['retry_name'], state, details)
+
+
+def notify_flow_end(storage, state):
+    """The flow's end as a ``flow.*`` notification (``notifications``).
+
+    Sent under the context the flow was started for (its meta's
+    ``context``), with the first failure of its atoms as the reason.
+    """
+    if not notifications.events.enabled():
+        return
+    meta = storage.flow_meta or {}
+    failures = list(storage.get_execute_failures().values())
+    reason = None
+    if failures:
+        reason = failures[0].exception or describe_failure(failures[0])
+    flow = types.SimpleNamespace(uuid=storage.flow_uuid,
+                                 name=storage.flow_name, state=state,
+                                 meta=meta)
+    notifications.flow_event(meta.get('context'), flow,
+                             _FLOW_END_EVENTS[state], reason=reason)
 
 
 class TimingListener(base.Listener):

@@ -166,19 +166,21 @@ def warn_if_corrupt(flow):
 # Where flows are persisted, in the shape scatter_gather_cells reads
 # (``uuid`` is the location an operator reads), with the level whose
 # flows it holds (``kinds.SUPER``, ``kinds.CELL``).
-_Place = collections.namedtuple('_Place',
-                                'uuid name database_connection level')
+# ``cell_name``: the cell whose database it is (None: the flow database).
+_Place = collections.namedtuple(
+    '_Place', 'uuid name database_connection level cell_name')
 
 
 def _databases(context):
     """The flow database and every cell database, as ``_Place``s."""
     found = [_Place(FLOW_DATABASE, FLOW_DATABASE,
-                    CONF.flow_persistence.connection, kinds.SUPER)]
+                    CONF.flow_persistence.connection, kinds.SUPER, None)]
     for cell in cell_mapping_obj.CellMapping.get_all(context):
         if not cell.is_cell0:
             location = f'cell {cell.name}'
             found.append(_Place(location, location,
-                                cell.database_connection, kinds.CELL))
+                                cell.database_connection, kinds.CELL,
+                                cell.name))
     return found
 
 
@@ -269,6 +271,18 @@ def get_flow_everywhere(context, flow_uuid, timeout=CELL_TIMEOUT):
     when none of those that answered has it and some did not answer
     within ``timeout`` seconds, since the flow may be there.
     """
+    return locate_flow(context, flow_uuid, timeout)[1]
+
+
+def locate_flow(context, flow_uuid, timeout=CELL_TIMEOUT):
+    """``(place, flow)``: ``get_flow_everywhere``'s flow and where it is.
+
+    ``place`` has the ``database_connection`` holding the flow, the
+    ``level`` of its flows and its ``cell_name`` (None: the flow
+    database), for a caller that acts on the flow there.
+    """
+    places = {place.uuid: place for place in _databases(context)}
+
     def lookup(place):
         try:
             return get_flow(place.database_connection, flow_uuid,
@@ -276,11 +290,11 @@ def get_flow_everywhere(context, flow_uuid, timeout=CELL_TIMEOUT):
         except exception.FlowNotFound:
             return _MISSING
 
-    results = _everywhere(context, _databases(context), timeout, lookup)
-    for flow in results.values():
+    results = _everywhere(context, places.values(), timeout, lookup)
+    for location, flow in results.items():
         if flow is not None and flow is not _MISSING:
             warn_if_corrupt(flow)
-            return flow
+            return places[location], flow
     silent = sorted(location for location, flow in results.items()
                     if flow is None)
     if silent:

@@ -44,6 +44,7 @@ from cellboot.flowrun import kinds
 from cellboot.flowrun import records
 from cellboot import metrics
 from cellboot.metrics import sources as metrics_sources
+from cellboot import notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -308,6 +309,7 @@ class Runner:
                          '%s.', flow_detail.name, flow_detail.uuid,
                          stored.request_id, previous_state or 'PENDING',
                          previous_owner)
+                notifications.flow_event(stored, flow_detail, 'resumed')
             backend = flow_db.get_backend(persistence)
             engine = flow_engine.CellbootEngine(flow, flow_detail, backend,
                                                 {})
@@ -388,6 +390,7 @@ class Runner:
                                    flow_uuid) is not None
             if posted:
                 metrics.FLOWS_HANDED_OVER.labels(kind=self.kind).inc()
+                notifications.flow_event(None, flow_uuid, 'handed_over')
             return posted
         with self._running_lock:
             if flow_uuid in self._running:
@@ -402,4 +405,5 @@ class Runner:
         self._resumers.append(thread)
         thread.start()
         metrics.FLOWS_HANDED_OVER.labels(kind=self.kind).inc()
+        notifications.flow_event(None, flow_uuid, 'handed_over')
         return True

@@ -13,6 +13,7 @@ cannot say what is needed, always here:
 * the engine's deferred writes (``cellboot.flowrun.storage``): plain
   UPDATEs and INSERTs where TaskFlow's backend reads every row back,
   merges and rewrites all the atoms of the flow;
+* the operator's retry of a flow (``change_flow_state``, ``update_atoms``);
 * the owner's take-over of a flow (``merge_flow_meta``) and the flow
   meta a run adds, merged into the stored meta so that two writers'
   keys both survive;
@@ -125,6 +126,20 @@ def update_atom_meta(conn, changed):
 def set_flow_state(conn, flow_uuid, state):
     """A flow's new state, unless it has ended (see above)."""
     conn.execute(_UPDATE_FLOW_STATE, {'b_uuid': flow_uuid, 'v_state': state})
+
+
+def change_flow_state(conn, flow_uuid, expected, state):
+    """Move a flow from state ``expected`` to ``state``, ended or not.
+
+    The operator's retry reopens a FAILURE flow, which ``set_flow_state``
+    never does. Whether the flow was still in ``expected`` (a flow whose
+    state changed meanwhile is left alone).
+    """
+    expected_is = (FLOWS.c.state.is_(None) if expected is None
+                   else FLOWS.c.state == expected)
+    return bool(conn.execute(sa.update(FLOWS).where(
+        FLOWS.c.uuid == flow_uuid, expected_is).values(
+        state=state)).rowcount)
 
 
 def merge_flow_meta(conn, flow_uuid, merge, fallback=None):

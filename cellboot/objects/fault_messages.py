@@ -30,6 +30,18 @@ BUILD_NOT_FINISHED = 'The build could not be finished.'
 INTERNAL_ERROR = ('The server could not be built because of an internal '
                   'error.')
 
+# What an owner reads of the events of a server's actions that say why
+# its build went elsewhere (``for_event``); the services' own words are
+# the events' details, for administrators.
+HOST_FAILED = 'The build failed on the host chosen for it.'
+RESCHEDULED = ('The build failed on a host and was retried on another '
+               'host.')
+HANDED_BACK = ('No host of this cell could build the server; it was '
+               'handed back to be tried in another cell.')
+NOT_TAKEN = ('The host chosen for the build did not take it; the build '
+             'was rescheduled.')
+RECAST = 'The build was sent to its host again.'
+
 # A request refused for what it asks (``exception.BuildRefused``): its
 # sentence names what, from the door's fixed list, and is shown as it is.
 REFUSED = 'The request asks for what this cloud cannot build: '
@@ -100,3 +112,19 @@ def describe(error, message=None):
     if message is None:
         message = for_user(code, details)
     return code, message, details
+
+
+def for_event(sentence, failed, details):
+    """What an action event's owner reads of why it happened, or None.
+
+    ``sentence`` is the event's own (one of this module's, chosen by the
+    caller for the event's name), ``failed`` whether its result is an
+    error. A failed event without one reads as a fault would
+    (``for_user`` of its details); an event that went well says nothing
+    more unless it has a sentence.
+    """
+    if sentence is not None:
+        return sentence
+    if failed:
+        return for_user(None, details)
+    return None

@@ -134,7 +134,8 @@ class InstanceAction(base.DomainObject):
     """One request's action on an instance."""
 
     FIELDS = ('id', 'action', 'instance_uuid', 'request_id', 'user_id',
-              'project_id', 'start_time', 'finish_time', 'message')
+              'project_id', 'start_time', 'finish_time', 'message',
+              'updated_at')
 
     @classmethod
     def start(cls, context, instance_uuid, action, request_id, user_id=None,

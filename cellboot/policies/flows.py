@@ -6,6 +6,7 @@ from cellboot.policies import base
 
 INDEX = 'cellboot:os-flows:index'
 SHOW = 'cellboot:os-flows:show'
+ACTION = 'cellboot:os-flows:action'
 
 rules = [
     policy.DocumentedRuleDefault(
@@ -16,6 +17,11 @@ rules = [
         SHOW, base.RULE_ADMIN_API,
         "Show one flow with each atom's state, timing and failure.",
         [{'method': 'GET', 'path': '/os-flows/{flow_id}'}]),
+    policy.DocumentedRuleDefault(
+        ACTION, base.RULE_ADMIN_API,
+        'Act on a flow: retry a FAILURE or stuck flow (handed back to '
+        'the conductors).',
+        [{'method': 'POST', 'path': '/os-flows/{flow_id}/action'}]),
 ]
 
 

@@ -17,6 +17,7 @@ resumption.
 
 The reading itself is ``cellboot.flowrun.lookup``'s, shared with the
 REST API; this module only chooses what to print and the exit codes.
+Acting on flows (``retry``, ``purge``) is ``flow_actions``'.
 """
 
 import argparse
@@ -26,6 +27,7 @@ import textwrap
 
 from oslo_utils import timeutils
 
+from cellboot.cmd.manage import flow_actions
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import exception
@@ -376,3 +378,4 @@ def register(groups):
     command.add_argument(
         'ident', metavar='FLOW_ID|INSTANCE_UUID',
         help='a flow id (from `flows list`) or an instance uuid')
+    flow_actions.register(commands)

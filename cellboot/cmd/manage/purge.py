@@ -221,27 +221,43 @@ class Purge:
             done += len(spec_ids)
             self.progress(API_DATABASE, 'orphaned request specs', done)
 
-    def run(self):
-        """Purge every database; the exit code."""
+    def run(self, flows_only=False):
+        """Purge every database; the exit code.
+
+        ``flows_only``: only the ended flows, in every cell database and
+        the flow database (``cellboot-manage flows purge``): the same
+        batches, report and failure handling as the whole purge.
+        """
         cells = [('cell0' if cell.is_cell0 else f'cell {cell.name}', cell)
                  for cell in cell_mapping_obj.CellMapping.get_all(
                      self.context)]
+        if flows_only:
+            # cell0 runs no conductor, hence no flow.
+            cells = [(label, cell) for label, cell in cells
+                     if not cell.is_cell0]
         flow_url = CONF.flow_persistence.connection
         # Reported in this order, whatever order their rows come in.
-        for label in [label for label, _cell in cells] + [API_DATABASE] + (
+        for label in [label for label, _cell in cells] + (
+                [] if flows_only else [API_DATABASE]) + (
                 [FLOW_DATABASE] if flow_url else []):
             self.rows[label] = collections.OrderedDict()
         for label, cell in cells:
-            self.attempt(label, self.cell, cell, label)
-        self.attempt(API_DATABASE, self.orphan_specs)
+            if flows_only:
+                self.attempt(label, self.flows, label,
+                             cell.database_connection)
+            else:
+                self.attempt(label, self.cell, cell, label)
+        if not flows_only:
+            self.attempt(API_DATABASE, self.orphan_specs)
         if flow_url:
             self.attempt(FLOW_DATABASE, self.flows, FLOW_DATABASE, flow_url)
-        self.report()
+        self.report(purged='ended before' if flows_only
+                    else 'deleted or ended before')
         return parsing.EXIT_ERROR if self.failed else parsing.EXIT_OK
 
     # -- what it says ------------------------------------------------------
 
-    def report(self):
+    def report(self, purged='deleted or ended before'):
         verb = 'to purge' if self.dry_run else 'purged'
         if self.verbose:
             output.table(['Database', 'Table', f'Rows {verb}'], [
@@ -261,13 +277,31 @@ class Purge:
                          f'not queued for delete)')
             output.say(line)
         what = 'Dry run: nothing deleted' if self.dry_run else 'Done'
-        output.say(f'{what}: {total} rows {verb} (deleted or ended before '
+        output.say(f'{what}: {total} rows {verb} ({purged} '
                    f'{self.before.isoformat()} UTC)')
 
 
 def purge(context, args):
     return Purge(context, args.before, args.batch_size, args.dry_run,
                  args.verbose).run()
+
+
+def purge_flows(context, args):
+    """``flows purge``: only the flows part of ``db purge``."""
+    return Purge(context, args.ended_before, args.batch_size, args.dry_run,
+                 args.verbose).run(flows_only=True)
+
+
+def add_batch_options(command):
+    """``--dry-run`` and ``--batch-size``, as both purges take them."""
+    command.add_argument(
+        '--dry-run', action='store_true',
+        help='count what would be purged, delete nothing')
+    command.add_argument(
+        '--batch-size', type=parse_batch_size, default=BATCH_SIZE,
+        metavar='N',
+        help=f'instances, flows or request specs per transaction (default '
+             f'{BATCH_SIZE})')
 
 
 def register(commands):
@@ -295,11 +329,4 @@ def register(commands):
         help='purge what was deleted or ended before this moment: an ISO '
              '8601 date or time, UTC unless it names a zone '
              '(2026-01-31, 2026-01-31T12:00:00+01:00)')
-    command.add_argument(
-        '--dry-run', action='store_true',
-        help='count what would be purged, delete nothing')
-    command.add_argument(
-        '--batch-size', type=parse_batch_size, default=BATCH_SIZE,
-        metavar='N',
-        help=f'instances, flows or request specs per transaction (default '
-             f'{BATCH_SIZE})')
+    add_batch_options(command)

@@ -17,6 +17,8 @@ from taskflow.types import failure as tf_failure
 from cellboot.builds import fates
 from cellboot.builds import handback
 from cellboot import context as cb_context
+from cellboot.db import batches
+from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import build_args
 from cellboot.objects import instance as instance_obj
@@ -92,6 +94,23 @@ class Alternates(retry.Retry):
                            event=fates.RESCHEDULE_EVENT)
 
 
+def _record_reschedule(cctxt, uuid, alternate, build_retry):
+    """The reschedule's action event, in the transaction of its move.
+
+    Its details say, for administrators, which host failed and why, and
+    where the build goes next; the instance action API shows its owner
+    a sentence for it. Written with the move, so that a move the fence
+    refused records nothing.
+    """
+    tried = (build_retry or {}).get('hosts') or [[None]]
+    details = (f'Rescheduled to host {alternate["service_host"]} after '
+               f'the build failed on host {tried[-1][0]}: '
+               f'{(build_retry or {}).get("last_failure") or "unknown"}')
+    fates.record_event(cctxt, uuid, fates.RESCHEDULE_EVENT,
+                       host=alternate['service_host'],
+                       details=details[:handback.FAILURE_WIDTH])
+
+
 class ClaimAlternate(task.Task):
     """Claim the alternate's resources and move the instance onto it.
 
@@ -100,9 +119,11 @@ class ClaimAlternate(task.Task):
     that a cell conductor can send it again if that cast is lost. That
     move is made with the run's fence held in the same transaction (the
     flow is in the cell's database too): a run taken over meanwhile
-    moves nothing. A claim it made just before stays on the alternate
-    that the new run, replaying the same try, claims again (a claim of
-    a consumer on a host is made once).
+    moves nothing; the reschedule's action event, naming the host that
+    failed and why, is written in that transaction too
+    (``_record_reschedule``). A claim it made just before stays on the
+    alternate that the new run, replaying the same try, claims again (a
+    claim of a consumer on a host is made once).
 
     Provides ``claimed``: True, or False when the instance was deleted,
     left building, or taken by a host (spawning) meanwhile, in which
@@ -128,19 +149,26 @@ class ClaimAlternate(task.Task):
         scheduler.claim_resources(context, uuid,
                                   alternate['compute_node_uuid'],
                                   alternate['allocation_request'])
-        with cb_context.target_cell(context, cell_mapping) as cctxt:
+        with cb_context.target_cell(context, cell_mapping) as cctxt, \
+                batches.transaction(
+                    cctxt, cell_connection.pick_context_manager(cctxt)):
             try:
                 instance_obj.Instance(uuid=uuid).move_build(
                     cctxt, alternate['service_host'], alternate['nodename'],
                     build_args.make(remaining_after(host_list, alternate),
                                     request_spec, build_retry),
                     fence=fence)
+                moved = True
             except (exception.InstanceNotFound,
                     exception.UnexpectedVMState) as exc:
                 LOG.info('Not rescheduling instance %s: %s', uuid, exc)
-                scheduler.release_resources(context, uuid,
-                                            alternate['compute_node_uuid'])
-                return False
+                moved = False
+            if moved:
+                _record_reschedule(cctxt, uuid, alternate, build_retry)
+        if not moved:
+            scheduler.release_resources(context, uuid,
+                                        alternate['compute_node_uuid'])
+            return False
         return True
 
     def revert(self, context, scheduler, instance, alternate, result,

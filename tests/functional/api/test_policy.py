@@ -82,6 +82,27 @@ class PolicyFileTest(base.TestCase):
         self.assertIsNotNone(server['OS-EXT-SRV-ATTR:host'])
         self.assertEqual('cell1', server['cellboot:cell'])
 
+    def test_overrides_of_the_instance_action_rules(self):
+        uuid = self.alice.boot().json()['server']['id']
+        self.api.cluster.wait_for_quiet()
+        actions = f'/servers/{uuid}/os-instance-actions'
+        (listed,) = self.alice.get(actions).json()['instanceActions']
+        shown = f'{actions}/{listed["request_id"]}'
+        (event,) = self.alice.get(shown).json()['instanceAction']['events']
+        self.assertNotIn('host', event)
+        self.write_policy(
+            '"os_compute_api:os-instance-actions:events:details": '
+            '"project_id:%(project_id)s"\n'
+            '"os_compute_api:os-instance-actions:list": '
+            '"rule:context_is_admin"\n')
+        (event,) = self.alice.get(shown).json()['instanceAction']['events']
+        self.assertEqual('cell1-host1', event['host'])
+        response = self.alice.get(actions)
+        self.assertEqual(403, response.status_code)
+        self.assertIn('os_compute_api:os-instance-actions:list',
+                      response.json()['forbidden']['message'])
+        self.assertEqual(200, self.admin.get(actions).status_code)
+
     def test_a_policy_file_that_does_not_parse_refuses_everything(self):
         self.write_policy('"os_compute_api:servers:index": [unclosed\n')
         for client in (self.alice, self.admin):

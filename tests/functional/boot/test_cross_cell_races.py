@@ -5,6 +5,7 @@ builds, so each server is handed back and moved to cell2.
 """
 
 import time
+from unittest import mock
 
 from taskflow import states
 
@@ -160,4 +161,28 @@ class OrphanMoveTest(_CrossCellTest):
         self.cluster.wait_for_quiet()
         cell, instance = self.cluster.find(uuid)
         self.assertEqual(('cell2', 'active'), (cell.name, instance.vm_state))
+        self.assertEqual([], invariants.check_invariants(self.ctx))
+
+
+class FailedScheduleDuringMoveTest(_CrossCellTest):
+    """The move's ``schedule`` fails after the build left cell1."""
+
+    def test_the_build_is_buried_in_cell0_with_nothing_left(self):
+        lost = self.lose_hand_back_casts()
+        uuid = self.boot_handed_back()
+        lost.stop()
+        conductor = self.cluster.super_conductor
+        with mock.patch.object(conductor.scheduler, 'select_destinations',
+                               side_effect=RuntimeError('scheduler broke')):
+            handbacks.start_move(conductor, self.ctx, uuid, self.cell1)
+            self.cluster.wait_for_quiet()
+        cell, instance = self.cluster.find(uuid)
+        self.assertEqual(('cell0', 'error'), (cell.name, instance.vm_state))
+        self.assertIn('cell1', self.cluster.fault(uuid).details)
+        self.assertEqual([], self.rows(self.cell1, uuid))
+        self.assertEqual({}, self.cluster.allocations(uuid))
+        self.assertEqual([], build_request.BuildRequest.get_all(self.ctx))
+        flows = {flow['kind']: flow['state']
+                 for flow in self.cluster.flows(uuid)}
+        self.assertEqual(states.REVERTED, flows['cross-cell'])
         self.assertEqual([], invariants.check_invariants(self.ctx))

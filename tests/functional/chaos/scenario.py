@@ -33,7 +33,6 @@ import os
 import queue
 import random
 import shutil
-import textwrap
 import threading
 import time
 
@@ -158,10 +157,11 @@ class Chaos:
                  submit_seconds=45, quiesce_timeout=150, cells=None,
                  options=''):
         """``cells``: ``{cell: [host, ...]}`` (``CELLS`` if not given);
-        ``options``: configuration text added to ``OPTIONS``."""
+        ``options``: configuration text added to ``OPTIONS`` (indented as
+        it is)."""
         self.test = test
         self.cells = cells or CELLS
-        self.options = OPTIONS + textwrap.dedent(options)
+        self.options = OPTIONS + options
         self.redis = redis
         self.seed = seed
         self.healed = 0

@@ -44,7 +44,8 @@ class HelpTest(base.TestCase):
                      ('trait', 'create'), ('trait', 'delete'),
                      ('provider', 'list'),
                      ('quota', 'show'), ('quota', 'update'),
-                     ('db', 'purge')]:
+                     ('db', 'purge'), ('flows', 'retry'),
+                     ('flows', 'purge')]:
             self.assertIn(path, paths)
 
     def test_every_level_has_a_help_listing_its_exit_codes(self):
@@ -52,6 +53,11 @@ class HelpTest(base.TestCase):
             text = help_text(*path)
             self.assertIn('usage: cellboot-manage', text, path)
             self.assertIn('exit codes:', text, path)
+
+    def test_flows_retry_help_lists_its_refusal_code(self):
+        text = help_text('flows', 'retry')
+        self.assertIn("3   refused: the flow's state or owner forbids it",
+                      text)
 
     def test_delete_cell_help_lists_its_refusal_codes(self):
         text = help_text('cell_v2', 'delete_cell')

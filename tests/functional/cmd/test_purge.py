@@ -66,7 +66,8 @@ def keys(url, table, column):
         engine.dispose()
 
 
-class _PurgeTests:
+class _Deployment:
+    """A deployment that has run for a while, and how to look at it."""
 
     def setUp(self):
         super().setUp()
@@ -204,6 +205,9 @@ class _PurgeTests:
 
     def purge(self, *args):
         return self.manage('db', 'purge', '--before', BEFORE, *args)
+
+
+class _PurgeTests(_Deployment):
 
     # -- the specification -----------------------------------------------
 
