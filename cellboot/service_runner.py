@@ -34,6 +34,7 @@ from cellboot.console import configuration
 from cellboot.console import output
 from cellboot.console import parsing
 from cellboot import context as cb_context
+from cellboot.metrics import exposition
 from cellboot import rpc
 
 LOG = logging.getLogger(__name__)
@@ -177,7 +178,10 @@ def main(prog, description, build, argv=None, add_arguments=None):
 
     ``add_arguments(parser)`` adds the command's own options;
     ``build(context, args)`` returns its services (after configuration
-    is loaded, so it may read ``CONF`` and open databases).
+    is loaded, so it may read ``CONF`` and open databases). With
+    ``[metrics] port`` set, the metrics server starts first
+    (``cellboot.metrics.exposition``), so that even a service that
+    waits for its broker can be watched.
     """
     parser = build_parser(prog, description)
     if add_arguments is not None:
@@ -186,7 +190,7 @@ def main(prog, description, build, argv=None, add_arguments=None):
     try:
         load_configuration(prog, args)
         services = build(cb_context.get_admin_context(), args)
-        return run(services, name=prog)
+        return run(exposition.services() + list(services), name=prog)
     except KeyboardInterrupt:
         output.error('interrupted')
         return EXIT_ERROR

@@ -22,6 +22,7 @@ from cellboot.cli import exit_codes
 from cellboot.conf import CONF
 from cellboot.console import configuration
 from cellboot.console import output
+from cellboot.metrics import exposition
 from cellboot import service_runner
 
 PROG = 'cellboot all-in-one'
@@ -110,7 +111,8 @@ def run(args):
         port=args.port, fail_hosts=failing, api_host=API_HOST,
         progress=lambda line: output.say(f'* {line}'))
     if args.demo is None:
-        return service_runner.run([_Service(dep)], name=PROG)
+        return service_runner.run(exposition.services() + [_Service(dep)],
+                                  name=PROG)
     dep.start()
     try:
         return demo.run_and_report(dep.url, args.demo,

@@ -34,6 +34,7 @@ from cellboot.builds import accepted
 from cellboot.conf import CONF
 from cellboot.db.api import connection as api_db
 from cellboot.db import outage
+from cellboot import metrics
 from cellboot.objects import instance_mapping
 from cellboot import quota
 
@@ -105,8 +106,17 @@ def persist(context, count, instance, spec, group=None, min_count=None):
     ``min_count`` (default: ``count``) to ``count``; fewer than
     ``min_count`` raises QuotaExceeded and writes nothing. Returns
     ``(build_requests, request_specs)``, the arguments of
-    ``schedule_and_build_instances``.
+    ``schedule_and_build_instances``. The instances accepted count in
+    ``cellboot_boots_started``.
     """
+    build_requests, specs = _write(context, count, instance, spec, group,
+                                   min_count)
+    metrics.boots_started(len(build_requests))
+    return build_requests, specs
+
+
+def _write(context, count, instance, spec, group, min_count):
+    """``persist``'s rows, once committed (or found committed)."""
     min_count = count if min_count is None else min_count
     uuids = [uuidutils.generate_uuid() for _index in range(count)]
     written = []

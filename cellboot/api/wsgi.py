@@ -5,9 +5,12 @@ serve. The stack, outermost first:
 
 1. ``errors.FaultWrapper`` — an unexpected exception becomes a logged 500
    (and is counted: the fuzzing test asserts that nothing reaches it);
-2. keystonemiddleware's ``auth_token`` when ``[api] auth_strategy =
+2. ``operator_paths.HealthPath`` — ``/healthcheck``, unauthenticated
+   (``health``);
+3. keystonemiddleware's ``auth_token`` when ``[api] auth_strategy =
    keystone``;
-3. ``API`` — refuses oversized bodies (413) before reading them, finds
+4. ``operator_paths.MetricsPath`` — ``/metrics``, for administrators;
+5. ``API`` — refuses oversized bodies (413) before reading them, finds
    the route (404/405; ``OPTIONS`` answers the path's methods), builds
    the request context from the token (401) and checks the route's
    policy rule (403), and only then looks at what the request carries
@@ -20,8 +23,10 @@ import webob.dec
 
 from cellboot.api import auth
 from cellboot.api import errors
+from cellboot.api import health
 from cellboot.api import inputs
 from cellboot.api import openapi
+from cellboot.api import operator_paths
 from cellboot.api import router
 from cellboot.api import routes
 from cellboot.api import schemas
@@ -115,9 +120,10 @@ def make_app(scheduler, conductor=None, strategy=None):
     """The WSGI application, with the stack of the module docstring."""
     strategy = strategy or CONF.api.auth_strategy
     application = API(scheduler, conductor=conductor, strategy=strategy)
-    wrapped = application
+    wrapped = operator_paths.MetricsPath(application, strategy)
     if strategy == api_conf.KEYSTONE:
-        wrapped = auth.wrap_keystone(application)
+        wrapped = auth.wrap_keystone(wrapped)
+    wrapped = operator_paths.HealthPath(wrapped, health.application(wrapped))
     fault_wrapper = errors.FaultWrapper(wrapped)
     fault_wrapper.api = application
     return fault_wrapper

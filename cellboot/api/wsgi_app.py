@@ -7,7 +7,10 @@ logging, and return the application behind
 wsgi_threads`` requests at once in this process). The server's own
 limits and timeouts are then the server's to set (docs/deployment-api.md
 shows them for uWSGI and mod_wsgi); ``[api] listen`` and the other
-options of the built-in server do not apply.
+options of the built-in server do not apply, nor does ``[metrics]
+port`` (every worker would try to listen on it): ``/metrics`` answers
+with the counts of the worker that takes the request
+(docs/operations.md).
 
 The configuration files are named by environment variables, as OpenStack
 services do under a WSGI server (there is no command line):

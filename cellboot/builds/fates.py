@@ -43,6 +43,7 @@ from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
+from cellboot import metrics
 from cellboot import notifications
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import cell_mapping as cell_mapping_obj
@@ -272,6 +273,7 @@ def bury_in_cell0(context, scheduler, build_request, request_spec, error,
                 cctxt, instance_uuid, project_id,
                 instance_obj.vm_states.ERROR, user_id=user_id,
                 **instance_values(build_request, request_spec))
+            metrics.boot_ended(metrics.ERROR)
         # else a replay: the instance is in cell0 already
         buried = _add_fault_once(cctxt, instance_uuid, error)
         if buried:
@@ -306,6 +308,7 @@ def fail_in_cell(context, scheduler, instance_uuid, cell_mapping, error,
         LOG.warning('Instance %s failed in cell %s: %s', instance_uuid,
                     cell_mapping.name, message)
     if failed is not None:
+        metrics.boot_ended(metrics.ERROR)
         notifications.instance_create(context, failed, 'error',
                                       error=error)
     if outcome is not None:
@@ -364,6 +367,7 @@ def end_build_in_error(context, instance, set_error, message, event,
             cctxt, cell_connection.pick_context_manager(cctxt)):
         if not set_error(cctxt):
             return False
+        metrics.boot_ended(metrics.ERROR)
         _code, shown, details = fault_messages.describe(message,
                                                         user_message)
         fault_obj.InstanceFault.create(cctxt, instance.uuid, code, shown,

@@ -27,7 +27,10 @@ DESCRIPTION = """\
 Serve the REST API (docs/api.md) under /v2.1 on [api] listen:[api]
 listen_port (default 127.0.0.1:8774) with the built-in server (waitress;
 limits and timeouts in [api], docs/deployment-api.md). Needs
-[api_database] connection and [DEFAULT] transport_url. Runs until SIGTERM
+[api_database] connection and [DEFAULT] transport_url. Also serves, outside
+/v2.1, GET /healthcheck (no token) and GET /metrics (administrators); with
+[metrics] port, the metrics on a port of their own too (docs/operations.md).
+Runs until SIGTERM
 or SIGINT; then stops accepting, lets requests in flight finish for up to
 [api] shutdown_timeout seconds, and exits 0.
 

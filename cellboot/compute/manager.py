@@ -62,6 +62,7 @@ from cellboot.compute import registration
 from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot import metrics
 from cellboot import notifications
 from cellboot.objects import build_args
 from cellboot.objects import fault_messages
@@ -326,6 +327,7 @@ class ComputeManager:
                                     details=str(exc))
             return
         self._record_build_result(context, True)
+        metrics.boot_ended(metrics.ACTIVE)
         LOG.info('Instance %s is active on host %s', current.uuid,
                  self.host)
         notifications.instance_create(context, current, 'end',

@@ -40,6 +40,7 @@ from cellboot.conf import CONF
 from cellboot.db.api import connection as api_db
 from cellboot.db import outage
 from cellboot import exception
+from cellboot import metrics
 from cellboot.nova import casts
 from cellboot.nova import primitives
 from cellboot.objects import instance_mapping
@@ -149,9 +150,11 @@ def accept(context, boot):
                 'this request\'s')
         return [accepted.payload(uuid, boot.project_id, boot.user_id,
                                  values) for uuid, values in instances], spec
-    return accepted.write(context, boot.project_id, boot.user_id,
-                          instances, spec,
-                          group=_server_group(context, boot, spec)), spec
+    written = accepted.write(context, boot.project_id, boot.user_id,
+                             instances, spec,
+                             group=_server_group(context, boot, spec))
+    metrics.boots_started(len(written))
+    return written, spec
 
 
 class NovaDoor:

@@ -17,6 +17,7 @@ from cellboot.conf import fake_driver
 from cellboot.conf import filter_scheduler
 from cellboot.conf import flow_persistence
 from cellboot.conf import jobboard
+from cellboot.conf import metrics
 from cellboot.conf import notifications
 from cellboot.conf import nova
 from cellboot.conf import quota
@@ -26,7 +27,7 @@ CONF = cfg.CONF
 
 MODULES = (default, api_database, database, flow_persistence, scheduler,
            filter_scheduler, conductor, jobboard, compute, fake_driver,
-           api, quota, nova, notifications)
+           api, quota, nova, notifications, metrics)
 
 for _module in MODULES:
     _module.register_opts(CONF)

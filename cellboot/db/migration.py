@@ -180,6 +180,17 @@ def checked_engine(connection):
         engine.dispose()
 
 
+def probe(connection):
+    """Connect once to ``connection``, every wait bounded; or raise
+    DatabaseConnectionError with the reason (password masked).
+
+    What the API's ``/healthcheck`` asks of its database: a fresh
+    connection, not one of the pool (which would say only that the
+    database answered once), and none of oslo.db's retries at start-up.
+    """
+    _probe(facade.parse_url(connection), masking.mask_url(connection))
+
+
 def _probe(url, masked):
     """Connect once, with every wait bounded, or raise the reason."""
     engine = _create_engine(url, masked, _connect_args(url, probe=True))

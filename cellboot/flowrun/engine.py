@@ -19,6 +19,7 @@ from taskflow.utils import persistence_utils as tf_persistence_utils
 
 from cellboot.flowrun import kinds
 from cellboot.flowrun import listeners
+from cellboot.flowrun import metrics_listener
 from cellboot.flowrun import outages
 from cellboot.flowrun import shared
 from cellboot.flowrun import storage as flow_storage
@@ -100,12 +101,14 @@ def run_engine(engine, transient, label, extra_listeners=(),
     """Run ``engine`` to its end with its transient values and listeners.
 
     The one call of ``engine.run`` in cellboot. ``extra_listeners`` are
-    callables ``engine -> Listener`` attached besides the logging and
-    timing ones. Returns the engine; raises what made the flow revert.
+    callables ``engine -> Listener`` attached besides the logging,
+    timing and metrics ones. Returns the engine; raises what made the
+    flow revert.
     """
     engine.storage.inject(transient, transient=True)
     with contextlib.ExitStack() as stack:
         stack.enter_context(listeners.attached(engine, label, persistence))
+        stack.enter_context(metrics_listener.MetricsListener(engine))
         for make_listener in extra_listeners:
             stack.enter_context(make_listener(engine))
         engine.run()

@@ -42,6 +42,8 @@ from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
 from cellboot.flowrun import records
+from cellboot import metrics
+from cellboot.metrics import sources as metrics_sources
 from cellboot import notifications
 
 LOG = logging.getLogger(__name__)
@@ -101,6 +103,13 @@ class Runner:
         self._running_lock = threading.Lock()
         self._resumers = []
         self._owner = None
+        metrics_sources.register(self)
+
+    def samples(self):
+        """The flows in hand, as a metric (``cellboot.metrics.sources``)."""
+        with self._running_lock:
+            running = len(self._running)
+        yield 'cellboot_flows_running', {'kind': self.kind}, running
 
     @property
     def owner(self):
@@ -295,6 +304,7 @@ class Runner:
                              previous_owner, self.owner)
                     return None
             if resumed:
+                metrics.FLOWS_RESUMED.labels(kind=self.kind).inc()
                 LOG.info('Resuming flow %s (%s) of request %s, left %s by '
                          '%s.', flow_detail.name, flow_detail.uuid,
                          stored.request_id, previous_state or 'PENDING',
@@ -379,6 +389,7 @@ class Runner:
             posted = jobboard.post(self.board, self.kind,
                                    flow_uuid) is not None
             if posted:
+                metrics.FLOWS_HANDED_OVER.labels(kind=self.kind).inc()
                 notifications.flow_event(None, flow_uuid, 'handed_over')
             return posted
         with self._running_lock:
@@ -393,5 +404,6 @@ class Runner:
         self._resumers = [t for t in self._resumers if t.is_alive()]
         self._resumers.append(thread)
         thread.start()
+        metrics.FLOWS_HANDED_OVER.labels(kind=self.kind).inc()
         notifications.flow_event(None, flow_uuid, 'handed_over')
         return True

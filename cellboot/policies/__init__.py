@@ -17,6 +17,7 @@ from cellboot.policies import flavors
 from cellboot.policies import flows
 from cellboot.policies import hypervisors
 from cellboot.policies import instance_actions
+from cellboot.policies import metrics
 from cellboot.policies import quota_sets
 from cellboot.policies import resource_catalog
 from cellboot.policies import resource_pools
@@ -26,7 +27,7 @@ from cellboot.policies import zones
 
 MODULES = (base, servers, flavors, server_groups, hypervisors, cells,
            zones, resource_pools, flows, quota_sets, resource_catalog,
-           allocations, instance_actions)
+           allocations, instance_actions, metrics)
 
 
 def list_rules():

@@ -24,6 +24,7 @@ import oslo_messaging
 from oslo_log import log as logging
 
 from cellboot import exception
+from cellboot import metrics
 from cellboot import rpc
 from cellboot.rpc import serializer as rpc_serializer
 
@@ -97,4 +98,9 @@ class RPCClient:
         ever, see the module doc). Not called ``retry``: that is an
         argument of the build casts themselves.
         """
-        self._prepare(server, None, reconnects).cast(ctxt, method, **kwargs)
+        try:
+            self._prepare(server, None, reconnects).cast(ctxt, method,
+                                                         **kwargs)
+        except Exception:
+            metrics.CAST_FAILURES.labels(method=method).inc()
+            raise

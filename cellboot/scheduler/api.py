@@ -21,6 +21,7 @@ Usage::
 
 from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.metrics import sources as metrics_sources
 from cellboot.scheduler import aggregate as aggregate_mod
 from cellboot.scheduler import host_state_cache
 from cellboot.scheduler import manager as manager_mod
@@ -46,6 +47,7 @@ class CellScheduler:
         self.publisher = aggregate_mod.Publisher(
             name or f'scheduler-{scope.name}', self.cache,
             follower=self.sync)
+        metrics_sources.register(self)
 
     @property
     def cell_name(self):
@@ -92,6 +94,17 @@ class CellScheduler:
                 if stats[key] is not None:
                     figures[f'sync_{key}_ms'] = round(stats[key] * 1000, 1)
         return figures
+
+    def samples(self):
+        """``counters()`` as metrics (``cellboot.metrics.sources``)."""
+        cell = {'cell': self.cell_name}
+        yield ('cellboot_scheduler_claims_tried', cell,
+               self.manager.claims_tried)
+        yield ('cellboot_scheduler_failed_claims', cell,
+               self.manager.failed_claims)
+        for step, count in list(self.manager.no_valid_host.items()):
+            yield ('cellboot_scheduler_no_valid_host',
+                   {'level': 'cell', 'reason': step}, count)
 
     def select_destinations(self, context, request_spec, instance_uuids,
                             return_alternates=True):

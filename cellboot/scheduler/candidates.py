@@ -37,6 +37,13 @@ class Elimination:
         if count:
             self.steps.append((name, int(count), detail))
 
+    def last_step(self):
+        """The name of the step that removed the last candidates (a
+        filter, ``ignore_hosts``, ``claim retries``), or ``'none'`` when
+        there were none to remove: a label for the metrics, where
+        ``reason()`` is the sentence for people."""
+        return self.steps[-1][0] if self.hosts and self.steps else 'none'
+
     def reason(self):
         """Why no candidate is left, naming the step that removed the
         last ones."""

@@ -42,6 +42,7 @@ from oslo_utils import timeutils
 
 from cellboot.conf import CONF
 from cellboot import exception
+from cellboot.metrics import sources as metrics_sources
 from cellboot.scheduler import cell_aggregates
 from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
@@ -89,6 +90,10 @@ class CellsScheduler:
         # How many cells refused or did not answer, and requests placed:
         # what a stale aggregate costs (benchmarks, tests).
         self.stats = collections.Counter()
+        # Requests no cell took, by the step that removed the last cells
+        # (``Elimination.last_step``).
+        self.no_valid_host = collections.Counter()
+        metrics_sources.register(self)
 
     # -- life cycle ------------------------------------------------------
 
@@ -121,6 +126,19 @@ class CellsScheduler:
         refused or did not answer, what stale aggregates cost."""
         return {key: self.stats[key.replace('_', ' ')] for key in (
             'requests_placed', 'cells_refused', 'cells_unreachable')}
+
+    def samples(self):
+        """``counters()``, the NoValidHosts and whether each cell may be
+        sent requests now, as metrics (``cellboot.metrics.sources``)."""
+        for key, value in self.counters().items():
+            yield f'cellboot_scheduler_{key}', {}, value
+        for step, count in list(self.no_valid_host.items()):
+            yield ('cellboot_scheduler_no_valid_host',
+                   {'level': 'api', 'reason': step}, count)
+        now = timeutils.utcnow()
+        for view in self.aggregates.views().values():
+            yield ('cellboot_cell_usable', {'cell': view.cell.name},
+                   int(view.usable(now) is None))
 
     def refresh(self, context):
         return self.aggregates.refresh(context)
@@ -162,7 +180,9 @@ class CellsScheduler:
         try:
             self._place(context, request, list(instance_uuids), placed,
                         return_alternates, unreachable)
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, exception.NoValidHost):
+                self.no_valid_host[getattr(exc, 'step', 'none')] += 1
             self.releases.release_placed(context, placed)
             for uuid in instance_uuids:
                 if unreachable:
@@ -183,8 +203,10 @@ class CellsScheduler:
                 if len(unreachable) == len(refused):
                     raise exception.CellsUnavailable(
                         reason=cell_filters.tried(refused))
-                raise exception.NoValidHost(reason=cell_filters.tried(
-                    refused))
+                no_host = exception.NoValidHost(
+                    reason=cell_filters.tried(refused))
+                no_host.step = 'max_cells_per_request'
+                raise no_host
             view = self._best(context, request, refused, unreachable,
                               len(remaining))
             fits = cell_filters.fits(view, request, len(remaining))
@@ -315,7 +337,9 @@ class CellsScheduler:
                         ', '.join(sorted(blocked)), count, reason)
             raise exception.CellsUnavailable(reason=reason)
         LOG.info('NoValidHost for %d instance(s): %s', count, reason)
-        raise exception.NoValidHost(reason=reason)
+        no_host = exception.NoValidHost(reason=reason)
+        no_host.step = elimination.last_step()
+        raise no_host
 
     def _place_in(self, context, cell, request, chunk, return_alternates):
         """``[(uuid, hosts)]`` placed in ``cell``: the chunk, or its first

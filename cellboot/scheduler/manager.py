@@ -44,6 +44,7 @@ decision) but claims are not, so that concurrent requests overlap their
 database round trips; the database, not the lock, keeps claims honest.
 """
 
+import collections
 import random
 
 import numpy as np
@@ -114,6 +115,9 @@ class SchedulerManager:
         # and how many of them failed and were retried on another host.
         self.claims_tried = 0
         self.failed_claims = 0
+        # Instances found no host, by the step that removed the last
+        # candidates (``Elimination.last_step``).
+        self.no_valid_host = collections.Counter()
         # The cell's other schedulers' changes (``sync.Follower``), or
         # None: learnt at the periodic reloads and failed claims only.
         self.sync = None
@@ -152,6 +156,12 @@ class SchedulerManager:
                 hosts = self._place(context, request, instance_uuid,
                                     return_alternates, filters)
                 made.append((instance_uuid, hosts))
+        except exception.NoValidHost as exc:
+            # Counted here, where it leaves: a batch that found no room
+            # chooses again one instance at a time.
+            self.no_valid_host[getattr(exc, 'step', 'none')] += 1
+            with excutils.save_and_reraise_exception():
+                self._release(context, made)
         except Exception:
             with excutils.save_and_reraise_exception():
                 self._release(context, made)
@@ -241,7 +251,9 @@ class SchedulerManager:
             reason = elimination.reason()
             LOG.info('NoValidHost for instance %s: %s', instance_uuid,
                      reason)
-            raise exception.NoValidHost(reason=reason)
+            no_host = exception.NoValidHost(reason=reason)
+            no_host.step = elimination.last_step()
+            raise no_host
         weights = weigher_base.weigh(states, mask, request, self.weighers)
         preferred = [int(pos) for pos in states.positions(
             request.preferred_providers) if mask[pos]] \

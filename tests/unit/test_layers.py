@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2] / 'cellboot'
 # Bottom to top. A name is a package or a top-level module of cellboot.
 LAYERS = (
     ('conf', 'exception', 'masking', 'policies'),
-    ('db', 'policy', 'console', 'notifications'),
+    ('db', 'policy', 'console', 'notifications', 'metrics'),
     ('objects', 'context'),
     ('builds', 'rpc', 'quota', 'nova'),
     ('scheduler', 'workflows', 'cells', 'service', 'service_runner'),

@@ -44,6 +44,7 @@ import sqlalchemy as sa
 
 from cellboot.conf import CONF
 from cellboot.db import retry
+from cellboot.metrics import sources as metrics_sources
 from cellboot.scheduler.resources import tables
 
 LOG = logging.getLogger(__name__)
@@ -74,8 +75,16 @@ class ContentionStats:
             self.generation_conflicts = 0
         retry.RETRY_COUNT.reset()
 
+    def samples(self):
+        """The counts as metrics (``cellboot.metrics.sources``)."""
+        figures = self.snapshot()
+        yield ('cellboot_scheduler_generation_conflicts', {},
+               figures['generation_conflicts'])
+        yield 'cellboot_db_retries', {}, figures['db_retries']
+
 
 STATS = ContentionStats()
+metrics_sources.register(STATS)
 
 
 class GenerationConflict(Exception):

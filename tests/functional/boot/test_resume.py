@@ -9,6 +9,7 @@ manager of the same host then starts and finishes the flow.
 """
 
 
+import prometheus_client
 from taskflow.listeners import base as listener_base
 from taskflow import states
 
@@ -159,6 +160,16 @@ class ResumeAfterCrashTest(_KilledConductorTest):
         self.assertEqual(('PENDING', 'conductor:2'),
                          (resumption['from_state'], resumption['by']))
         self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_the_resumption_is_counted(self):
+        def resumed():
+            return prometheus_client.REGISTRY.get_sample_value(
+                'cellboot_flows_resumed_total', {'kind': 'boot'}) or 0
+
+        self._boot_and_kill('map-instance', count=1)
+        before = resumed()
+        self._restart()
+        self.assertEqual(before + 1, resumed())
 
     def test_a_step_killed_while_running_is_replayed_harmlessly(self):
         # The cast may or may not have left: the replayed cast-to-compute

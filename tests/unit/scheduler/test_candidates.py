@@ -32,6 +32,13 @@ class FindCandidatesTest(test_base.TestCase):
         self.assertIn('ResourceFilter removed the last 3 host(s)',
                       elimination.reason())
 
+    def test_last_step_is_the_filter_as_a_label(self):
+        _mask, elimination = self._find(vcpus=17)
+        self.assertEqual('ResourceFilter', elimination.last_step())
+
+    def test_last_step_without_any_host(self):
+        self.assertEqual('none', candidates.Elimination(0, 0).last_step())
+
     def test_reason_tells_what_the_request_asked_for(self):
         _mask, elimination = self._find(vcpus=17)
         self.assertIn('VCPU=17', elimination.reason())
