@@ -279,8 +279,16 @@ def _sort(request):
 
 
 def _project(request, context):
-    """The project listed; None: every project (administrators)."""
+    """The project listed; None: every project (administrators).
+
+    A token with no project (system-scoped) has no list of its own: it
+    asks for ``all_tenants`` (400 otherwise), so that None is never
+    taken for "every project" without the policy's say.
+    """
     if not inputs.all_tenants(request):
+        if not context.project_id:
+            raise errors.BadRequest('A token with no project lists with '
+                                    'all_tenants=1.')
         return context.project_id
     auth.authorize(context, server_policies.INDEX_ALL_TENANTS)
     return _nonempty(request, 'project_id')

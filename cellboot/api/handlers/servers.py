@@ -128,10 +128,11 @@ def _listed(context, request):
     """
     filters = server_filters.from_request(request, context)
     page = pagination.from_request(request)
+    keep = filters.keeps if filters.any_record_filter() else None
     found = server_records.list_servers(
         context, filters.project_id, CONF.api.list_cell_timeout, page.limit,
-        marker=page.marker, keep=filters.keeps,
-        where=filters.cell_clause(), descending=filters.descending)
+        marker=page.marker, keep=keep, where=filters.cell_clause(),
+        descending=filters.descending)
     return found.records, pagination.links(request, 'servers', page,
                                            found.marker, found.more)
 

@@ -11,6 +11,8 @@ host is answered 403 and never sees another project's servers.
 import datetime
 import urllib.parse
 
+import fixtures
+
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
 from tests.functional.api import test_servers
@@ -87,16 +89,35 @@ class ServerFiltersTest(base.TestCase):
         self.assertEqual([], self.ids(self.alice, **{
             'changes-since': '2999-01-01T00:00:00Z'}))
 
-    def test_sort_dir_desc_walks_newest_first_across_pages(self):
-        everything = self.webs + [self.failed, self.pending]
-        listed, url = [], '/servers?sort_key=created_at&sort_dir=desc&limit=2'
-        prefix = self.api.url + '/v2.1'
+    def walk(self, url, client=None):
+        """Every server id from ``url`` on, following the next links."""
+        listed, prefix = [], self.api.url + '/v2.1'
         while url:
-            body = self.alice.get(url).json()
+            response = (client or self.alice).get(url)
+            self.assertEqual(200, response.status_code, response.text)
+            body = response.json()
             listed += [server['id'] for server in body['servers']]
             links = body.get('servers_links')
             url = links[0]['href'][len(prefix):] if links else None
-        self.assertEqual(everything[::-1], listed)
+        return listed
+
+    def test_sort_dir_desc_walks_newest_first_across_pages(self):
+        everything = self.webs + [self.failed, self.pending]
+        self.assertEqual(everything[::-1], self.walk(
+            '/servers?sort_key=created_at&sort_dir=desc&limit=2'))
+
+    def test_filtered_walks_read_in_small_batches_give_each_match_once(self):
+        # Batches smaller than the list: a page is made of several reads.
+        self.useFixture(fixtures.MockPatch(
+            'cellboot.api.server_records.FILTERED_BATCH', 1))
+        for limit in (1, 2):
+            self.assertEqual(self.webs, self.walk(
+                f'/servers?status=ACTIVE&limit={limit}'))
+            self.assertEqual(self.webs[::-1], self.walk(
+                f'/servers/detail?name=web-%5Cd&sort_dir=desc&limit={limit}'))
+            self.assertEqual([self.failed, self.db], self.walk(
+                f'/servers?all_tenants=1&name=fail%7Cdb&limit={limit}',
+                self.admin))
 
     def test_a_filtered_page_follows_its_marker_across_cells(self):
         first = self.alice.get('/servers?status=ACTIVE&limit=2').json()
