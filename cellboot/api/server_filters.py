@@ -31,20 +31,20 @@ from cellboot.api import auth
 from cellboot.api import errors
 from cellboot.api import inputs
 from cellboot.api import server_records
+from cellboot.api import views
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import instance_table
 from cellboot.policies import servers as server_policies
 
-# Nova's server status per vm_state, for those cellboot's servers have
-# (a deleted server is not listed).
-STATUS_STATES = {'BUILD': instance_table.vm_states.BUILDING,
-                 'ACTIVE': instance_table.vm_states.ACTIVE,
-                 'ERROR': instance_table.vm_states.ERROR}
+# The vm_state of each status a listed server can have: the views'
+# mapping turned around (a deleted server is not listed).
+STATUS_STATES = {status: state for state, status in views.STATUS.items()
+                 if state != instance_table.vm_states.DELETED}
 
 # Longest ``name`` expression accepted. Python's ``re`` backtracks, so a
-# crafted expression can take exponential time on a long name; names
-# are at most 255 characters and an expression this short with nested
-# repetition is refused too (``_risky``), which keeps a match bounded.
+# crafted expression can take exponential time on a long name: names are
+# at most 255 characters, and an expression that could backtrack much is
+# refused too (``_risky``), which keeps a match bounded.
 MAX_NAME_PATTERN = 255
 
 # Sort keys, and directions. Servers are paged in the order they were
@@ -58,28 +58,45 @@ SORT_DIRS = ('asc', 'desc')
 QUERY = ('reservation_id', 'all_tenants', 'project_id', 'status', 'name',
          'host', 'flavor', 'image', 'changes-since', 'sort_key', 'sort_dir')
 
-# What the OpenAPI document says of them; the values are checked here.
+# Their schemas: checked by the router before the handler runs (a value
+# that breaks one answers 400 naming it), and published in the OpenAPI
+# document. What a schema cannot say (a regular expression that
+# compiles, a real date) is checked here.
+_TEXT = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+         'description': '1 to 255 characters'}
 QUERY_SCHEMAS = {
     'all_tenants': {'type': 'string',
                     'pattern': r'^\s*(?:0|1|[Tt]rue|[Ff]alse)?\s*$',
                     'description': "1 or true: every project's servers "
                                    '(administrators)'},
     'status': {'type': 'string',
-               'description': 'BUILD, ACTIVE or ERROR, any case '
-                              '(repeatable)'},
-    'name': {'type': 'string',
-             'description': 'a regular expression searched in the name '
-                            f'(1 to {MAX_NAME_PATTERN} characters)'},
-    'changes-since': {'type': 'string',
-                      'description': 'changed at or after this ISO 8601 '
-                                     'time'},
-    'sort_key': {'type': 'string',
+               'pattern': '^(?:' + '|'.join(
+                   ''.join(f'[{c}{c.lower()}]' for c in status)
+                   for status in sorted(STATUS_STATES)) + ')$',
+               'description': 'a status: ' + ', '.join(sorted(
+                   STATUS_STATES)) + ' (any case; repeatable)'},
+    'name': {'type': 'string', 'minLength': 1,
+             'maxLength': MAX_NAME_PATTERN,
+             'description': 'a regular expression of 1 to '
+                            f'{MAX_NAME_PATTERN} characters, searched in '
+                            'the name'},
+    'changes-since': {'type': 'string', 'format': 'date-time',
+                      'maxLength': 64,
+                      'description': 'an ISO 8601 time: servers changed at '
+                                     'or after it'},
+    'sort_key': {'type': 'string', 'enum': list(SORT_KEYS),
                  'description': f'one of {", ".join(SORT_KEYS)}'},
-    'sort_dir': {'type': 'string', 'description': 'asc or desc'},
+    'sort_dir': {'type': 'string', 'enum': list(SORT_DIRS),
+                 'description': 'asc or desc'},
+    'project_id': _TEXT, 'host': _TEXT, 'flavor': _TEXT, 'image': _TEXT,
+    'reservation_id': _TEXT,
 }
 
-# What repeats what comes before it without bound, or a number of times.
+# What repeats what comes before it (``?`` is counted apart: it also
+# opens a group's flags and makes a repetition lazy).
 _REPEATS = '*+{'
+# Repetitions a ``name`` expression may hold (see ``_risky``).
+MAX_REPETITIONS = 1
 
 
 @dataclasses.dataclass
@@ -195,37 +212,54 @@ def _statuses(request):
 
 
 def _risky(pattern):
-    """Whether ``pattern`` repeats a group that repeats or alternates.
+    """Whether matching ``pattern`` could take more than quadratic time.
 
-    ``(a+)+``, ``((a*))*``, ``(a|aa){2,}``: the shapes whose
-    backtracking grows exponentially with the name's length. A scan of
-    the expression's groups (escapes and character classes skipped), so
-    that nesting cannot hide one; it refuses some harmless expressions
+    Python's ``re`` backtracks: ``(a+)+`` or ``(a|aa)*`` take time
+    exponential in the name's length, and every repetition added to an
+    expression multiplies the worst case by the length again (``\\w*\\w*
+    \\d`` costs some 50 ms on a 255-character name, ``a+a+a+b`` five
+    times that, per server listed). So an expression may hold one
+    repetition (``*``, ``+``, ``?``, ``{m,n}``) at most, and no repeated
+    group holding an alternation: a match then costs at most about the
+    square of the name's length (below a millisecond). A scan of the
+    expression (escapes and character classes skipped), so that no
+    nesting hides a repetition; it refuses some harmless expressions
     too, which a name filter can always write otherwise.
     """
-    stack = [False]  # per open group: it holds a repetition/alternation
+    stack = [False]  # per open group: it holds an alternation
+    repetitions = 0
+    # What the previous token was: '(' opens a group (``(?`` sets its
+    # flags), a repetition makes a following ``?`` lazy.
+    last = None
     index = 0
     while index < len(pattern):
         char = pattern[index]
+        token = 'atom'
         if char == '\\':
-            index += 2
-            continue
-        if char == '[':
+            index += 1
+        elif char == '[':
             close = pattern.find(']', index + 2)
-            index = len(pattern) if close < 0 else close + 1
-            continue
-        if char == '(':
+            index = len(pattern) - 1 if close < 0 else close
+        elif char == '(':
             stack.append(False)
+            token = '('
         elif char == ')' and len(stack) > 1:
-            inner = stack.pop()
-            repeated = pattern[index + 1:index + 2] in tuple(_REPEATS)
-            if inner and repeated:
+            alternates = stack.pop()
+            if alternates and pattern[index + 1:index + 2] in (
+                    '*', '+', '{'):
                 return True
-            stack[-1] = stack[-1] or inner
-        elif char in _REPEATS or char == '|':
+            stack[-1] = stack[-1] or alternates
+        elif char == '|':
             stack[-1] = True
+        elif char in _REPEATS or (char == '?' and last not in (
+                '(', 'repeat')):
+            repetitions += 1
+            token = 'repeat'
+        elif char == '?':
+            token = 'modifier'
+        last = token
         index += 1
-    return False
+    return repetitions > MAX_REPETITIONS
 
 
 def _name(request):
@@ -238,9 +272,10 @@ def _name(request):
             f'{MAX_NAME_PATTERN} characters.')
     if _risky(pattern):
         raise errors.BadRequest(
-            'name must not repeat a group that itself repeats or '
-            'alternates (such as "(a+)+"): that expression could take '
-            'too long to match.')
+            f'name may hold {MAX_REPETITIONS} repetition (*, +, ?, {{m,n}}) '
+            f'at most and no repeated alternation (such as "(a|b)+"): '
+            f'matching it could take too long. Try a plainer expression, '
+            f'such as ^web-\\d+$.')
     try:
         return re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as exc:

@@ -53,7 +53,7 @@ class ListCommandsTest(base.CLITestCase):
     def test_a_bad_filter_is_the_apis_bad_request(self):
         result = self.cli('server', 'list', '--status', 'SLEEPY')
         self.assertOneLineError(result, exit_codes.BAD_REQUEST,
-                                'Invalid status')
+                                "'SLEEPY' is not a status")
         result = self.cli('server', 'list', '--name', '(')
         self.assertOneLineError(result, exit_codes.BAD_REQUEST,
                                 'regular expression')
