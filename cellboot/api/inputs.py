@@ -85,6 +85,18 @@ def check_query(request):
                 f'text without NUL characters.')
 
 
+def all_tenants(request):
+    """Whether a list asks for every project's items (``all_tenants``).
+
+    ``1``/``true`` or ``0``/``false`` (any case, or empty); anything
+    else answers 400 rather than being taken for either.
+    """
+    value = (request.GET.get('all_tenants') or '').strip().lower()
+    if value not in ('', '0', '1', 'true', 'false'):
+        raise errors.BadRequest('all_tenants is 1 (true) or 0 (false).')
+    return value in ('1', 'true')
+
+
 def check_media_type(request):
     """415 unless a request with a body says that the body is JSON.
 

@@ -21,6 +21,7 @@ from cellboot.api.handlers import zones
 from cellboot.api import pagination
 from cellboot.api.router import Route
 from cellboot.api import schemas
+from cellboot.api import server_filters
 from cellboot.api import view_schemas as views
 from cellboot.policies import allocations as allocs_policies
 from cellboot.policies import cells as cells_policies
@@ -40,6 +41,7 @@ PREFIX = '/v2.1'
 # Every list is paged (``cellboot.api.pagination``).
 PAGED = pagination.QUERY
 PAGED_SCHEMAS = pagination.QUERY_SCHEMAS
+_SERVER_QUERY = dict(PAGED_SCHEMAS, **server_filters.QUERY_SCHEMAS)
 
 
 def _links(source, **targets):
@@ -91,12 +93,12 @@ ROUTES = (
                        DeleteServer=('DELETE', _SERVER, 'server_id'))),
     Route('GET', '/servers', servers.index,
           "The project's servers (id, name, links), a page at a time",
-          policy=server_policies.INDEX, query=('reservation_id',) + PAGED,
-          query_schemas=PAGED_SCHEMAS, response_schema=views.SERVERS),
+          policy=server_policies.INDEX, query=server_filters.QUERY + PAGED,
+          query_schemas=_SERVER_QUERY, response_schema=views.SERVERS),
     Route('GET', '/servers/detail', servers.detail,
           "The project's servers in full; UNKNOWN for an unreachable cell",
-          policy=server_policies.DETAIL, query=('reservation_id',) + PAGED,
-          query_schemas=PAGED_SCHEMAS, response_schema=views.SERVERS_DETAIL),
+          policy=server_policies.DETAIL, query=server_filters.QUERY + PAGED,
+          query_schemas=_SERVER_QUERY, response_schema=views.SERVERS_DETAIL),
     Route('GET', _SERVER, servers.show,
           'One server: status, fault when ERROR, host for admins',
           policy=server_policies.SHOW, response_schema=views.SERVER_ONE),

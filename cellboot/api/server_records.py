@@ -195,16 +195,17 @@ def delete(context, uuid, scheduler):
                     'will finish it', uuid, exc)
 
 
-def _cell_servers(cctxt, uuids):
-    """``[(instance, fault)]`` of the live instances of ``uuids``."""
-    instances = instance_obj.Instance.get_by_uuids(cctxt, uuids)
+def _cell_servers(cctxt, uuids, where=None):
+    """``[(instance, fault)]`` of the live instances of ``uuids`` that
+    pass ``where`` (a clause over the instances table, or None)."""
+    instances = instance_obj.Instance.get_by_uuids(cctxt, uuids, where)
     faults = instance_fault.InstanceFault.get_latest_for_instances(
         cctxt, [inst.uuid for inst in instances
                 if inst.vm_state == instance_obj.vm_states.ERROR])
     return [(inst, faults.get(inst.uuid)) for inst in instances]
 
 
-def _read(context, mappings, timeout):
+def _read(context, mappings, timeout, where=None):
     """``[(uuid, record or None)]`` of ``mappings``, in their order.
 
     A record is a ``BuildRequest``, an ``InCell`` or ``(uuid,
@@ -213,7 +214,8 @@ def _read(context, mappings, timeout):
     waited for: see ``cellboot.db.cell.reachability``); None for a server
     that is gone (deleted meanwhile). Only these servers are read: their
     build requests in one query, and each cell once, in parallel, for
-    its servers of the page.
+    its servers of the page. ``where`` narrows each cell's query: a
+    server it leaves out is None, as a deleted one.
     """
     mappings = {mapping.instance_uuid: mapping for mapping in mappings}
     waiting = [uuid for uuid, mapping in mappings.items()
@@ -235,7 +237,7 @@ def _read(context, mappings, timeout):
             cells[mapping.cell_mapping.uuid] = mapping.cell_mapping
     results = cb_context.scatter_gather_cells(
         context, cells.values(), timeout,
-        lambda cctxt: _cell_servers(cctxt, by_cell[cctxt.cell_uuid]),
+        lambda cctxt: _cell_servers(cctxt, by_cell[cctxt.cell_uuid], where),
         skip_down_cells=True)
     found = dict(pending)
     for cell_uuid, result in results.items():
@@ -248,13 +250,17 @@ def _read(context, mappings, timeout):
     return [(uuid, found.get(uuid)) for uuid in mappings]
 
 
+# Servers read at a time for a filtered page: a page of 1 that matches
+# one server in a thousand costs ten rounds, not a thousand.
+FILTERED_BATCH = 100
+
 # A page of a listing: its records, whether more may follow, and the
 # instance uuid to give as the next page's marker.
 ServerPage = collections.namedtuple('ServerPage', 'records more marker')
 
 
 def list_servers(context, project_id, timeout, limit, marker=None,
-                 keep=None):
+                 keep=None, where=None, descending=False):
     """A page of up to ``limit`` of a project's servers, oldest first.
 
     The page is read in the API database (the project's live instance
@@ -263,18 +269,23 @@ def list_servers(context, project_id, timeout, limit, marker=None,
     project's whole history. ``marker`` is an instance uuid of the
     project (MarkerNotFound otherwise). ``keep(record)``, a filter,
     makes the page read on until it holds ``limit`` servers that pass it
-    or the list ends. Returns a ServerPage.
+    or the list ends; ``where``, a clause over a cell's instances, is
+    the part of that filter each cell's query applies itself, so that a
+    cell returns only matching rows. ``project_id`` None lists every
+    project's; ``descending``: newest first. Returns a ServerPage.
     """
     records = []
+    # A filter may pass few servers of many: read more of them at a time.
+    batch = limit if keep is None else max(limit, FILTERED_BATCH)
     while True:
         mappings = instance_mapping.InstanceMapping.get_page(
-            context, project_id, limit + 1, marker)
-        more = len(mappings) > limit
-        mappings = mappings[:limit]
+            context, project_id, batch + 1, marker, descending)
+        more = len(mappings) > batch
+        mappings = mappings[:batch]
         if not mappings:
             return ServerPage(records, False, marker)
         for index, (uuid, record) in enumerate(_read(context, mappings,
-                                                     timeout)):
+                                                     timeout, where)):
             marker = uuid
             if record is None or (keep is not None and not keep(record)):
                 continue

@@ -51,15 +51,6 @@ def _identity(record):
     return record[0], None
 
 
-def reservation_id(record):
-    """The reservation (multi-create) a listed server belongs to."""
-    if isinstance(record, build_request_obj.BuildRequest):
-        return record.instance.get('reservation_id')
-    if isinstance(record, server_records.InCell):
-        return record.instance.reservation_id
-    return None
-
-
 def _common(request, uuid, name, project_id, user_id, flavor, image,
             metadata, zone, reservation_id, created):
     return {

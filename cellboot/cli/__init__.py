@@ -4,13 +4,18 @@
 
     cellboot [--url U] [--token USER:PROJECT] server create NAME --flavor F
              [--count N] [--wait]
-    cellboot server list | show ID | delete ID
+    cellboot server list [--all-projects] [--status S] [--host H]
+             [--name REGEX] [-f table|json|value] [-c COLUMN ...]
+    cellboot server show ID | delete ID
     cellboot server event list ID | show ID REQUEST_ID
+    cellboot flavor list | hypervisor list | flow list
     cellboot flow show ID [--dot FILE]
     cellboot all-in-one [--cells 2] [--hosts-per-cell 4] [--demo N] ...
 
 ``--url`` and ``--token`` default to ``$CELLBOOT_URL`` and
-``$CELLBOOT_TOKEN``, then to the all-in-one's API as ``admin``. Every
+``$CELLBOOT_TOKEN``; the URL then to the all-in-one's API. There is no
+default token: a command of the API without one is refused (exit code
+2) rather than run as someone the user did not choose. Every
 failure is one ``ERROR:`` line on stderr and an exit code from
 ``cellboot.cli.exit_codes``; no traceback reaches the user.
 """
@@ -19,6 +24,7 @@ import argparse
 import os
 import sys
 
+from cellboot.cli import catalog
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flows
@@ -53,15 +59,14 @@ def build_parser(extra_commands=()):
         help=f'API endpoint, up to /v2.1 (default ${URL_ENV} or '
              f'{cli_client.DEFAULT_URL})')
     parser.add_argument(
-        '--token',
-        default=os.environ.get(TOKEN_ENV) or cli_client.DEFAULT_TOKEN,
-        metavar='USER:PROJECT',
-        help=f'noauth2 token (default ${TOKEN_ENV} or '
-             f'{cli_client.DEFAULT_TOKEN}; user admin is an admin)')
+        '--token', default=os.environ.get(TOKEN_ENV), metavar='USER:PROJECT',
+        help=f'noauth2 token (default ${TOKEN_ENV}; none: refused; user '
+             f'admin is an admin)')
     subparsers = parser.add_subparsers(dest='group', metavar='COMMAND',
                                        required=True,
                                        parser_class=_Parser)
     servers.register(subparsers)
+    catalog.register(subparsers)
     flows.register(subparsers)
     for register in extra_commands:
         register(subparsers)
@@ -69,6 +74,10 @@ def build_parser(extra_commands=()):
 
 
 def _check_token(token):
+    if not token:
+        raise cli_client.CLIError(
+            f'no token: give --token USER:PROJECT or set {TOKEN_ENV} '
+            f'(e.g. {TOKEN_ENV}=alice:demo)', exit_codes.USAGE)
     user, sep, project = token.partition(':')
     if not (sep and user and project):
         raise cli_client.CLIError(

@@ -23,7 +23,6 @@ from urllib3.util import retry
 from cellboot.cli import exit_codes
 
 DEFAULT_URL = 'http://127.0.0.1:8774/v2.1'
-DEFAULT_TOKEN = 'admin:admin'
 
 # Seconds to wait for one answer; a healthy API answers in milliseconds.
 TIMEOUT = 30
@@ -115,7 +114,7 @@ class RetryAfter(retry.Retry):
 class Client:
     """Requests to one API endpoint with one token."""
 
-    def __init__(self, url=DEFAULT_URL, token=DEFAULT_TOKEN,
+    def __init__(self, url=DEFAULT_URL, token=None,
                  timeout=TIMEOUT, attempts=ATTEMPTS):
         self.url = url.rstrip('/')
         self.token = token

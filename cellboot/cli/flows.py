@@ -1,4 +1,4 @@
-"""``cellboot flow show ID [--dot FILE]`` and a server's atom trail.
+"""``cellboot flow list | show ID [--dot FILE]`` and a server's atom trail.
 
 Flows are an admin path of the API (``/os-flows``). ``flow show`` takes
 a flow id or, when no flow has that id, a server id, and shows every
@@ -9,9 +9,12 @@ flows when the token may read them and says nothing otherwise.
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flow_graph
+from cellboot.cli import formats
 from cellboot.console import output
 
 _ATOM_HEADERS = ['Atom', 'State', 'Duration', 'Result / failure']
+_FLOW_HEADERS = ['UUID', 'Name', 'Kind', 'State', 'Location', 'Servers',
+                 'Owner', 'Created']
 
 
 def _duration(seconds):
@@ -78,6 +81,19 @@ def show(client, args):
     return exit_codes.OK
 
 
+def list_flows(client, args):
+    query = {'instance_uuid': args.server, 'state': args.state}
+    found = client.get_all('/os-flows', 'flows', **{
+        name: value for name, value in query.items() if value is not None})
+    formats.emit_list(args, _FLOW_HEADERS, [
+        [flow.get('uuid'), flow.get('name'), flow.get('kind'),
+         f'CORRUPT ({flow.get("state")})' if flow.get('corrupt')
+         else flow.get('state'), flow.get('location'),
+         ' '.join(flow.get('instance_uuids') or ()), flow.get('owner'),
+         flow.get('created_at')] for flow in found])
+    return exit_codes.OK
+
+
 def print_trail(client, server_id):
     """The atoms of a server's flows, if this token may read flows."""
     try:
@@ -94,6 +110,15 @@ def register(subparsers):
     parser = subparsers.add_parser('flow', help='persisted flows (admin)')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND',
                                      required=True)
+    sub = commands.add_parser('list', help='the persisted flows, oldest '
+                                           'first')
+    sub.add_argument('--server', metavar='ID',
+                     help='only the flows about this server')
+    sub.add_argument('--state', metavar='STATE',
+                     help='only flows in this state (RUNNING, SUCCESS, '
+                          'REVERTED, ...)')
+    formats.add_arguments(sub)
+    sub.set_defaults(func=list_flows)
     sub = commands.add_parser('show', help='a flow\'s atoms, states, '
                                            'timings and failures')
     sub.add_argument('id', metavar='ID', help='a flow id, or a server id')

@@ -1,5 +1,9 @@
 """``cellboot server create | list | show | delete`` (and ``event``).
 
+``list`` passes its filters to the API, which checks them (a bad one is
+a bad request, exit code 6); ``list`` and ``show`` print as
+``cellboot.cli.formats`` says (``-f``, ``-c``).
+
 Each command is one or two API calls and a table. ``create --wait``
 polls the new servers until each is ACTIVE or ERROR, showing a progress
 line, and fails (exit code 7) when one is not ACTIVE.
@@ -12,6 +16,7 @@ from cellboot.cli import arguments
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.cli import flows
+from cellboot.cli import formats
 from cellboot.cli import server_events
 from cellboot.cli import views
 from cellboot.console import output
@@ -121,8 +126,29 @@ def _table(servers):
          views.host(server)] for server in servers])
 
 
+def _list_query(args):
+    """The API's filters of ``server list``'s options (docs/api.md)."""
+    query = {'status': args.status, 'host': args.host, 'name': args.name,
+             'flavor': args.flavor}
+    if args.all_projects:
+        query.update(all_tenants='1', project_id=args.project)
+    elif args.project:
+        raise cli_client.CLIError('--project needs --all-projects',
+                                  exit_codes.USAGE)
+    return {name: value for name, value in query.items()
+            if value is not None}
+
+
 def list_servers(client, args):
-    _table(client.get_all('/servers/detail', 'servers'))
+    found = client.get_all('/servers/detail', 'servers', **_list_query(args))
+    headers = list(_LIST_HEADERS)
+    rows = [[server.get('id'), server.get('name'), server.get('status'),
+             views.host(server)] for server in found]
+    if args.all_projects:
+        headers.append('Project')
+        for row, server in zip(rows, found):
+            row.append(server.get('tenant_id'))
+    formats.emit_list(args, headers, rows)
     return exit_codes.OK
 
 
@@ -138,9 +164,11 @@ def show(client, args):
     if views.fault_details(server):
         rows.append(['fault details',
                      output.one_line(views.fault_details(server))])
-    output.table(['Field', 'Value'], [row for row in rows
-                                      if row[1] is not None])
-    flows.print_trail(client, server['id'])
+    formats.emit_show(args, [tuple(row) for row in rows
+                             if row[1] is not None])
+    if args.format == 'table' and not args.columns:
+        # The trail is for people; -f json|value and -c are for scripts.
+        flows.print_trail(client, server['id'])
     return exit_codes.OK
 
 
@@ -172,13 +200,33 @@ def register(subparsers):
                           'line on stderr per server that is not (its '
                           'fault)')
     sub.set_defaults(func=create)
-    commands.add_parser('list', help='your project\'s servers').set_defaults(
-        func=list_servers)
+    _register_list(commands)
     sub = commands.add_parser('show', help='a server, its fault and the '
                                            'atoms of its flows')
     sub.add_argument('id', metavar='ID')
+    formats.add_arguments(sub)
     sub.set_defaults(func=show)
     sub = commands.add_parser('delete', help='delete a server at any stage')
     sub.add_argument('id', metavar='ID')
     sub.set_defaults(func=delete)
     server_events.register(commands)
+
+
+def _register_list(commands):
+    sub = commands.add_parser(
+        'list', help='your project\'s servers (every project\'s with '
+                     '--all-projects, admin)')
+    sub.add_argument('--all-projects', action='store_true',
+                     help='every project\'s servers (admin; adds a Project '
+                          'column)')
+    sub.add_argument('--project', metavar='PROJECT',
+                     help='with --all-projects: only this project\'s')
+    sub.add_argument('--status', metavar='S',
+                     help='BUILD, ACTIVE or ERROR')
+    sub.add_argument('--host', metavar='H',
+                     help='only those on this compute host (admin)')
+    sub.add_argument('--name', metavar='N',
+                     help='a regular expression searched in the name')
+    sub.add_argument('--flavor', metavar='F', help='a flavor id')
+    formats.add_arguments(sub)
+    sub.set_defaults(func=list_servers)

@@ -11,26 +11,32 @@ never NULL.
 import sqlalchemy as sa
 
 
-def after(columns, values):
+def after(columns, values, descending=False):
     """A clause: rows that sort after ``values`` in ``columns``' order.
 
-    ``columns`` sort ascending, in that order of precedence; ``values``
-    are the marker row's values of the same columns.
+    ``columns`` sort ascending (all of them descending when
+    ``descending``), in that order of precedence; ``values`` are the
+    marker row's values of the same columns.
     """
     clauses = []
     for index, column in enumerate(columns):
         earlier = [earlier_column == value for earlier_column, value in
                    zip(columns[:index], values[:index])]
-        clauses.append(sa.and_(*earlier, column > values[index]))
+        later = (column < values[index] if descending
+                 else column > values[index])
+        clauses.append(sa.and_(*earlier, later))
     return sa.or_(*clauses)
 
 
-def page(query, columns, marker_values, limit):
+def page(query, columns, marker_values, limit, descending=False):
     """``query`` from after the marker, ordered by ``columns``, ``limit``.
 
     ``marker_values`` None starts at the first row. Callers ask for one
     row more than they show, to know whether another page follows.
+    ``descending`` walks the same order backwards (newest first, for a
+    list ordered by id).
     """
     if marker_values is not None:
-        query = query.where(after(columns, marker_values))
-    return query.order_by(*columns).limit(limit)
+        query = query.where(after(columns, marker_values, descending))
+    order = [column.desc() for column in columns] if descending else columns
+    return query.order_by(*order).limit(limit)

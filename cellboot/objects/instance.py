@@ -135,13 +135,18 @@ class Instance(base.DomainObject):
             _INSTANCES.c.deleted == sa.false()))]
 
     @classmethod
-    def get_by_uuids(cls, context, uuids):
-        """The live instances of ``uuids`` in this cell, oldest first."""
+    def get_by_uuids(cls, context, uuids, where=None):
+        """The live instances of ``uuids`` in this cell, oldest first.
+
+        ``where``, a clause over the instances table, narrows them in
+        the query itself (a listing's filters).
+        """
         if not uuids:
             return []
         return [cls._from_row(row) for row in table.get_where(context, sa.and_(
             _INSTANCES.c.uuid.in_(list(uuids)),
-            _INSTANCES.c.deleted == sa.false()))]
+            _INSTANCES.c.deleted == sa.false(),
+            sa.true() if where is None else where))]
 
     @classmethod
     def get_spawning_on_host(cls, context, host):

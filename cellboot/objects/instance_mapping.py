@@ -57,25 +57,29 @@ def _get_by_project(context, project_id):
 
 
 def _live_of(project_id):
-    return sa.and_(_MAPPINGS.c.project_id == project_id,
-                   _MAPPINGS.c.queued_for_delete == sa.false())
+    """Live mappings of ``project_id``; of every project when None."""
+    live = _MAPPINGS.c.queued_for_delete == sa.false()
+    if project_id is None:
+        return live
+    return sa.and_(_MAPPINGS.c.project_id == project_id, live)
 
 
 @api_db.reader
-def _get_page(context, project_id, limit, marker):
+def _get_page(context, project_id, limit, marker, descending):
     marker_values = None
     if marker is not None:
         # The marker may have been deleted since its page was read: any
         # mapping of the project will do, none of another project.
+        where = _MAPPINGS.c.instance_uuid == marker
+        if project_id is not None:
+            where = sa.and_(where, _MAPPINGS.c.project_id == project_id)
         marker_id = context.session.execute(
-            sa.select(_MAPPINGS.c.id).where(
-                _MAPPINGS.c.instance_uuid == marker,
-                _MAPPINGS.c.project_id == project_id)).scalar()
+            sa.select(_MAPPINGS.c.id).where(where)).scalar()
         if marker_id is None:
             raise exception.MarkerNotFound(marker=marker)
         marker_values = (marker_id,)
     query = pages.page(_select(_live_of(project_id)), (_MAPPINGS.c.id,),
-                       marker_values, limit)
+                       marker_values, limit, descending)
     return context.session.execute(query).all()
 
 
@@ -260,15 +264,18 @@ class InstanceMapping(base.DomainObject):
                 for row in _get_by_project(context, project_id)]
 
     @classmethod
-    def get_page(cls, context, project_id, limit, marker=None):
+    def get_page(cls, context, project_id, limit, marker=None,
+                 descending=False):
         """Up to ``limit`` live mappings of a project, in id order.
 
-        Live: not queued for delete. ``marker`` is the instance uuid of
-        the last mapping of the previous page; one that the project never
-        had raises MarkerNotFound.
+        Live: not queued for delete. ``project_id`` None: of every
+        project (an administrator's ``all_tenants`` list). ``marker`` is
+        the instance uuid of the last mapping of the previous page; one
+        that the project never had raises MarkerNotFound.
+        ``descending``: newest first.
         """
-        return [cls._from_row(row)
-                for row in _get_page(context, project_id, limit, marker)]
+        return [cls._from_row(row) for row in
+                _get_page(context, project_id, limit, marker, descending)]
 
     @classmethod
     def get_by_instance_uuids(cls, context, instance_uuids):

@@ -8,6 +8,8 @@ PREFIX = 'os_compute_api:servers:%s'
 
 INDEX = PREFIX % 'index'
 DETAIL = PREFIX % 'detail'
+INDEX_ALL_TENANTS = PREFIX % 'index:get_all_tenants'
+INDEX_HOST_FILTER = PREFIX % 'allow_all_filters'
 SHOW = PREFIX % 'show'
 CREATE = PREFIX % 'create'
 DELETE = PREFIX % 'delete'
@@ -24,6 +26,18 @@ rules = [
         DETAIL, base.RULE_ADMIN_OR_OWNER,
         "List the servers of one's project with their details.",
         [{'method': 'GET', 'path': '/servers/detail'}]),
+    policy.DocumentedRuleDefault(
+        INDEX_ALL_TENANTS, base.RULE_ADMIN_API,
+        'List the servers of every project (all_tenants=1), or of the '
+        'one project_id names; others are answered 403.',
+        [{'method': 'GET', 'path': '/servers'},
+         {'method': 'GET', 'path': '/servers/detail'}]),
+    policy.DocumentedRuleDefault(
+        INDEX_HOST_FILTER, base.RULE_ADMIN_API,
+        'Filter the server lists by compute host (host=); others are '
+        'answered 403 rather than have the filter dropped.',
+        [{'method': 'GET', 'path': '/servers'},
+         {'method': 'GET', 'path': '/servers/detail'}]),
     policy.DocumentedRuleDefault(
         SHOW, base.RULE_ADMIN_OR_OWNER,
         'Show a server. Checked against the project that owns the server: '

@@ -10,6 +10,7 @@ allocation answers 404, as one that does not exist.
 
 from cellboot.api import auth
 from cellboot.api import errors
+from cellboot.api import inputs
 from cellboot.api import pagination
 from cellboot.api import schemas
 from cellboot import exception
@@ -58,13 +59,6 @@ ALL_TENANTS_QUERY = {
     'description': '1 or true: every project\'s (administrators)'}
 
 
-def _all_tenants(request):
-    value = (request.GET.get('all_tenants') or '').strip().lower()
-    if value not in ('', '0', '1', 'true', 'false'):
-        raise errors.BadRequest('all_tenants is 1 (true) or 0 (false).')
-    return value in ('1', 'true')
-
-
 def _visible(context, allocation_id, rule):
     """The row if the policy lets the caller act on it; 404 otherwise
     (another project's is as absent as one that does not exist)."""
@@ -91,7 +85,7 @@ def index(api, request, context):
     """The project's allocations (every project's for an administrator
     asking ``all_tenants=1``), oldest first; the marker is an id."""
     project_id = context.project_id
-    if _all_tenants(request):
+    if inputs.all_tenants(request):
         auth.authorize(context, policies.INDEX_ALL)
         project_id = None
     elif not project_id:

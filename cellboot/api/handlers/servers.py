@@ -1,7 +1,5 @@
 """``/servers``: boot, list, show and delete servers."""
 
-import functools
-
 from oslo_log import log as logging
 import oslo_messaging
 
@@ -11,6 +9,7 @@ from cellboot.api import errors
 from cellboot.api import handlers
 from cellboot.api import pagination
 from cellboot.api import schemas
+from cellboot.api import server_filters
 from cellboot.api.handlers import server_groups
 from cellboot.api import server_records
 from cellboot.api import views
@@ -120,20 +119,20 @@ def create(api, request, context):
     return errors.json_response(202, body)
 
 
-def _of_reservation(reservation_id, record):
-    return views.reservation_id(record) == reservation_id
-
-
 def _listed(context, request):
-    """A page of the project's servers and its ``servers_links``."""
+    """A page of the servers asked for and its ``servers_links``.
+
+    The filters are checked before anything is read (400/403, see
+    ``server_filters``); the page is read with them applied in each
+    cell's query and to every record.
+    """
+    filters = server_filters.from_request(request, context)
     page = pagination.from_request(request)
-    reservation_id = request.GET.get('reservation_id')
-    keep = None
-    if reservation_id:
-        keep = functools.partial(_of_reservation, reservation_id)
+    keep = filters.keeps if filters.any_record_filter() else None
     found = server_records.list_servers(
-        context, context.project_id, CONF.api.list_cell_timeout, page.limit,
-        marker=page.marker, keep=keep)
+        context, filters.project_id, CONF.api.list_cell_timeout, page.limit,
+        marker=page.marker, keep=keep, where=filters.cell_clause(),
+        descending=filters.descending)
     return found.records, pagination.links(request, 'servers', page,
                                            found.marker, found.more)
 

@@ -167,3 +167,22 @@ class KeystoneScopeTest(base.TestCase):
         self.assertEqual(403, response.status_code)
         self.assertEqual([], build_request.BuildRequest.get_all(
             self.api.cluster.ctx))
+
+    def test_a_project_scoped_admin_role_cannot_list_every_project(self):
+        for query in ('all_tenants=1', 'host=cell1-host1'):
+            response = self.get(f'/servers/detail?{query}',
+                                ['admin', 'member', 'reader'])
+            self.assertEqual(403, response.status_code, query)
+            self.assertIn('forbidden', response.json)
+
+    def test_a_system_scoped_token_lists_servers_with_all_tenants(self):
+        admin = ['admin', 'member', 'reader']
+        response = self.get('/servers', admin, project_id=None,
+                            system_scope='all')
+        self.assertEqual(400, response.status_code)
+        self.assertIn('all_tenants=1',
+                      response.json['badRequest']['message'])
+        response = self.get('/servers?all_tenants=1', admin,
+                            project_id=None, system_scope='all')
+        self.assertEqual(200, response.status_code)
+        self.assertEqual([], response.json['servers'])
