@@ -29,6 +29,8 @@ PROG = 'cellboot all-in-one'
 
 # Where the API listens (Deployment's default, said once here).
 API_HOST = '127.0.0.1'
+# The token the ready line suggests (noauth2: USER:PROJECT), the README's.
+READY_TOKEN = 'alice:demo'
 
 
 class _Service:
@@ -39,8 +41,8 @@ class _Service:
 
     def start(self):
         self.deployment.start()
-        output.say(f'Ready: cellboot --url {self.deployment.url} server '
-                   f'list   (Ctrl-C stops)')
+        output.say(f'Ready: cellboot --url {self.deployment.url} --token '
+                   f'{READY_TOKEN} server list   (Ctrl-C stops)')
 
     def stop(self):
         self.deployment.stop()

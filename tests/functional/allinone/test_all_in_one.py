@@ -254,9 +254,11 @@ class ServeTest(base.TestCase):
                 url = found.group(1)
                 break
         self.assertIsNotNone(url, 'the all-in-one never said it was ready')
+        token = re.search(r'--token (\S+) ', started[-1]).group(1)
         listing = subprocess.run(
             [sys.executable, '-m', 'cellboot.cmd.cellboot', '--url', url,
-             'server', 'list'], capture_output=True, text=True,
+             '--token', token, 'server', 'list'], capture_output=True,
+            text=True,
             timeout=TIMEOUT)
         self.assertEqual(0, listing.returncode, listing.stderr)
         log_file = os.path.join(state_dir, 'all-in-one.log')
