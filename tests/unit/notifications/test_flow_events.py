@@ -90,13 +90,18 @@ class EventsTest(base.SQLiteMixin, fleet.FleetTestCase):
                       error['fault']['nova_object.data'][
                           'exception_message'])
 
-    def test_a_resumed_flow_sends_flow_resume_then_its_end(self):
+    def _suspended_boot(self):
+        """A boot whose flow is suspended after ``schedule``: (instance
+        uuid, flow uuid)."""
         self.conductor.runner.flow_listeners = [
             lambda engine_: test_conductors.SuspendAfter(engine_,
                                                          'schedule')]
         uuid = self._boot()
         self.conductor.runner.flow_listeners = ()
-        flow_uuid = self._flow(uuid)['uuid']
+        return uuid, self._flow(uuid)['uuid']
+
+    def test_a_resumed_flow_sends_flow_resume_then_its_end(self):
+        _uuid, flow_uuid = self._suspended_boot()
         # Suspended: not an end, nothing sent.
         self.assertEqual([], self._about(flow_uuid))
         self.conductor.runner.resume_unfinished()
@@ -104,12 +109,7 @@ class EventsTest(base.SQLiteMixin, fleet.FleetTestCase):
                          [event for event, _d in self._about(flow_uuid)])
 
     def test_a_flow_handed_over_sends_flow_hand_over(self):
-        self.conductor.runner.flow_listeners = [
-            lambda engine_: test_conductors.SuspendAfter(engine_,
-                                                         'schedule')]
-        uuid = self._boot()
-        self.conductor.runner.flow_listeners = ()
-        flow_uuid = self._flow(uuid)['uuid']
+        uuid, flow_uuid = self._suspended_boot()
         self.assertTrue(self.conductor.runner.hand_over(flow_uuid))
         for thread in self.conductor.runner._resumers:
             thread.join(30)
