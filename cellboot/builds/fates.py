@@ -60,6 +60,7 @@ OK = 'ok'                       # goes on to the next atom
 BURIED = 'buried-in-cell0'      # ERROR in cell0, with a fault
 FAILED = 'error'                # ERROR in its cell, with a fault
 DELETED = 'deleted-by-owner'    # cleaned up, nothing cast
+MOVED = 'moved-on'              # left this cell for another: not ours
 
 # The instance action of a boot, and the events the conductors record.
 CREATE_ACTION = 'create'

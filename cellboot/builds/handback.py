@@ -31,6 +31,8 @@ from cellboot.db.cell import connection as cell_connection
 from cellboot import exception
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import instance as instance_obj
+from cellboot.objects import instance_mapping as mapping_obj
+from cellboot.objects import request_spec as request_spec_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -51,6 +53,39 @@ def cells_tried(request_spec):
         return []
     return [cell for cell in record.get('cells') or ()
             if isinstance(cell, dict) and isinstance(cell.get('uuid'), str)]
+
+
+def left_cells(context, cells):
+    """Of ``{instance uuid: cell uuid}`` that a boot placed, the
+    instances that have left that cell since (a cross-cell move).
+
+    A boot flow replayed late (its conductor killed after its cast, its
+    last steps' states not yet written, and taken over after the build
+    failed there and moved on) would otherwise create the instance in
+    the cell it left, map it back there and build it again: one server
+    in two cells. Left: its mapping points at another cell, or at none
+    while its request spec (API database) names that cell among those
+    it left. Read only when a flow resumes.
+    """
+    mappings = mapping_obj.InstanceMapping.get_by_instance_uuids(
+        context, list(cells))
+    left = set()
+    for uuid, cell_uuid in cells.items():
+        mapping = mappings.get(uuid)
+        if mapping is None:
+            continue  # deleted by its owner: the next steps see to it
+        if mapping.cell_mapping is not None:
+            if mapping.cell_mapping.uuid != cell_uuid:
+                left.add(uuid)
+            continue
+        try:
+            spec = request_spec_obj.RequestSpec.get_by_instance_uuid(
+                context, uuid).spec
+        except exception.RequestSpecNotFound:
+            continue
+        if any(cell['uuid'] == cell_uuid for cell in cells_tried(spec)):
+            left.add(uuid)
+    return left
 
 
 def last_failure(request_spec):

@@ -4,6 +4,7 @@ from oslo_log import log as logging
 from taskflow import task
 
 from cellboot.builds import fates
+from cellboot.builds import handback
 from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
@@ -88,20 +89,31 @@ class CreateInCell(task.Task):
     cell are left to ``schedule``'s revert (cell0).
 
     Rerun-safe (``cellboot.flowrun.storage``): an instance that exists,
-    deleted or not, counts as created.
+    deleted or not, counts as created. A resumed run leaves alone the
+    instances that moved to another cell since (``handback.left_cells``:
+    outcome MOVED, which the next steps skip).
     """
 
     default_provides = 'created'
     rerun_safe = True
 
     def execute(self, context, scheduler, cells, selections, build_requests,
-                request_spec, cell_mappings, fence=None):
+                request_spec, cell_mappings, fence=None, resumed=False):
         mappings = cell_mappings
         created = {uuid: fates.BURIED for uuid, cell_uuid in cells.items()
                    if cell_uuid is None}
+        if resumed:
+            # A late replay: what moved on to another cell is not ours.
+            for uuid in handback.left_cells(context, {
+                    uuid: cell_uuid for uuid, cell_uuid in cells.items()
+                    if cell_uuid is not None}):
+                LOG.info('Instance %s left cell %s for another since this '
+                         'flow placed it there; not created there again',
+                         uuid, cells[uuid])
+                created[uuid] = fates.MOVED
         by_cell = {}
         for uuid, cell_uuid in cells.items():
-            if cell_uuid is not None:
+            if cell_uuid is not None and uuid not in created:
                 by_cell.setdefault(cell_uuid, []).append(uuid)
 
         def bury(uuid, exc):

@@ -14,6 +14,9 @@ from cellboot.conductor import handbacks
 from cellboot.conductor import manager
 from cellboot.conductor import orphans
 from cellboot.conf import CONF
+from cellboot.flowrun import backend as flow_db
+from cellboot.flowrun import records
+from cellboot.flowrun import tables
 from cellboot.objects import build_request
 from tests.functional.boot import test_cross_cell
 from tests.functional.boot import test_owner_delete
@@ -185,4 +188,56 @@ class FailedScheduleDuringMoveTest(_CrossCellTest):
         flows = {flow['kind']: flow['state']
                  for flow in self.cluster.flows(uuid)}
         self.assertEqual(states.REVERTED, flows['cross-cell'])
+        self.assertEqual([], invariants.check_invariants(self.ctx))
+
+
+class LateBootReplayTest(_CrossCellTest):
+    """The boot flow replayed after its build moved to another cell.
+
+    What the chaos test met: a super conductor killed after the boot's
+    cast, before its last steps' states were written; another took the
+    flow over after the build had failed in cell1 and moved to cell2,
+    and its replay created the server in cell1 again, mapped it there and
+    built it: one server in two cells.
+    """
+
+    REPLAYED = ('create-in-cell', 'map-instance', 'delete-build-request',
+                'cast-to-compute')
+
+    def _as_if_its_last_steps_were_lost(self, flow_uuid):
+        url = self.cluster.flow_url
+        changed = {}
+        for atom in records.load_detail(url, flow_uuid):
+            if atom.name in self.REPLAYED:
+                reset = atom.copy()
+                reset.reset(states.PENDING)
+                changed[atom.uuid] = reset
+        owner = f'{CONF.host}:{sweep_base.dead_pid()}'
+        with flow_db.get_backend(url).engine.begin() as conn:
+            self.assertTrue(tables.change_flow_state(
+                conn, flow_uuid, states.SUCCESS, states.RUNNING))
+            tables.update_atoms(conn, changed)
+            tables.merge_flow_meta(conn, flow_uuid,
+                                   lambda meta: dict(meta, owner=owner))
+
+    def test_the_replay_leaves_the_moved_server_where_it_went(self):
+        self.flags(fail_hosts=CELL1_HOSTS, group='fake_driver')
+        (uuid,) = self.cluster.boot()
+        self.cluster.wait_for_quiet()
+        self.assertEqual('cell2', self.cluster.find(uuid)[0].name)
+        (boot,) = [flow for flow in self.cluster.flows(uuid)
+                   if flow['kind'] == 'boot']
+        self._as_if_its_last_steps_were_lost(boot['uuid'])
+        runner = self.cluster.super_conductor.runner
+        self.assertTrue(runner.hand_over(boot['uuid']))
+        for thread in list(runner._resumers):
+            thread.join(30)
+        self.cluster.wait_for_quiet()
+        cell, instance = self.cluster.find(uuid)
+        self.assertEqual(('cell2', 'active'), (cell.name, instance.vm_state))
+        self.assertEqual([], [row for row in self.rows(self.cell1, uuid)
+                              if not row.deleted])
+        self.assertEqual('SUCCESS', [
+            flow['state'] for flow in self.cluster.flows(uuid)
+            if flow['kind'] == 'boot'][0])
         self.assertEqual([], invariants.check_invariants(self.ctx))
