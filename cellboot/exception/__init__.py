@@ -3,6 +3,10 @@
 Subclasses set ``msg_fmt``; keyword arguments fill it in. Database-layer
 errors (``DBDuplicateEntry``, connection failures) are turned into these at
 the object boundary so that callers never see SQLAlchemy exceptions.
+
+The resource model's errors (providers, inventories, claims, pools,
+allocation requests, custom classes and traits) are defined in
+``resources`` and named here like the others.
 """
 
 
@@ -210,53 +214,6 @@ class DatabaseMigrationFailed(CellbootException):
                '%(reason)s')
 
 
-# -- scheduler resources (providers, inventories, claims) ----------------
-
-
-class ResourceProviderNotFound(NotFound):
-    msg_fmt = 'Resource provider %(uuid)s could not be found.'
-
-
-class ResourceProviderExists(Conflict):
-    msg_fmt = ('Cannot register resource provider %(uuid)s as %(name)s: '
-               'resource provider %(other)s already has that name. Delete '
-               'the stale provider (a re-installed host) first.')
-
-
-class ResourceProviderInUse(Conflict):
-    msg_fmt = ('Resource provider %(uuid)s still holds the allocations of '
-               '%(consumers)d consumer(s); delete or move those servers '
-               'before deleting it.')
-
-
-class InvalidInventory(Invalid):
-    msg_fmt = ('Invalid %(resource_class)s inventory for resource provider '
-               '%(uuid)s: %(reason)s')
-
-
-class InventoryInUse(Conflict):
-    msg_fmt = ('Cannot remove the %(resource_class)s inventory of resource '
-               'provider %(uuid)s: %(used)d of it is allocated.')
-
-
-class ClaimFailed(CellbootException):
-    msg_fmt = ('Cannot claim %(amount)s %(resource_class)s on resource '
-               'provider %(uuid)s for consumer %(consumer)s: %(reason)s')
-    code = 409
-
-
-class ClaimConflict(Conflict):
-    msg_fmt = ('Could not claim resources on resource provider %(uuid)s for '
-               'consumer %(consumer)s: concurrent claims changed it '
-               '%(attempts)d times in a row. Retry the request, or raise '
-               '[scheduler] claim_retries if this happens often.')
-
-
-class ResourceProviderConflict(Conflict):
-    msg_fmt = ('Resource provider %(uuid)s kept changing while it was being '
-               '%(action)s (%(attempts)d attempts); try again.')
-
-
 class NoValidHost(CellbootException):
     msg_fmt = 'No valid host was found. %(reason)s'
     code = 400
@@ -410,54 +367,10 @@ class FlowLookupIncomplete(CellbootException):
     code = 503
 
 
-class CatalogNameNotFound(NotFound):
-    msg_fmt = 'Custom %(kind)s %(name)s does not exist.'
-
-
-class CatalogNameExists(Conflict):
-    msg_fmt = 'Custom %(kind)s %(name)s already exists.'
-
-
-class CatalogNameInUse(Conflict):
-    msg_fmt = ('Custom %(kind)s %(name)s is still used by %(what)s; remove '
-               'those first.')
-
-
 class FlavorExtraSpecNotFound(NotFound):
     msg_fmt = 'Flavor %(flavor)s has no extra spec %(key)s.'
 
 
-class PoolNotFound(NotFound):
-    msg_fmt = 'Resource pool %(pool)s does not exist.'
-
-
-class PoolExists(Conflict):
-    msg_fmt = ('A resource provider named %(name)s already exists; a pool '
-               'needs a name of its own.')
-
-
-class PoolInUse(Conflict):
-    msg_fmt = ('Resource pool %(pool)s still holds the allocations of '
-               '%(consumers)d consumer(s); delete those servers first.')
-
-
-class PoolInventoryInUse(Conflict):
-    msg_fmt = ('Cannot set the %(resource_class)s inventory of resource pool '
-               '%(pool)s to a capacity of %(capacity)d: %(used)d of it is '
-               'allocated.')
-
-
-class InvalidPool(Invalid):
-    msg_fmt = 'Invalid resource pool: %(reason)s'
-
-
-class AllocationNotFound(NotFound):
-    """Also what another project's allocation request answers, so that
-    its existence is not revealed."""
-
-    msg_fmt = 'Allocation %(uuid)s could not be found.'
-
-
-class AllocationIsServer(Invalid):
-    msg_fmt = ('A request with %(classes)s is a server: use POST /servers '
-               '(os-allocations takes resources that are not a server\'s)')
+# The resource model's errors, in a module of their own, are named here
+# like every other error (``exception.ClaimFailed``).
+from cellboot.exception.resources import *  # noqa: E402,F401,F403
