@@ -4,14 +4,16 @@ Generated rather than written by hand so that it cannot forget a route;
 a test checks both ways that the routes and the document agree, and
 the schemathesis test that the API answers as the document says: every
 status an operation can answer, with the schema of its body
-(``view_schemas`` for successes, ``view_schemas.ERROR`` for the rest),
-and links from what a POST creates to the paths that read and delete
-it, which schemathesis's stateful phase follows.
+(``view_schemas`` and ``admin_view_schemas`` for successes,
+``view_schemas.ERROR`` for the rest), and links from what a POST
+creates to the paths that read and delete it, which schemathesis's
+stateful phase follows.
 """
 
 from cellboot.api import errors
 from cellboot.api import inputs
 from cellboot.api import schemas
+from cellboot.api import admin_view_schemas
 from cellboot.api import view_schemas
 
 TITLE = 'cellboot compute API'
@@ -36,10 +38,10 @@ _COMPONENT_SCHEMAS = {
     'ExtraSpec': view_schemas.EXTRA_SPEC_ONE,
     'ResourceProvider': view_schemas.RESOURCE_PROVIDER,
     'ServerGroup': view_schemas.SERVER_GROUP,
-    'Hypervisor': view_schemas.HYPERVISOR,
-    'Cell': view_schemas.CELL,
-    'Flow': view_schemas.FLOW,
-    'Atom': view_schemas.ATOM,
+    'Hypervisor': admin_view_schemas.HYPERVISOR,
+    'Cell': admin_view_schemas.CELL,
+    'Flow': admin_view_schemas.FLOW,
+    'Atom': admin_view_schemas.ATOM,
 }
 
 _ERROR_REF = {'$ref': '#/components/schemas/Error'}

@@ -3,7 +3,7 @@
 import jsonschema
 from oslo_utils import uuidutils
 
-from cellboot.api import view_schemas
+from cellboot.api import admin_view_schemas
 from cellboot.scheduler.pools import claims as pool_claims
 from tests import base
 from tests.functional.api import fixtures as api_fixtures
@@ -40,13 +40,13 @@ class ResourcePoolsTest(base.TestCase):
     def test_create_show_list_delete(self):
         pool = self.create(traits=['CUSTOM_CEPH'])
         jsonschema.validate({'resource_pool': pool},
-                            view_schemas.RESOURCE_POOL_ONE)
+                            admin_view_schemas.RESOURCE_POOL_ONE)
         self.assertEqual({'DISK_GB': 900}, pool['capacity'])
         self.assertEqual(['cell1', 'cell2'], pool['cells'])
         shown = self.admin.get('/os-resource-pools/shared').json()
         self.assertEqual(pool, shown['resource_pool'])
         listed = self.admin.get('/os-resource-pools').json()
-        jsonschema.validate(listed, view_schemas.RESOURCE_POOLS)
+        jsonschema.validate(listed, admin_view_schemas.RESOURCE_POOLS)
         self.assertEqual([pool], listed['resource_pools'])
         response = self.admin.delete(f'/os-resource-pools/{pool["id"]}')
         self.assertEqual(204, response.status_code, response.text)
