@@ -46,7 +46,10 @@ the values they set (``cellboot.compute.build_records``).
 The manager holds no API database credentials (services in a cell never
 do): it reaches the resource tables through its ``scheduler`` and the
 cell conductor through ``cell_conductor``, both duck-typed clients given
-to it (the RPC clients in a service, in-process ones in tests).
+to it (the RPC clients in a service, in-process ones in tests). What
+it tells the scheduler of itself (its provider, its builds' results,
+the claims it gives back), none of which may hold a build up, is
+``scheduler_reports``.
 """
 
 import functools
@@ -55,10 +58,10 @@ import traceback
 
 from oslo_log import log as logging
 
-from cellboot.builds import claims
 from cellboot.builds import fates
 from cellboot.compute import build_records
 from cellboot.compute import registration
+from cellboot.compute import scheduler_reports
 from cellboot.compute.virt import driver as virt_driver
 from cellboot.conf import CONF
 from cellboot import exception
@@ -98,18 +101,12 @@ class ComputeManager:
         self.cell_name = cell_name or CONF.cell_name
         self.service = None
         self.node = None
-        self._provider_reported = False
         self._heartbeat = None
-        # Whether the scheduler may hold failed builds of this host that a
-        # success should clear: unknown at start, so the first success
-        # clears; after that only failures make a success worth a call.
-        self._failures_to_clear = True
+        # The provider report, build results and claim releases, and
+        # what of them the scheduler has yet to take.
+        self._reports = scheduler_reports.SchedulerReports(
+            host, self.cell_name)
         self._lock = threading.Lock()
-        # Claims of builds that ended here (interrupted at start, failed,
-        # or not for this host) that the scheduler did not take back
-        # when asked (its database away): tried again at every heartbeat,
-        # so that a build never waits on one.
-        self._claims = claims.ClaimReleaser('build')
         # The instances whose build message this process handles now:
         # a second message for one of them is dropped at once, so that a
         # retried take (``_take_build``) that finds the build taken here
@@ -165,47 +162,23 @@ class ComputeManager:
             LOG.warning('Instance %s: %s; set to ERROR', instance.uuid,
                         message)
             self.driver.destroy(context, instance)
-            self._claims.release(context, self.scheduler, instance.uuid)
+            self._reports.release_claim(context, self.scheduler,
+                                        instance.uuid)
             ended += 1
         return ended
 
     def report_provider(self, context):
-        """Report the node to the scheduler as a resource provider.
-
-        A scheduler that does not answer yet is asked again at each
-        heartbeat. The scheduler serves each mapped cell on a topic of
-        its own, so a host whose ``[DEFAULT] cell_name`` names no cell it
-        serves gets no answer either: the warning says to check that
-        too. Any refusal (a cell that is not the one of this host's bus,
-        a provider name taken by another node) is raised: it needs an
-        operator.
-        """
-        try:
-            self.scheduler.update_provider(
-                context, uuid=self.node.uuid, name=self.host,
-                cell_name=self.cell_name,
-                inventories=registration.inventories(self.node),
-                availability_zone=CONF.compute.availability_zone,
-                traits=registration.configured_traits())
-        except exception.RPCTimeout as exc:
-            LOG.warning('Cannot report host %s to the scheduler yet, it is '
-                        'not schedulable until then; retrying at the next '
-                        'heartbeat: %s Check too that [DEFAULT] cell_name, '
-                        '%s, is the name of this host\'s cell as '
-                        '`cellboot-manage cell_v2 list_cells` shows it, '
-                        'mapped before cellboot-scheduler started.',
-                        self.host, exc, self.cell_name)
-            return
-        self._provider_reported = True
-        LOG.info('Host %s reported to the scheduler as resource provider '
-                 '%s in cell %s', self.host, self.node.uuid, self.cell_name)
+        """Report the node to the scheduler as a resource provider
+        (``SchedulerReports.report_provider``): until it has taken it,
+        every heartbeat reports again."""
+        self._reports.report_provider(context, self.scheduler, self.node)
 
     def report_state(self, context):
         """One heartbeat (and the provider report, if still owed)."""
         self.service.report_up(context)
-        if not self._provider_reported:
+        if not self._reports.provider_reported:
             self.report_provider(context)
-        self._claims.retry(context, self.scheduler)
+        self._reports.retry_releases(context, self.scheduler)
 
     def start_heartbeat(self, interval=None):
         """Heartbeat every ``interval`` s (``[compute] report_interval``)."""
@@ -395,36 +368,11 @@ class ComputeManager:
         return f'{BINARY}:{self.host}'
 
     def _record_build_result(self, context, succeeded):
-        """Tell the scheduler (BuildFailureWeigher) how the build went.
-
-        Failures always; a success only when it clears failures, which
-        spares every ordinary build a call to the scheduler.
-        """
-        with self._lock:
-            report = not succeeded or self._failures_to_clear
-            self._failures_to_clear = not succeeded
-        if not report:
-            return
-        try:
-            self.scheduler.record_build_result(context, self.node.uuid,
-                                               succeeded)
-        except Exception as exc:
-            # Advice to the weigher, not part of the build: a scheduler
-            # that cannot take it now (its database away) must not hold
-            # the build up. A success not told is told with the next one.
-            LOG.warning('Could not tell the scheduler that a build %s on '
-                        'host %s (%s)', 'succeeded' if succeeded else
-                        'failed', self.host, exc)
-            if succeeded:
-                with self._lock:
-                    self._failures_to_clear = True
+        self._reports.record_build_result(context, self.scheduler,
+                                          self.node, succeeded)
 
     def _release_claim(self, context, instance_uuid):
-        """Give back what the instance holds on this host (idempotent).
-
-        Never raises: a release the scheduler cannot do now is tried
-        again at the next heartbeat, while the build goes on (handed
-        back, ended, or dropped); one it refuses is logged.
-        """
-        self._claims.release(context, self.scheduler, instance_uuid,
-                             provider_uuid=self.node.uuid)
+        """Give back what the instance holds on this host (idempotent,
+        never raises: ``SchedulerReports.release_claim``)."""
+        self._reports.release_claim(context, self.scheduler, instance_uuid,
+                                    provider_uuid=self.node.uuid)
