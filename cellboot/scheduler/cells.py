@@ -11,7 +11,8 @@ The API level holds no host. It keeps one aggregate per cell
    "no" for a request that some host of the cell could take -- and
    takes the best (``cell_filters.weigh``), descending the tree of
    zones (``zones``): the best of the top-level zones and cells, then
-   of the best zone's children, down to a cell;
+   of the best zone's children, down to a cell (a cell of this process
+   that published no figures yet is asked for them: ``local_cells``);
 3. forwards the request to the best cell's scheduler (``cell_clients``),
    which filters, weighs and claims among its own hosts and answers with
    the selections and its new aggregate; on that cell's NoValidHost, or
@@ -35,7 +36,6 @@ is caught at ``map-host-to-cell``), alternates from that cell.
 
 import collections
 import threading
-import time
 
 from oslo_log import log as logging
 from oslo_utils import timeutils
@@ -46,6 +46,7 @@ from cellboot.metrics import sources as metrics_sources
 from cellboot.scheduler import cell_aggregates
 from cellboot.scheduler import cell_clients
 from cellboot.scheduler import cell_filters
+from cellboot.scheduler import local_cells
 from cellboot.scheduler import migrate
 from cellboot.scheduler.pools import claims as pool_claims
 from cellboot.scheduler.pools import view as pool_view
@@ -55,12 +56,6 @@ from cellboot.scheduler import sync
 from cellboot.scheduler import zones
 
 LOG = logging.getLogger(__name__)
-
-# How often, at most, the cells of this process that have no usable
-# figures are looked for (and before any refusal): looking through
-# every one of them on every request cost 8 of the 9.5 ms of an API
-# level's decision at 1,000 cells.
-LOCAL_SCAN_INTERVAL = 1.0
 
 
 class CellsScheduler:
@@ -77,11 +72,8 @@ class CellsScheduler:
         self._clients = dict(clients or {})
         # Those of this process, asked for figures none published: kept
         # apart, so that a request does not look through every cell's.
-        self._local = {uuid: client for uuid, client in self._clients.items()
-                       if client.local}
-        # When the cells of this process were last looked through
-        # (monotonic; None: at the next request), and after which read.
-        self._scanned_at = self._scanned_read = None
+        self._local = local_cells.LocalCells(self.aggregates, self.sync,
+                                             self._clients)
         self._lock = threading.Lock()
         # The cell of each consumer claimed for; releases routed there.
         self.releases = releases.Releases(self.client, self.aggregates)
@@ -154,11 +146,7 @@ class CellsScheduler:
     def set_client(self, cell_uuid, client):
         with self._lock:
             self._clients[cell_uuid] = client
-            if client.local:
-                self._local[cell_uuid] = client
-            else:
-                self._local.pop(cell_uuid, None)
-            self._scanned_at = None
+        self._local.set_client(cell_uuid, client)
 
     # -- placement ---------------------------------------------------------
 
@@ -238,47 +226,6 @@ class CellsScheduler:
                 self.releases.remember(uuid, cell.uuid)
             remaining = remaining[len(done):]
 
-    def _learn_local(self, context, force=False):
-        """The figures of the enabled cells of this process that none
-        published yet: asked of them (their host states load on first
-        use). The cells are read once first, for which are enabled.
-
-        Looked for at most every ``LOCAL_SCAN_INTERVAL`` seconds unless
-        ``force`` (before a refusal) or the cells were read again since
-        (a read replaces the views): a cell of this process answers
-        every placement with its figures, so only one that nothing was
-        sent to lately can lack them.
-        """
-        if self.aggregates.refreshed_at is None:
-            self.aggregates.refresh(context)
-        if self.sync is not None:
-            self.sync.catch_up(context)
-        now_mono = time.monotonic()
-        read_at = self.aggregates.refreshed_at
-        with self._lock:
-            if not force and self._scanned_at is not None and \
-                    read_at == self._scanned_read and \
-                    now_mono - self._scanned_at < LOCAL_SCAN_INTERVAL:
-                return
-            self._scanned_at, self._scanned_read = now_mono, read_at
-            local = list(self._local.values())
-        if not local:
-            return
-        views = self.aggregates.views()
-        now = timeutils.utcnow()
-        max_age = CONF.scheduler.aggregate_max_age
-        for client in local:
-            view = views.get(client.cell.uuid)
-            # A silent cell's database does not answer: its scheduler's
-            # figures in memory would not make its claims succeed.
-            if (view is None or view.silent or view.invalid
-                    or view.usable(now, max_age) is None):
-                continue
-            try:
-                self.aggregates.take(client.cell, client.aggregate(context))
-            except Exception as exc:
-                self.aggregates.mark_silent(client.cell, str(exc)[:200])
-
     def _descend(self, request, refused):
         """``(view or None, zones pruned)``: the best cell, descending the
         tree from its top or from the zones the request names."""
@@ -294,7 +241,7 @@ class CellsScheduler:
         their last figures, or did not answer it: then CellsUnavailable,
         an outage to wait out rather than a verdict.
         """
-        self._learn_local(context)
+        self._local.learn(context)
         best, pruned = self._descend(request, refused)
         if best is None:
             # Room a cell published before this request arrived must
@@ -302,7 +249,7 @@ class CellsScheduler:
             # began after the request arrived.
             self.aggregates.refresh_unless_read_since(
                 context, request.asked_at)
-            self._learn_local(context, force=True)
+            self._local.learn(context, force=True)
             if request.pools is not None and \
                     not self.pools.read_since(request.asked_at):
                 self.pools.invalidate()

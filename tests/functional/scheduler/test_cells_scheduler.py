@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from cellboot.db.cell import models as cell_models
 from cellboot import exception
 from cellboot.scheduler import cell_clients
-from cellboot.scheduler import cells
+from cellboot.scheduler import local_cells
 from tests import base
 from tests.functional.scheduler import cell_doubles
 from tests.functional.scheduler import placement_base
@@ -358,6 +358,6 @@ class LocalScanTest(base.SQLiteMixin, _CellsTestCase):
         _instances, selections = self._select()
         self.assertEqual((['b'], None), (self._hosts_of(selections),
                                          self.view(0).aggregate))
-        self.patch(cells, 'LOCAL_SCAN_INTERVAL', 0)
+        self.patch(local_cells, 'LOCAL_SCAN_INTERVAL', 0)
         self._select()
         self.assertIsNotNone(self.view(0).aggregate)
