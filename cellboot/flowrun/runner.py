@@ -4,10 +4,11 @@ A conductor manager (``cellboot.conductor.manager``) holds one runner
 for the kind of flow it creates. Every flow goes through one of:
 
 * ``start`` — a new request's flow: saved once under its deterministic
-  uuid (``records.flow_uuid``), then run here (no jobboard) or posted
-  as a job on the kind's board (``cellboot.flowrun.jobboard``) for
-  whichever conductor claims it. Unpersisted flows (``[conductor]
-  persist_flows = False``) are run in memory.
+  uuid (``records.flow_uuid``, ``new_flows``), then run here (no
+  jobboard) or posted as a job on the kind's board
+  (``cellboot.flowrun.jobboard``) for whichever conductor claims it.
+  Unpersisted flows (``[conductor] persist_flows = False``) are run in
+  memory.
 * ``run_saved`` — a saved flow, to its end: its first run or a
   resumption (``records.take_over`` decides, and records the new
   owner). The jobboard conductor (``cellboot.flowrun.conductor``), the
@@ -28,11 +29,9 @@ import threading
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-from taskflow import states
 
 from cellboot.conf import CONF
 from cellboot.conf import jobboard as jobboard_conf
-from cellboot.db import outage
 from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import conductor as flow_conductor
@@ -41,6 +40,7 @@ from cellboot.flowrun import fencing
 from cellboot.flowrun import flow_states
 from cellboot.flowrun import jobboard
 from cellboot.flowrun import kinds
+from cellboot.flowrun import new_flows
 from cellboot.flowrun import records
 from cellboot import metrics
 from cellboot.metrics import sources as metrics_sources
@@ -182,20 +182,10 @@ class Runner:
             # Posted, not held: whichever conductor claims it takes it
             # over (``records.take_over``).
             posted = self.board is not None
-            meta = records.flow_meta(self.kind, instance_uuids, context,
-                                     owner=self.owner, posted=posted)
-
-            def save():
-                return records.create(
-                    self.kind, store, persistence,
-                    uuid_=records.flow_uuid(self.kind, key),
-                    book_name=f'{self.kind} {context.request_id}',
-                    meta=meta)
-
             # A database outage is waited out, as the flow's steps do.
-            flow_detail, created = outage.ride_out(
-                save, lambda: self._saved_by_lost_attempt(save()),
-                what=f'{what}: saving its flow')
+            flow_detail, created = new_flows.save(
+                self.kind, store, persistence, key, context,
+                instance_uuids, self.owner, posted, what)
         except Exception as exc:
             _log_outcome(what, exc)
             return None
@@ -215,21 +205,6 @@ class Runner:
             self._running.add(flow_detail.uuid)
         return self._run_counted(what, flow_detail, context=context,
                                  created=True)
-
-    def _saved_by_lost_attempt(self, saved):
-        """``records.create``'s answer, on a retry after a lost connection.
-
-        A flow found saved already, never started and owned by this
-        conductor is the one the attempt before saved (its COMMIT
-        happened, its answer was lost): created by this call. Were it
-        a copy of the cast this conductor handles too, nothing runs
-        twice: a flow is posted once, and run once in a process.
-        """
-        flow_detail, created = saved
-        if (not created and flow_detail.state in (None, states.PENDING)
-                and records.owner_of(flow_detail.meta) == self.owner):
-            return flow_detail, True
-        return saved
 
     def _post(self, what, flow_uuid, book_name=None):
         try:
