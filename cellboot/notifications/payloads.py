@@ -45,10 +45,19 @@ def _primitive(value):
 
 @dataclasses.dataclass
 class Payload:
-    """A payload: its fields, and its name and version for the envelope."""
+    """A payload: its fields, and its name and version for the envelope.
+
+    ``NAME`` is the class's own name, as Nova names its payloads, so a
+    subclass never writes it; ``VERSION`` is each payload's own, and
+    every subclass states it (the module docstring says when it changes).
+    """
 
     NAME: typing.ClassVar[str] = 'Payload'
     VERSION: typing.ClassVar[str] = '1.0'
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.NAME = cls.__name__
 
     def to_primitive(self):
         return {
@@ -71,7 +80,6 @@ class ExceptionPayload(Payload):
     crossed the bus: the type is then ``BuildFailed``).
     """
 
-    NAME: typing.ClassVar[str] = 'ExceptionPayload'
     VERSION: typing.ClassVar[str] = '1.0'
 
     exception: str
@@ -98,7 +106,6 @@ class ExceptionPayload(Payload):
 class FlavorPayload(Payload):
     """The flavor an instance was built with (its copy in the instance)."""
 
-    NAME: typing.ClassVar[str] = 'FlavorPayload'
     VERSION: typing.ClassVar[str] = '1.0'
 
     flavorid: str
@@ -124,7 +131,6 @@ class InstanceActionPayload(Payload):
     ``image_uuid``...); ``fault`` is set on an ``error`` phase only.
     """
 
-    NAME: typing.ClassVar[str] = 'InstanceActionPayload'
     VERSION: typing.ClassVar[str] = '1.0'
 
     uuid: str
@@ -168,7 +174,6 @@ class ComputeTaskPayload(Payload):
     """A build attempt that failed on a host and goes back to the cell
     conductor's ``build_instances`` (a reschedule)."""
 
-    NAME: typing.ClassVar[str] = 'ComputeTaskPayload'
     VERSION: typing.ClassVar[str] = '1.0'
 
     instance_uuid: str
@@ -181,7 +186,6 @@ class ComputeTaskPayload(Payload):
 class FlowPayload(Payload):
     """A persisted TaskFlow flow of cellboot (``cellboot-manage flows``)."""
 
-    NAME: typing.ClassVar[str] = 'FlowPayload'
     VERSION: typing.ClassVar[str] = '1.0'
 
     uuid: str
