@@ -10,32 +10,21 @@ import threading
 from unittest import mock
 
 from cellboot.builds import deletes
-from cellboot.conductor import manager
 from cellboot.flowrun import lookup
-from cellboot.flowrun import schema as flow_schema
 from cellboot.notifications import sender
 from tests import base
-from tests import fixtures as cb_fixtures
 from tests.unit.workflows import fleet
 from tests.unit.workflows import test_conductors
 
 HUGE = dict(fleet.SMALL, vcpus=1024)
 
 
-class EventsTest(base.SQLiteMixin, fleet.FleetTestCase):
+class EventsTest(test_conductors.SuperConductorSetUp, base.SQLiteMixin,
+                 fleet.FleetTestCase):
 
     def setUp(self):
         super().setUp()
-        self.flow_url = self.useFixture(cb_fixtures.Database(
-            self.BACKEND, reuse='flows')).url
-        flow_schema.sync_tables(self.flow_url)
-        self.flags(connection=self.flow_url, group='flow_persistence')
         self.flags(enabled=True, group='notifications')
-        self.add_host('h1')
-        self.add_host('h2')
-        self.start_scheduler()
-        self.conductor = manager.SuperConductorManager(
-            scheduler=self.scheduler, compute_rpcapi_for=self.compute)
         self.sent = []
         self._lock = threading.Lock()
         patcher = mock.patch.object(sender, 'send', self._record)

@@ -38,8 +38,12 @@ class SuspendAfter(listener_base.Listener):
             self._engine.suspend()
 
 
-class _ConductorTests:
-    """The super conductor over a flow database; cell1 has h1 and h2."""
+class SuperConductorSetUp:
+    """The super conductor over a flow database; cell1 has h1 and h2.
+
+    Mixed into a ``fleet.FleetTestCase`` with a database mixin; the
+    notification tests start from it too.
+    """
 
     def setUp(self):
         super().setUp()
@@ -52,6 +56,9 @@ class _ConductorTests:
         self.start_scheduler()
         self.conductor = manager.SuperConductorManager(
             scheduler=self.scheduler, compute_rpcapi_for=self.compute)
+
+
+class _ConductorTests(SuperConductorSetUp):
 
     def _boot(self, count=1):
         store, uuids = self.request(count)
