@@ -5,11 +5,13 @@
 ``cellboot all-in-one`` does (the flavor ``small`` in its API database,
 the application sharing the deployment's scheduler and conductor
 client). ``client(token)`` returns a small HTTP client for one user.
+``OneHostAPITest`` is the set-up most API tests start from.
 """
 
 import fixtures
 import requests
 
+from tests import base
 from tests.functional import cluster as cluster_mod
 
 ADMIN_TOKEN = 'admin:admin-project'
@@ -67,3 +69,15 @@ class APIServer(fixtures.Fixture):
 
     def client(self, token=ALICE_TOKEN):
         return Client(self.url, token)
+
+
+class OneHostAPITest(base.TestCase):
+    """A test against the API of one cell with one host, with the two
+    callers most tests need: ``admin`` and ``alice`` (a project's
+    member)."""
+
+    def setUp(self):
+        super().setUp()
+        self.api = self.useFixture(APIServer(cells=1, hosts_per_cell=1))
+        self.admin = self.api.client(ADMIN_TOKEN)
+        self.alice = self.api.client(ALICE_TOKEN)

@@ -115,15 +115,11 @@ class MetricsCountTest(base.TestCase):
                          dict(labels))
 
 
-class MetricsPathTest(base.TestCase):
+class MetricsPathTest(api_fixtures.OneHostAPITest):
     """Who may read /metrics, and what else the path answers."""
 
     def setUp(self):
         super().setUp()
-        self.api = self.useFixture(api_fixtures.APIServer(cells=1,
-                                                          hosts_per_cell=1))
-        self.admin = self.api.client(api_fixtures.ADMIN_TOKEN)
-        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
         self.nobody = self.api.client(None)
 
     def tearDown(self):

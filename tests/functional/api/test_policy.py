@@ -13,15 +13,11 @@ from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
 
-class PolicyFileTest(base.TestCase):
+class PolicyFileTest(api_fixtures.OneHostAPITest):
     """Rules overridden in ``[oslo_policy] policy_file`` while it serves."""
 
     def setUp(self):
         super().setUp()
-        self.api = self.useFixture(api_fixtures.APIServer(cells=1,
-                                                          hosts_per_cell=1))
-        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
-        self.admin = self.api.client(api_fixtures.ADMIN_TOKEN)
         self.writes = 0
 
     def write_policy(self, text):

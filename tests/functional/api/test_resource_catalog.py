@@ -11,7 +11,6 @@ from cellboot.db.api import connection as api_db
 from cellboot.db.api import models
 from cellboot.objects import request_spec
 from cellboot.scheduler.resources import classes
-from tests import base
 from tests.functional.api import fixtures as api_fixtures
 
 
@@ -36,14 +35,7 @@ def _add_pool(context, name, rc):
     return pool_id
 
 
-class CatalogTest(base.TestCase):
-
-    def setUp(self):
-        super().setUp()
-        self.api = self.useFixture(api_fixtures.APIServer(cells=1,
-                                                          hosts_per_cell=1))
-        self.admin = self.api.client(api_fixtures.ADMIN_TOKEN)
-        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
+class CatalogTest(api_fixtures.OneHostAPITest):
 
     def names(self, path, **query):
         """Every item of a paged listing, following its next links."""
