@@ -4,52 +4,23 @@ Subclasses set ``msg_fmt``; keyword arguments fill it in. Database-layer
 errors (``DBDuplicateEntry``, connection failures) are turned into these at
 the object boundary so that callers never see SQLAlchemy exceptions.
 
-The resource model's errors (providers, inventories, claims, pools,
-allocation requests, custom classes and traits) are defined in
-``resources`` and named here like the others.
+The kinds every error is one of are defined in ``base``, the resource
+model's errors (providers, inventories, claims, pools, allocation
+requests, custom classes and traits) in ``resources``; all are named
+here, ``exception.X``, like the others.
 """
 
-
-class CellbootException(Exception):
-    """Base of every cellboot error; ``str()`` is the operator message."""
-
-    msg_fmt = 'An unknown error occurred.'
-    code = 500
-
-    def __init__(self, message=None, **kwargs):
-        self.kwargs = kwargs
-        if message is None:
-            try:
-                message = self.msg_fmt % kwargs
-            except (KeyError, TypeError):
-                # A wrong format argument must never hide the real error.
-                message = self.msg_fmt
-        self.message = message
-        super().__init__(message)
-
-
-class NotFound(CellbootException):
-    msg_fmt = 'Resource could not be found.'
-    code = 404
-
-
-class Forbidden(CellbootException):
-    msg_fmt = 'Forbidden.'
-    code = 403
+from cellboot.exception.base import CellbootException
+from cellboot.exception.base import Conflict
+from cellboot.exception.base import Forbidden
+from cellboot.exception.base import Invalid
+from cellboot.exception.base import NotFound
+# The resource model's errors, named here like every other error.
+from cellboot.exception.resources import *  # noqa: F401,F403
 
 
 class PolicyNotAuthorized(Forbidden):
     msg_fmt = 'Policy does not allow %(action)s to be performed.'
-
-
-class Conflict(CellbootException):
-    msg_fmt = 'Resource already exists.'
-    code = 409
-
-
-class Invalid(CellbootException):
-    msg_fmt = 'Invalid input: %(reason)s'
-    code = 400
 
 
 class ConfigurationError(CellbootException):
@@ -369,8 +340,3 @@ class FlowLookupIncomplete(CellbootException):
 
 class FlavorExtraSpecNotFound(NotFound):
     msg_fmt = 'Flavor %(flavor)s has no extra spec %(key)s.'
-
-
-# The resource model's errors, in a module of their own, are named here
-# like every other error (``exception.ClaimFailed``).
-from cellboot.exception.resources import *  # noqa: E402,F401,F403
