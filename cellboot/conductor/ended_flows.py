@@ -23,6 +23,11 @@ Each build request is settled where its instance is:
   naming the flow's end (``fates.bury_in_cell0``, which also maps it,
   removes the build request and gives the claims back).
 
+The build requests of a boot flow an operator abandoned
+(``flowrun.abandoning``) are settled the same way, without waiting the
+timeout (``orphans``), each fault saying that an operator abandoned the
+flow (``abandons.fault_message``); logged at INFO: it is no bug.
+
 Every step is conditional or idempotent, so two conductors settling one
 request at once, or a sweep racing the owner's delete, settle it once.
 """
@@ -35,6 +40,7 @@ from cellboot.builds import claims
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot import exception
+from cellboot.flowrun import abandons
 from cellboot.objects import cell_mapping as cell_mapping_obj
 from cellboot.objects import fault_messages
 from cellboot.objects import instance as instance_obj
@@ -67,13 +73,25 @@ class EndedFlowRequests:
     def retry(self, context):
         self.claims.retry(context, self.scheduler)
 
-    def settle(self, context, flow_uuid, state, build_requests, cutoff):
-        """Settle one request's build requests; how many went."""
-        LOG.warning('Build request(s) %s outlived their boot flow %s, '
-                    'which ended %s: settling them',
-                    ', '.join(br.instance_uuid for br in build_requests),
-                    flow_uuid, state)
-        message = fault_message(flow_uuid, state)
+    def settle(self, context, flow_uuid, state, build_requests, cutoff,
+               note=None):
+        """Settle one request's build requests; how many went.
+
+        ``note``: the flow's abandon note (``flowrun.abandons``) if an
+        operator abandoned it: the faults say so, and a build unchanged
+        since the abandon is one the flow left.
+        """
+        uuids = ', '.join(br.instance_uuid for br in build_requests)
+        if note is not None:
+            LOG.info('Settling build request(s) %s of boot flow %s, which '
+                     'an operator abandoned', uuids, flow_uuid)
+            message = abandons.fault_message(flow_uuid, note)
+            cutoff = max(cutoff, abandons.moment(note) or cutoff)
+        else:
+            LOG.warning('Build request(s) %s outlived their boot flow %s, '
+                        'which ended %s: settling them', uuids, flow_uuid,
+                        state)
+            message = fault_message(flow_uuid, state)
         settled = 0
         for br in build_requests:
             try:

@@ -16,7 +16,8 @@ sweep finds both:
   (a request whose flow was merely slow to start), or another conductor
   sweeping at the same time, never makes a second one;
 * build requests older than ``orphan_build_request_timeout`` whose boot
-  flow has ended (FAILURE, or a bug):
+  flow has ended (FAILURE, or a bug), or of any age past the first
+  timeout whose flow an operator abandoned (``flowrun.abandoning``):
   settled where their instance is (``cellboot.conductor.ended_flows``);
 * boot flows unfinished for longer than that timeout that nobody runs:
   with a jobboard, those no job on the board references; without one,
@@ -44,6 +45,7 @@ from cellboot.conductor import sweep_lock
 from cellboot.conductor import unowned_flows
 from cellboot.conf import CONF
 from cellboot import context as cb_context
+from cellboot.flowrun import abandons
 from cellboot.flowrun import backend as flow_db
 from cellboot import exception
 from cellboot.flowrun import flow_states
@@ -130,15 +132,18 @@ class OrphanBuildRequests:
             return done
         uuids = {records.flow_uuid(self.manager.KIND, key): key
                  for key in old}
-        states = tables.flow_states(
-            flow_db.get_backend(self.manager.persistence()).engine, uuids)
+        engine = flow_db.get_backend(self.manager.persistence()).engine
+        states = tables.flow_states(engine, uuids)
+        abandoned = abandons.of_flows(engine, states)
         for flow_uuid, key in _to_act_on(context, old, uuids, states,
-                                         unstarted, cutoff).items():
+                                         unstarted, cutoff,
+                                         abandoned).items():
             if not sweep.go_on():
                 break
             if flow_uuid in states:
                 done['settled'] += self._ended_flows().settle(
-                    context, flow_uuid, states[flow_uuid], old[key], cutoff)
+                    context, flow_uuid, states[flow_uuid], old[key], cutoff,
+                    note=abandoned.get(flow_uuid))
             elif self._start(context, key, old[key]):
                 done['started'] += 1
         return done
@@ -167,14 +172,17 @@ class OrphanBuildRequests:
         return True
 
 
-def _to_act_on(context, old, uuids, states, unstarted, cutoff):
+def _to_act_on(context, old, uuids, states, unstarted, cutoff,
+               abandoned=()):
     """``{flow uuid: key}`` of the ``old`` requests to start or settle.
 
     ``uuids`` is ``{flow uuid: key}`` of the requests in ``old``,
     ``states`` the states of those flows that exist. Left alone: a
     request whose flow runs (or is handed over below), and one whose
     flow ended but whose build requests are not older than ``cutoff``
-    (the flow may have ended only just now).
+    (the flow may have ended only just now), unless an operator
+    abandoned the flow (``abandoned``: its uuids): its run was fenced
+    out, nothing will come back for them.
 
     ``old`` holds the build requests older than ``unstarted``, and a
     multi-create's are written one after the other: for a moment some
@@ -188,7 +196,8 @@ def _to_act_on(context, old, uuids, states, unstarted, cutoff):
     idle = {flow_uuid: key for flow_uuid, key in uuids.items()
             if flow_uuid not in states or (
                 states[flow_uuid] in flow_states.FINISHED_STATES
-                and max(br.created_at for br in old[key]) < cutoff)}
+                and (flow_uuid in abandoned or
+                     max(br.created_at for br in old[key]) < cutoff))}
     if not idle:
         return idle
     young = _requests(build_request_obj.BuildRequest.get_created_since(

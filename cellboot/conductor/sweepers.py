@@ -16,7 +16,9 @@ start (a conductor that just started resumes its own flows first):
   cell handed back whose cast was lost: their moves are started);
 * a cell conductor (kind ``reschedule``):
   ``unowned_flows.UnownedFlows`` (reschedule flows of its cell that
-  nobody runs are handed over), then ``build_timeouts.BuildTimeouts``
+  nobody runs are handed over), then ``abandoned_flows.AbandonedFlows``
+  (the instances of reschedule flows an operator abandoned end in
+  ERROR), then ``build_timeouts.BuildTimeouts``
   (which leaves alone the instances of unfinished reschedule flows: the
   first check makes sure that such flows do finish), then
   ``stray_claims.StrayClaims`` (claims a late or repeated message re-made
@@ -32,6 +34,7 @@ settle is settled by a conditional update.
 from oslo_log import log as logging
 
 from cellboot.compute import registration
+from cellboot.conductor import abandoned_flows
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import handbacks
 from cellboot.conductor import orphans
@@ -100,6 +103,7 @@ def checks_for(manager):
                 unplaced_allocations.UnplacedAllocations(manager),
                 handbacks.HandedBack(manager)]
     return [unowned_flows.UnownedFlows(manager),
+            abandoned_flows.AbandonedFlows(manager),
             build_timeouts.BuildTimeouts(manager),
             stray_claims.StrayClaims(manager)]
 

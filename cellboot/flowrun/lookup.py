@@ -11,9 +11,9 @@ Summaries and details are plain dicts, ready for a command or a REST
 answer::
 
     {'uuid', 'name', 'state', 'kind', 'corrupt', 'instance_uuids',
-     'conductor', 'owner', 'since', 'resumptions', 'request_id',
-     'started_at', 'duration', 'created_at', 'updated_at', 'location',
-     'meta'}
+     'conductor', 'owner', 'since', 'resumptions', 'retries',
+     'abandoned', 'request_id', 'started_at', 'duration', 'created_at',
+     'updated_at', 'location', 'meta'}
     + 'atoms': [{'name', 'type', 'state', 'intention', 'duration',
                  'result': None | str,
                  'failure': None | {'type', 'message'}}]   (details only)
@@ -23,7 +23,11 @@ answer::
 that no second conductor ever took over has neither in its meta, and is
 owned by the ``conductor`` that started it, since ``started_at`` (see
 ``summaries.ownership``). ``resumptions`` lists every take-over of a
-started flow, oldest first: ``{'by', 'at', 'from_state'}``, as written.
+started flow, oldest first: ``{'by', 'at', 'from_state'}``, as written;
+``retries`` the operators' retries of it, the same way. ``abandoned`` is
+None, or the note of the operator who abandoned the flow
+(``abandons.read``: ``{'by', 'at', 'reason', 'from_state',
+'settled_at'}``).
 
 An atom's ``result`` is a one-line summary of what it returned (see
 ``summaries.summarize_result``), never the whole value: a multi-create's atoms

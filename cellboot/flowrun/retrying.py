@@ -42,6 +42,8 @@ its revert, or after a revert that failed halfway, is safe.
 
 Refused (``FlowActionRefused``, a 409): a flow that ended SUCCESS or
 REVERTED (nothing to retry: the instances were settled by its revert),
+a flow an operator abandoned (``cellboot.flowrun.abandoning``: its
+instances are settled with a fault),
 a corrupt flow (never run), a flow somebody runs, a flow whose fence
 row holds no valid generation (``fencing.CorruptFence``: set by hand),
 and a flow whose state changed between the check and the transaction.
@@ -80,6 +82,12 @@ def check_actionable(flow, action='retried'):
     if flow['state'] in tables.ENDED_FLOW_STATES:
         raise refused(flow['uuid'], f'it ended {flow["state"]}: nothing is '
                                     f'left to do for it', action)
+    note = flow.get('abandoned')
+    if note is not None:
+        # Its instances are (being) settled by the sweeps: running it
+        # again would build servers their owners saw fail.
+        raise refused(flow['uuid'], f'it ended: {note["by"]} abandoned it '
+                                    f'at {note["at"]}', action)
 
 
 def check_nobody_runs(flow, place, board, action='retried'):

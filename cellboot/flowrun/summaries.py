@@ -14,6 +14,7 @@ from oslo_utils import uuidutils
 from taskflow.persistence import models as tf_models
 from taskflow.types import failure as tf_failure
 
+from cellboot.flowrun import abandons
 from cellboot.flowrun import kinds
 
 # Longest result summary kept per atom (characters).
@@ -120,6 +121,8 @@ def summary(row, location, level=None):
         'owner': owner,
         'since': since,
         'resumptions': resumptions,
+        'retries': _resumptions(meta.get('retries')),
+        'abandoned': abandons.read(meta),
         'request_id': _text(meta.get('request_id')),
         'started_at': _text(meta.get('started_at')),
         'duration': _seconds(meta.get('duration')),

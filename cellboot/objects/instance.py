@@ -263,6 +263,12 @@ class Instance(base.DomainObject):
         return self._error_if(
             context, table.untaken_build_older_than(cutoff, unsent=True))
 
+    def fail_abandoned_build(self, context, cutoff):
+        """ERROR if no host builds it and it is unchanged since
+        ``cutoff`` (``table.unbuilt_older_than``); True if this call did.
+        """
+        return self._error_if(context, table.unbuilt_older_than(cutoff))
+
     def fail_interrupted_build(self, context, host):
         """ERROR if ``host`` took the build and has not finished it.
 

@@ -158,6 +158,18 @@ def untaken_build_older_than(cutoff, unsent=False):
     return sa.and_(build_older_than(cutoff), untaken)
 
 
+def unbuilt_older_than(cutoff):
+    """Building, no host building it, unchanged since before ``cutoff``.
+
+    No host took it, or it is being moved off one (rescheduling): what
+    a reschedule flow an operator abandoned leaves.
+    """
+    return sa.and_(build_older_than(cutoff), sa.or_(
+        INSTANCES.c.task_state.is_(None),
+        INSTANCES.c.task_state.in_((task_states.SCHEDULING,
+                                    task_states.RESCHEDULING))))
+
+
 @cell_db.writer
 def end_scheduling(context, uuids):
     """Those of ``uuids`` still scheduling become untaken (task NULL).
