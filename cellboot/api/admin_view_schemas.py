@@ -125,15 +125,24 @@ RESOURCE_POOL_ONE = _closed({'resource_pool': RESOURCE_POOL})
 
 _time_text = dict(_nullable_string, description='ISO 8601')
 
+_NOTES = {'type': 'array', 'items': _closed({
+    'by': _nullable_string, 'at': _nullable_string,
+    'from_state': _nullable_string})}
+
 FLOW = _closed({
     'uuid': _string, 'name': _string, 'state': _string,
     'kind': _nullable_string,
     'instance_uuids': {'type': 'array', 'items': _string},
     'conductor': _nullable_string, 'owner': _nullable_string,
     'since': _time_text,
-    'resumptions': {'type': 'array', 'items': _closed({
+    'resumptions': _NOTES,
+    'retries': dict(_NOTES, description="Operators' retries of it."),
+    'abandoned': {'oneOf': [{'type': 'null'}, _closed({
         'by': _nullable_string, 'at': _nullable_string,
-        'from_state': _nullable_string})},
+        'reason': _nullable_string, 'from_state': _nullable_string,
+        'settled_at': _nullable_string})],
+        'description': 'Who abandoned it, when and why; null if nobody '
+                       'did.'},
     'request_id': _nullable_string, 'started_at': _time_text,
     'duration': {'type': ['number', 'null'], 'description': 'seconds'},
     'created_at': _time_text, 'updated_at': _time_text,

@@ -298,7 +298,8 @@ ROUTES = (
           policy=flows_policies.SHOW, response_schema=admin_views.FLOW_ONE),
     Route('POST', '/os-flows/{flow_id}/action', flow_actions.action,
           'Act on a flow: {"retry": null} hands a FAILURE or stuck flow '
-          'back to the conductors',
+          'back to the conductors; {"abandon": null | {"reason": text}} '
+          'ends it FAILURE for good, the sweeps settle its instances',
           policy=flows_policies.ACTION, body_schema=flow_actions.FLOW_ACTION,
           status=202, failures=(409,)),
     Route('GET', _QUOTA, quota_sets.show,

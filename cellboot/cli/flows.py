@@ -28,6 +28,20 @@ def _outcome(atom):
     return atom.get('result') or ''
 
 
+def _print_notes(flow):
+    """The operators' retries and abandon of the flow, if any."""
+    for entry in flow.get('retries') or ():
+        output.say('  Retried: ' + output.one_line(
+            f'{entry.get("at")} by {entry.get("by")} from '
+            f'{entry.get("from_state")}'))
+    note = flow.get('abandoned')
+    if isinstance(note, dict):
+        output.say('  Abandoned: ' + output.one_line(
+            f'{note.get("at")} by {note.get("by")} from '
+            f'{note.get("from_state")}; reason: '
+            f'{note.get("reason") or "(none given)"}'))
+
+
 def _print_flow(flow):
     corrupt = flow.get('corrupt')
     state = f'CORRUPT ({flow.get("state")})' if corrupt else flow.get('state')
@@ -37,6 +51,7 @@ def _print_flow(flow):
     if corrupt:
         output.say('  Corrupt: ' +
                    output.one_line(f'{corrupt}; it is never run'))
+    _print_notes(flow)
     output.table(_ATOM_HEADERS, [
         [atom.get('name'), atom.get('state'),
          _duration(atom.get('duration')), output.one_line(_outcome(atom))]

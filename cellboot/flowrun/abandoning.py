@@ -42,6 +42,8 @@ it, or the cell's BUILD timeout ends it (``Build timed out after N s on
 host H``, which is what happened to it).
 """
 
+import re
+
 from taskflow import states
 
 from cellboot.flowrun import abandons
@@ -54,16 +56,18 @@ from cellboot.flowrun import tables
 # How the refusals word it: "Flow X cannot be abandoned: ...".
 ACTION = 'abandoned'
 
-# Longest reason kept (characters); the REST schema and the command
-# line refuse a longer one.
+# Longest reason kept (characters), and what it may hold: no control
+# character or line break (it ends up in instance faults and logs). The
+# REST schema (an ECMA-262 pattern) and ``valid_reason`` share both.
 MAX_REASON = 255
+REASON_PATTERN = r'^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$'
 
 
 def valid_reason(reason):
     """``reason`` if an operator's reason may be stored as it is.
 
-    ValueError otherwise: a reason is printable text of at most
-    ``MAX_REASON`` characters (it ends up in instance faults and logs).
+    ValueError otherwise: a reason is text of at most ``MAX_REASON``
+    characters that matches ``REASON_PATTERN``. Blank reads as none.
     """
     if reason is None:
         return None
@@ -72,7 +76,7 @@ def valid_reason(reason):
     if len(reason) > MAX_REASON:
         raise ValueError(f'the reason is longer than {MAX_REASON} '
                          f'characters')
-    if not reason.isprintable():
+    if not re.match(REASON_PATTERN, reason):
         raise ValueError('the reason must be printable text (no control '
                          'characters or line breaks)')
     return reason.strip() or None

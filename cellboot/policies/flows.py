@@ -20,7 +20,8 @@ rules = [
     policy.DocumentedRuleDefault(
         ACTION, base.RULE_ADMIN_API,
         'Act on a flow: retry a FAILURE or stuck flow (handed back to '
-        'the conductors).',
+        'the conductors), or abandon it (ended for good, its instances '
+        'settled in ERROR).',
         [{'method': 'POST', 'path': '/os-flows/{flow_id}/action'}]),
 ]
 

@@ -1,10 +1,13 @@
-"""``cellboot-manage flows retry|purge``: acting on flows.
+"""``cellboot-manage flows retry|abandon|purge``: acting on flows.
 
 ``flows list``/``show`` (``cellboot.cmd.manage.flows``) say what a flow
 did; these act on it. ``retry`` hands a FAILURE or stuck flow back to
 the conductors (``cellboot.flowrun.retrying``, shared with the REST
-action, says why the conductors run it, not this command); ``purge``
-is the flows part of ``db purge`` (``cellboot.cmd.manage.purge``).
+action, says why the conductors run it, not this command); ``abandon``
+ends such a flow for good, its instances settled by the conductors'
+sweeps (``cellboot.flowrun.abandoning``, shared with the REST action);
+``purge`` is the flows part of ``db purge``
+(``cellboot.cmd.manage.purge``).
 """
 
 import argparse
@@ -18,7 +21,7 @@ from cellboot.console import parsing
 from cellboot import exception
 
 
-# ``flows retry``: the flow's state or owner forbids it.
+# ``flows retry``/``abandon``: the flow's state or owner forbids it.
 EXIT_REFUSED = 3
 
 
@@ -36,10 +39,19 @@ def _operator():
     return f'cellboot-manage {records.owner_name()}'
 
 
-def _act(action, context, flow_uuid):
+def reason_text(text):
+    """An abandon's ``--reason`` (``abandoning.valid_reason``)."""
+    from cellboot.flowrun import abandoning
+    try:
+        return abandoning.valid_reason(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def _act(action, context, flow_uuid, **kwargs):
     """Run ``action``; ``(result, None)`` or ``(None, exit code)``."""
     try:
-        return action(context, flow_uuid, _operator()), None
+        return action(context, flow_uuid, _operator(), **kwargs), None
     except exception.FlowNotFound:
         output.error(f'no flow has id {flow_uuid}; searched the flow '
                      f'database and every mapped cell (`cellboot-manage '
@@ -61,6 +73,24 @@ def retry(context, args):
                f'was {done["from_state"] or "never started"}; handed to '
                f'{done["handed_to"]}, which resume it from its last good '
                f'atom. Atoms to run again: {reset}.')
+    return parsing.EXIT_OK
+
+
+def abandon(context, args):
+    """End a FAILURE or stuck flow for good; the sweeps settle the rest."""
+    from cellboot.flowrun import abandoning
+    done, code = _act(abandoning.abandon, context, args.flow,
+                      reason=args.reason)
+    if done is None:
+        return code
+    instances = ', '.join(done['instance_uuids']) or 'none'
+    output.say(f'Flow {done["flow"]} ({done["kind"]}, {done["location"]}) '
+               f'was {done["from_state"] or "never started"}; it is '
+               f'abandoned (FAILURE, never resumed). Its instances '
+               f'({instances}) are settled by {done["settled_by"]}: in '
+               f'ERROR, or buried in cell0 if they never reached a cell, '
+               f'with a fault naming the abandon; a build a compute host '
+               f'took is left to that host.')
     return parsing.EXIT_OK
 
 
@@ -115,3 +145,39 @@ def register(commands):
                                    'which)')))
     command.add_argument('flow', metavar='FLOW_ID', type=flow_id,
                          help='the id of the flow (from `flows list`)')
+    command = parsing.add_command(
+        commands, 'abandon', abandon,
+        'end a FAILURE or stuck flow for good; its servers end in ERROR',
+        'Give up on a flow rather than retry it: a flow that ended '
+        'FAILURE, or an unfinished flow that nobody runs (its conductor '
+        'died). The flow is fenced (a run of it that might still be '
+        'alive stops at its next write), set to FAILURE and noted as '
+        'abandoned (by whom, when, why: `flows show`); no conductor '
+        'resumes it and `flows retry` refuses it. The conductors\' next '
+        'sweep then settles its instances, each with a fault saying an '
+        'operator abandoned the flow (with the reason): a boot flow\'s '
+        'server that never reached a cell is buried in cell0, one in a '
+        'cell that no compute host took ends in ERROR, a reschedule '
+        'flow\'s server that no host builds ends in ERROR; their claims '
+        'are given back. A build a compute host already took is left to '
+        'that host (it finishes it, or the BUILD timeout ends it). '
+        'Refused as `flows retry` is: a flow that ended SUCCESS or '
+        'REVERTED or was abandoned already, a corrupt flow, a flow a '
+        'live conductor runs or whose job is held, or, without a '
+        'jobboard, a stuck flow of another host (run the command '
+        'there).',
+        exit_codes=((parsing.EXIT_ERROR, 'no flow has that id, or a '
+                                         'database or the jobboard cannot '
+                                         'be reached'),
+                    (parsing.EXIT_USAGE, 'FLOW_ID is not a UUID, or the '
+                                         'reason is too long or holds a '
+                                         'control character'),
+                    (EXIT_REFUSED, 'refused: the flow\'s state or owner '
+                                   'forbids it (the ERROR line says '
+                                   'which)')))
+    command.add_argument('flow', metavar='FLOW_ID', type=flow_id,
+                         help='the id of the flow (from `flows list`)')
+    command.add_argument(
+        '--reason', type=reason_text, metavar='TEXT',
+        help='why, recorded with the flow and in each instance\'s fault '
+             '(at most 255 characters, one line)')

@@ -272,6 +272,8 @@ def _print_flow(flow, now):
         if value:
             output.say(f'  {label + ":":<11}{value}')
     _print_resumptions(flow['resumptions'])
+    _print_resumptions(flow['retries'], 'Retries')
+    _print_abandon(flow['abandoned'])
     output.table(_ATOM_HEADERS, [
         [atom['name'], atom['type'], atom['state'],
          format_duration(atom['duration']), atom.get('result') or '',
@@ -280,18 +282,28 @@ def _print_flow(flow, now):
     _print_failures(flow['atoms'])
 
 
-def _print_resumptions(resumptions):
-    """Each time a conductor took the flow over after it had started.
+def _print_resumptions(resumptions, title='Resumptions'):
+    """Each time a conductor took the flow over after it had started
+    (or, ``title`` Retries, an operator retried it).
 
-    Printed only for flows that have been resumed: a flow run once, by
-    the conductor that created it, shows nothing here.
+    Printed only when there are some: a flow run once, by the conductor
+    that created it, shows nothing here.
     """
     if not resumptions:
         return
-    output.say(f'  Resumptions ({len(resumptions)}):')
+    output.say(f'  {title} ({len(resumptions)}):')
     width = max(len(str(entry['by'] or '?')) for entry in resumptions)
     for resumption in resumptions:
         output.say(f'    {format_resumption(resumption, width)}'.rstrip())
+
+
+def _print_abandon(note):
+    """Who abandoned the flow, when, from which state, and why."""
+    if note is not None:
+        output.say(f'  Abandoned: {format_resumption(note)}'.rstrip())
+        settled = note['settled_at'] or 'by the sweeps'
+        output.say(f'    Reason: {note["reason"] or "(none given)"}; '
+                   f'instances settled: {settled}')
 
 
 def _print_failures(atoms):
@@ -370,7 +382,8 @@ def register(groups):
         'Show a flow by its id, or every flow of an instance (its boot '
         'flow and any reschedule flows, oldest first): the flow\'s state, '
         'instances, conductor, owner (since when), each resumption by '
-        'another conductor (when, by whom, from which state) and timing, '
+        'another conductor (when, by whom, from which state), each '
+        'operator\'s retry, the operator\'s abandon (and why) and timing, '
         'then each atom\'s state, duration, result summary and failure '
         '(type and message). A corrupt flow says so, and why.',
         exit_codes=((parsing.EXIT_ERROR, 'no flow has that id and none '
