@@ -89,7 +89,7 @@ class AbandonedFlows:
                     functools.partial(instance.fail_abandoned_build,
                                       cutoff=cutoff),
                     message, EVENT, host=instance.host, cell_mapping=cell,
-                    user_message=fault_messages.BUILD_NOT_FINISHED):
+                    user_message=fault_messages.BUILD_ABANDONED):
                 continue   # a host builds it, or it ended meanwhile
             LOG.warning('Instance %s: %s; set to ERROR', uuid, message)
             self.claims.release(context, self.manager.scheduler, uuid)

@@ -139,7 +139,9 @@ class EndedFlowRequests:
                     functools.partial(instance.fail_untaken_build,
                                       cutoff=cutoff),
                     message, EVENT, host=instance.host, cell_mapping=cell,
-                    user_message=fault_messages.BUILD_NOT_FINISHED):
+                    # BUILD_NOT_FINISHED, or BUILD_ABANDONED for an
+                    # abandoned flow's (read from ``message``).
+                    user_message=fault_messages.for_user(500, message)):
                 # Taken, or changed within the timeout: next sweep.
                 return False
             LOG.warning('Instance %s: %s; set to ERROR', uuid, message)

@@ -27,6 +27,8 @@ BUILD_INTERRUPTED = ('The build was interrupted: the host building the '
                      'server restarted.')
 BUILD_TIMED_OUT = 'The build did not finish in time.'
 BUILD_NOT_FINISHED = 'The build could not be finished.'
+# An operator gave up on the build's flow (``flowrun.abandoning``).
+BUILD_ABANDONED = 'The build was abandoned by an operator.'
 INTERNAL_ERROR = ('The server could not be built because of an internal '
                   'error.')
 
@@ -48,7 +50,7 @@ REFUSED = 'The request asks for what this cloud cannot build: '
 
 MESSAGES = frozenset({NO_VALID_HOST, RETRIES_EXCEEDED, BUILD_ABORTED,
                       BUILD_INTERRUPTED, BUILD_TIMED_OUT, BUILD_NOT_FINISHED,
-                      INTERNAL_ERROR})
+                      BUILD_ABANDONED, INTERNAL_ERROR})
 
 # Which sentence an error of a class becomes (the first match wins:
 # subclasses first).
@@ -67,6 +69,7 @@ _BY_START = (
     ('No valid host was found', NO_VALID_HOST),
     ('Build timed out', BUILD_TIMED_OUT),
     ('The boot flow ', BUILD_NOT_FINISHED),
+    ('An operator (', BUILD_ABANDONED),
 )
 # ... and what they hold further on.
 _BY_CONTENT = (
