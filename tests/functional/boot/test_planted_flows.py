@@ -132,6 +132,7 @@ class PlantedFlowsTest(base.TestCase):
                                     'cell1 sweeper').sweep_once(
                 cb_context.get_admin_context())
         self.assertEqual({'UnownedFlows': {'handed_over': 0},
+                          'AbandonedFlows': {'settled': 0},
                           'BuildTimeouts': sweep_base.timeouts(0),
                           'StrayClaims': {'released': 0}}, done)
         self.assertWarnedOf(log, self.in_cell)

@@ -6,6 +6,7 @@ import types
 
 import fixtures
 
+from cellboot.conductor import abandoned_flows
 from cellboot.conductor import build_timeouts
 from cellboot.conductor import handbacks
 from cellboot.conductor import orphans
@@ -99,6 +100,7 @@ class StartForTest(base.TestCase):
             self):
         sweeper = self._start_for('reschedule')
         self.assertEqual([unowned_flows.UnownedFlows,
+                          abandoned_flows.AbandonedFlows,
                           build_timeouts.BuildTimeouts,
                           stray_claims.StrayClaims],
                          [type(check) for check in sweeper.checks])

@@ -147,6 +147,7 @@ class _Test(base.TestCase):
         self.assertEqual(('active', OTHER_HOST),
                          (instance.vm_state, instance.host))
         self.assertEqual({'UnownedFlows': {'handed_over': 1},
+                          'AbandonedFlows': {'settled': 0},
                           'BuildTimeouts': sweep_base.timeouts(0),
                           'StrayClaims': {'released': 0}}, done)
         self.assertTrue(compute_base.wait_for(lambda: not records.unfinished(
