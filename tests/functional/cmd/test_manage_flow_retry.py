@@ -18,24 +18,29 @@ from tests.functional.cmd import base as cmd_base
 UNKNOWN = '0b8f4d9e-5c1a-4e43-9d0f-7a2c6e1b3f55'
 
 
+def write_config(cluster):
+    """The command's config file for ``cluster``, on the same host."""
+    path = os.path.join(cluster.state_path, 'manage.conf')
+    with open(path, 'w') as conf:
+        conf.write(textwrap.dedent(f"""\
+            [DEFAULT]
+            host = {CONF.host}
+            state_path = {cluster.state_path}
+
+            [api_database]
+            connection = {cluster.api_url}
+
+            [flow_persistence]
+            connection = {cluster.flow_url}
+            """))
+    return path
+
+
 class ManageFlowRetryTest(test_flow_retry._Deployment, base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.config_file = os.path.join(self.cluster.state_path,
-                                        'manage.conf')
-        with open(self.config_file, 'w') as conf:
-            conf.write(textwrap.dedent(f"""\
-                [DEFAULT]
-                host = {CONF.host}
-                state_path = {self.cluster.state_path}
-
-                [api_database]
-                connection = {self.cluster.api_url}
-
-                [flow_persistence]
-                connection = {self.cluster.flow_url}
-                """))
+        self.config_file = write_config(self.cluster)
 
     def retry(self, *args):
         return cmd_base.run('--config-file', self.config_file, 'flows',
