@@ -40,9 +40,13 @@ an operator abandoned the flow (and why, when a reason was given):
 A build a compute host took is that host's: it finishes it, or fails
 it, or the cell's BUILD timeout ends it (``Build timed out after N s on
 host H``, which is what happened to it).
+
+The abandon is announced with the notification ``flow.abandon``
+(docs/operations.md), its reason the instances' fault text.
 """
 
 import re
+import types
 
 from taskflow import states
 
@@ -52,6 +56,7 @@ from cellboot.flowrun import fencing
 from cellboot.flowrun import lookup
 from cellboot.flowrun import retrying
 from cellboot.flowrun import tables
+from cellboot import notifications
 
 # How the refusals word it: "Flow X cannot be abandoned: ...".
 ACTION = 'abandoned'
@@ -125,6 +130,11 @@ def abandon(context, flow_uuid, by, reason=None,
     finally:
         if board is not None:
             board.close()
+    notifications.flow_event(
+        context, types.SimpleNamespace(uuid=flow_uuid, name=flow['name'],
+                                       state=states.FAILURE,
+                                       meta=flow['meta']),
+        'abandoned', reason=abandons.fault_message(flow_uuid, note))
     settled_by = ('the super conductors\' next sweep' if place.cell_name is
                   None else f'the next sweep of cell {place.cell_name}\'s '
                             f'conductors')

@@ -11,6 +11,7 @@ No conductor ever resumes the flow, and no second action is accepted.
 
 import datetime
 
+import fixtures
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -22,6 +23,7 @@ from cellboot.flowrun import abandons
 from cellboot.flowrun import backend as flow_db
 from cellboot.flowrun import fencing
 from cellboot.flowrun import retrying
+from cellboot.notifications import sender
 from cellboot.objects import fault_messages
 from tests import base
 from tests.functional.boot import test_flow_retry
@@ -93,6 +95,26 @@ class _AbandonTests(test_flow_retry._Deployment):
                          self.sweep())
         self.assertSettled(flow_uuid, uuids, 'cell1',
                            reason='tenant asked to give up')
+
+    def test_the_abandon_is_announced_once(self):
+        self.flags(enabled=True, group='notifications')
+        sent = []
+        self.useFixture(fixtures.MockPatchObject(
+            sender, 'send', lambda *args: sent.append(args)))
+        flow_uuid, _uuids = self.boot_and_kill(
+            f'{CONF.host}:{sigkilled_pid()}')
+        del sent[:]
+        abandoning.abandon(self.cluster.ctx, flow_uuid, 'operator-1',
+                           reason='r1')
+        ((_ctxt, _publisher, event_type, priority, payload),) = [
+            args for args in sent if args[2].startswith('flow.')]
+        data = payload['nova_object.data']
+        reason = data['reason']['nova_object.data']['exception_message']
+        self.assertEqual(('flow.abandon', 'WARN', flow_uuid, 'FAILURE'),
+                         (event_type, priority, data['uuid'], data['state']))
+        self.assertTrue(reason.startswith('An operator (operator-1) '
+                                          'abandoned the flow'), reason)
+        self.assertTrue(reason.endswith(': r1'), reason)
 
     def test_a_build_that_never_reached_a_cell_is_buried_in_cell0(self):
         flow_uuid, uuids = self.boot_and_kill(

@@ -112,7 +112,7 @@ EVENTS = {
         ctx, FLOW.uuid, 'handed_over',
         publisher='cellboot-conductor:conductor-2'),
     'flow-abandon': lambda ctx: notifications.flow_event(
-        ctx, types.SimpleNamespace(**dict(vars(FLOW), state='REVERTED')),
+        ctx, types.SimpleNamespace(**dict(vars(FLOW), state='FAILURE')),
         'abandoned', reason='abandoned by an operator',
         publisher='cellboot-manage:admin-host'),
 }
