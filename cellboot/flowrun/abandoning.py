@@ -62,10 +62,11 @@ from cellboot import notifications
 ACTION = 'abandoned'
 
 # Longest reason kept (characters), and what it may hold: no control
-# character or line break (it ends up in instance faults and logs). The
-# REST schema (an ECMA-262 pattern) and ``valid_reason`` share both.
+# character or line break (it ends up in instance faults, logs and
+# terminals). The REST schema (an ECMA-262 pattern) and
+# ``valid_reason`` share both.
 MAX_REASON = 255
-REASON_PATTERN = r'^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$'
+REASON_PATTERN = abandons.TEXT_PATTERN
 
 
 def valid_reason(reason):

@@ -18,10 +18,12 @@ which then records ``settled_at`` in the note.
 
 The note is read back from a row that anyone with the database's
 credentials could have written: a note that is not a dict of strings
-reads as absent (the flow is then an ordinary FAILURE flow).
+reads as absent (the flow is then an ordinary FAILURE flow), and so
+does a field that is not one line of text (``TEXT_PATTERN``).
 """
 
 import datetime
+import re
 
 import sqlalchemy as sa
 from oslo_serialization import jsonutils
@@ -33,6 +35,17 @@ from cellboot.flowrun import tables
 KEY = 'abandoned'
 _FIELDS = ('by', 'at', 'reason', 'from_state', 'settled_at')
 
+# Text a note may hold: no control character or line break (Python's
+# ``re`` and ECMA-262 read it alike). A field read back with one reads
+# as absent: it would reach faults, logs and terminals.
+TEXT_PATTERN = r'^[^\u0000-\u001f\u007f-\u009f\u2028\u2029]*$'
+
+
+def _text(value):
+    if isinstance(value, str) and re.match(TEXT_PATTERN, value):
+        return value
+    return None
+
 
 def new_note(by, reason, from_state):
     return {'by': by, 'at': timeutils.utcnow().isoformat(),
@@ -42,10 +55,9 @@ def new_note(by, reason, from_state):
 def read(meta):
     """The abandon note of a flow's ``meta``; None if it has none."""
     note = meta.get(KEY) if isinstance(meta, dict) else None
-    if not isinstance(note, dict) or not isinstance(note.get('at'), str):
+    if not isinstance(note, dict) or _text(note.get('at')) is None:
         return None
-    return {field: (note.get(field) if isinstance(note.get(field), str)
-                    else None) for field in _FIELDS}
+    return {field: _text(note.get(field)) for field in _FIELDS}
 
 
 def moment(note):

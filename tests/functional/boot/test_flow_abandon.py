@@ -257,13 +257,15 @@ class NoteTest(base.TestCase):
     def test_a_note_that_is_not_a_dict_of_strings_reads_as_absent(self):
         for meta in (None, [], {}, {'abandoned': 'yes'},
                      {'abandoned': {'by': 'x'}},
-                     {'abandoned': {'at': 7}}):
+                     {'abandoned': {'at': 7}},
+                     {'abandoned': {'at': '2026\x1b[2J'}}):
             self.assertIsNone(abandons.read(meta), meta)
         self.assertEqual(
             {'by': None, 'at': '2026-01-01T00:00:00', 'reason': None,
              'from_state': 'RUNNING', 'settled_at': None},
             abandons.read({'abandoned': {
                 'by': ['not', 'text'], 'at': '2026-01-01T00:00:00',
+                'reason': 'clear\x1b[2Jthe screen',
                 'from_state': 'RUNNING', 'extra': 1}}))
 
     def test_the_moment_is_naive_utc_or_none(self):
