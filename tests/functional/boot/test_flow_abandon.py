@@ -26,6 +26,7 @@ from cellboot.flowrun import retrying
 from cellboot.notifications import sender
 from cellboot.objects import fault_messages
 from tests import base
+from tests import fixtures as cb_fixtures
 from tests.functional.boot import test_flow_retry
 from tests.functional import invariants
 from tests.functional.sweepers import base as sweep_base
@@ -275,3 +276,51 @@ class NoteTest(base.TestCase):
         note = abandons.new_note('op', None, None)
         self.assertEqual('PENDING', note['from_state'])
         self.assertLessEqual(abandons.moment(note), timeutils.utcnow())
+
+
+class JobboardAbandonTest(test_flow_retry._Deployment, base.TestCase):
+    """With a jobboard (real Redis): the board decides who runs a flow."""
+
+    board = test_flow_retry.JobboardRetryTest.board
+
+    def setUp(self):
+        super().setUp()
+        redis = self.useFixture(cb_fixtures.Redis())
+        self.flags(backend='redis', url=redis.url, namespace=redis.namespace,
+                   claim_expiry=5, group='jobboard')
+
+    def test_another_hosts_stuck_flow_without_a_job_is_abandoned(self):
+        # With a board, no host is needed to see that nobody runs it.
+        flow_uuid, uuids = self.boot_and_kill('elsewhere:4242')
+        done = abandoning.abandon(self.cluster.ctx, flow_uuid, 'op')
+        self.assertEqual('RUNNING', done['from_state'])
+        self.assertEqual((False, None),
+                         jobboard_owners(self.board(), flow_uuid))
+        self.flags(orphan_build_request_timeout=3600, group='conductor')
+        test_orphan_build_requests._age(
+            CONF.conductor.unstarted_build_request_timeout + 1)
+        self.restart(quiet=False)
+        self.assertEqual(2, orphans.OrphanBuildRequests(
+            self.cluster.super_conductor).sweep_once(
+                self.cluster.ctx)['settled'])
+        self.assertEqual({'error'}, {self.cluster.find(uuid)[1].vm_state
+                                     for uuid in uuids})
+        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+
+    def test_a_flow_whose_job_a_conductor_holds_is_refused_untouched(self):
+        flow_uuid, _uuids = self.boot_and_kill('elsewhere:4242')
+        board = self.board()
+        job = test_flow_retry.jobboard.post(board, 'boot', flow_uuid)
+        board.claim(job, 'controller9:77')
+        before = (self.flow(flow_uuid), self.generation(flow_uuid))
+        exc = self.assertRaises(exception.FlowActionRefused,
+                                abandoning.abandon, self.cluster.ctx,
+                                flow_uuid, 'op')
+        self.assertIn('cannot be abandoned: conductor controller9:77 holds '
+                      'its job', str(exc))
+        self.assertEqual(before, (self.flow(flow_uuid),
+                                  self.generation(flow_uuid)))
+
+
+def jobboard_owners(board, flow_uuid):
+    return test_flow_retry.owners.board_holder(board, flow_uuid)
