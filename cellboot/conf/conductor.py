@@ -50,7 +50,9 @@ conductor_opts = [
                     'handed to a conductor, and a build request whose boot '
                     'flow has ended is settled. Build requests with no '
                     'flow at all are started sooner, after '
-                    'unstarted_build_request_timeout.'),
+                    'unstarted_build_request_timeout, and so are those of '
+                    'a flow an operator abandoned (cellboot-manage flows '
+                    'abandon) settled.'),
     cfg.IntOpt('unstarted_build_request_timeout',
                default=30,
                min=1,
