@@ -9,9 +9,11 @@ the same checks (``retrying.check_actionable``,
 ``retrying.check_nobody_runs``): refused are a corrupt flow, one that
 ended SUCCESS or REVERTED or was abandoned already, one somebody runs
 (with a jobboard, one whose job is posted or held: a conductor that
-died loses its claim after ``[jobboard] claim_expiry``), and, without
-a jobboard, another host's unfinished flow (only that host can tell
-whether its conductor is alive).
+died loses its claim after ``[jobboard] claim_expiry``), without a
+jobboard another host's unfinished flow (only that host can tell
+whether its conductor is alive), and a cross-cell flow (``SETTLED_KINDS``:
+only boot and reschedule flows have their servers settled after an
+abandon).
 
 What the abandon writes, in one transaction that first advances the
 flow's fencing generation (``fencing.advance``: a run of the flow that
@@ -53,6 +55,7 @@ from taskflow import states
 from cellboot.flowrun import abandons
 from cellboot.flowrun import backend as flow_db
 from cellboot.flowrun import fencing
+from cellboot.flowrun import kinds
 from cellboot.flowrun import lookup
 from cellboot.flowrun import retrying
 from cellboot.flowrun import tables
@@ -60,6 +63,12 @@ from cellboot import notifications
 
 # How the refusals word it: "Flow X cannot be abandoned: ...".
 ACTION = 'abandoned'
+
+# The kinds whose abandoned flows' instances a sweep settles (module
+# doc). A cross-cell move's build is marked handed back in its cell and
+# its build request is the move's: nothing settles those for an
+# abandoned move yet, so such a flow is refused (retry it instead).
+SETTLED_KINDS = (kinds.KIND_BOOT, kinds.KIND_RESCHEDULE)
 
 # Longest reason kept (characters), and what it may hold: no control
 # character or line break (it ends up in instance faults, logs and
@@ -123,6 +132,11 @@ def abandon(context, flow_uuid, by, reason=None,
     reason = valid_reason(reason)
     place, flow = lookup.locate_flow(context, flow_uuid, timeout)
     retrying.check_actionable(flow, ACTION)
+    if flow['kind'] not in SETTLED_KINDS:
+        raise retrying.refused(
+            flow_uuid, f'it is a {flow["kind"]} flow, whose servers no '
+                       f'sweep settles once it is abandoned; retry it '
+                       f'(flows retry) instead', ACTION)
     board = retrying.connect_board(flow, place)
     try:
         retrying.check_nobody_runs(flow, place, board, ACTION)

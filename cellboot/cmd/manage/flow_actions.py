@@ -162,7 +162,8 @@ def register(commands):
         'are given back. A build a compute host already took is left to '
         'that host (it finishes it, or the BUILD timeout ends it). '
         'Refused as `flows retry` is: a flow that ended SUCCESS or '
-        'REVERTED or was abandoned already, a corrupt flow, a flow a '
+        'REVERTED or was abandoned already, a cross-cell flow (retry '
+        'it), a corrupt flow, a flow a '
         'live conductor runs or whose job is held, or, without a '
         'jobboard, a stuck flow of another host (run the command '
         'there).',

@@ -22,6 +22,7 @@ from cellboot.flowrun import abandoning
 from cellboot.flowrun import abandons
 from cellboot.flowrun import backend as flow_db
 from cellboot.flowrun import fencing
+from cellboot.flowrun import lookup
 from cellboot.flowrun import retrying
 from cellboot.notifications import sender
 from cellboot.objects import fault_messages
@@ -234,6 +235,25 @@ class _AbandonTests(test_flow_retry._Deployment):
                                 flow_uuid, 'op')
         self.assertIn('has a corrupt fence', str(exc))
         self.assertEqual(before, self.flow(flow_uuid))
+
+    def test_a_cross_cell_flow_is_refused(self):
+        flow_uuid, _uuids = self.boot_and_kill(
+            f'{CONF.host}:{sigkilled_pid()}')
+        locate = lookup.locate_flow
+
+        def as_cross_cell(*args, **kwargs):
+            place, flow = locate(*args, **kwargs)
+            return place, dict(flow, kind='cross-cell')
+
+        self.useFixture(fixtures.MockPatchObject(lookup, 'locate_flow',
+                                                 as_cross_cell))
+        before = (self.flow(flow_uuid), self.generation(flow_uuid))
+        exc = self.assertRaises(exception.FlowActionRefused,
+                                abandoning.abandon, self.cluster.ctx,
+                                flow_uuid, 'op')
+        self.assertIn('it is a cross-cell flow', str(exc))
+        self.assertEqual(before, (self.flow(flow_uuid),
+                                  self.generation(flow_uuid)))
 
     def test_a_bad_reason_is_refused_before_anything_is_read(self):
         for reason in ('x' * 256, 'two\nlines', 'nul\x00', 'esc\x1b[2J',
