@@ -133,7 +133,8 @@ def register(commands):
         'a jobboard, left to the conductors of its host (their next '
         'sweep, or their start). Atoms are idempotent, so a step run '
         'again after its revert is safe. Refused: a flow that ended '
-        'SUCCESS or REVERTED, a corrupt flow, a flow a live conductor '
+        'SUCCESS or REVERTED or that an operator abandoned (`flows '
+        'abandon`), a corrupt flow, a flow a live conductor '
         'runs (or, without a jobboard, a stuck flow of another host: run '
         'the command there).',
         exit_codes=((parsing.EXIT_ERROR, 'no flow has that id, or a '
