@@ -39,6 +39,7 @@ import contextlib
 
 from oslo_log import log as logging
 
+from cellboot.builds import api_records
 from cellboot import context as cb_context
 from cellboot.db import batches
 from cellboot.db.cell import connection as cell_connection
@@ -174,69 +175,13 @@ def settle(context, scheduler, instance_uuid, cell_mapping):
     request that is already gone means that the owner deleted the
     server: the build is cleaned up and DELETED returned, OK otherwise.
     """
-    if not map_to_cell(context, instance_uuid, cell_mapping):
+    if not api_records.map_to_cell(context, instance_uuid, cell_mapping):
         return clean_up_deleted(context, scheduler, instance_uuid,
                                 cell_mapping)
-    if not delete_build_request(context, instance_uuid):
+    if not api_records.delete_build_request(context, instance_uuid):
         return clean_up_deleted(context, scheduler, instance_uuid,
                                 cell_mapping)
     return OK
-
-
-def map_to_cell(context, instance_uuid, cell_mapping):
-    """Point the instance's mapping at its cell; False if it is gone."""
-    return mapping_obj.InstanceMapping.set_cell_of(context, instance_uuid,
-                                                   cell_mapping)
-
-
-def map_many_to_cell(context, instance_uuids, cell_mapping):
-    """``{uuid: map_to_cell(...)}`` in one statement when all are there.
-
-    Only when some mapping is missing (an owner's delete) is each
-    instance pointed again on its own, to tell which.
-    """
-    uuids = list(instance_uuids)
-    if mapping_obj.InstanceMapping.set_cell_of_many(
-            context, uuids, cell_mapping) == len(uuids):
-        return dict.fromkeys(uuids, True)
-    return {uuid: map_to_cell(context, uuid, cell_mapping) for uuid in uuids}
-
-
-def delete_build_requests(context, instance_uuids):
-    """``{uuid: delete_build_request(...)}``, one statement when all
-    are there.
-
-    Only when some build request is gone already is each instance told
-    apart on its own, as ``delete_build_request`` does (the requests this
-    call removed count as removed by this step, through their mappings).
-    """
-    uuids = list(instance_uuids)
-    if build_request_obj.BuildRequest.destroy_by_instance_uuids(
-            context, uuids) == len(uuids):
-        return dict.fromkeys(uuids, True)
-    return {uuid: delete_build_request(context, uuid) for uuid in uuids}
-
-
-def delete_build_request(context, instance_uuid):
-    """Remove the build request; False if the owner already did.
-
-    A build request that is gone was removed either by the owner's
-    delete (which also removes the mapping, or marks it queued for
-    delete) or by an earlier run of this very step: a conductor that died
-    after removing it, whose flow is now resumed. Only the first is a
-    deleted server; mistaking the second for it would destroy a server
-    its owner still has.
-    """
-    if not build_request_obj.BuildRequest.destroy_by_instance_uuid(
-            context, instance_uuid):
-        try:
-            mapping = mapping_obj.InstanceMapping.get_by_instance_uuid(
-                context, instance_uuid)
-        except exception.InstanceMappingNotFound:
-            return False
-        return (mapping.cell_mapping is not None and
-                not mapping.queued_for_delete)
-    return True
 
 
 def get_cell0(context):

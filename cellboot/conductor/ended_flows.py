@@ -37,6 +37,7 @@ import functools
 from oslo_log import log as logging
 
 from cellboot.builds import claims
+from cellboot.builds import api_records
 from cellboot.builds import fates
 from cellboot import context as cb_context
 from cellboot import exception
@@ -121,7 +122,7 @@ class EndedFlowRequests:
             # buried a second time in cell0.
             cell, instance = _find_in_cells(context, uuid)
             if instance is not None:
-                fates.map_to_cell(context, uuid, cell)
+                api_records.map_to_cell(context, uuid, cell)
         else:
             instance = _live(context, cell, uuid)
         if instance is None:

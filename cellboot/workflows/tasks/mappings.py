@@ -9,6 +9,7 @@ build is cleaned up (``fates.clean_up_deleted``) and nothing is cast.
 
 from taskflow import task
 
+from cellboot.builds import api_records
 from cellboot.builds import fates
 from cellboot.db.api import connection as api_connection
 from cellboot.db import batches
@@ -42,7 +43,7 @@ class MapInstance(task.Task):
                 by_cell.setdefault(cells[uuid], []).append(uuid)
             found = {}
             for cell_uuid, in_cell in by_cell.items():
-                found.update(fates.map_many_to_cell(
+                found.update(api_records.map_many_to_cell(
                     context, in_cell, mappings.get(cell_uuid)))
             return found
 
@@ -70,7 +71,7 @@ class DeleteBuildRequest(task.Task):
 
     Rerun-safe (``cellboot.flowrun.storage``): a build request this step
     removed itself is told from the owner's delete by the instance
-    mapping (``fates.delete_build_request``).
+    mapping (``api_records.delete_build_request``).
     """
 
     default_provides = 'settled'
@@ -82,7 +83,7 @@ class DeleteBuildRequest(task.Task):
         found = batches.in_chunks(
             context, api_connection.get_context_manager(),
             tasks.going_on(mapped),
-            lambda uuids: fates.delete_build_requests(context, uuids),
+            lambda uuids: api_records.delete_build_requests(context, uuids),
             before_chunk=lambda: tasks.check_fence(fence))
         settled = dict(mapped)
         for uuid, still_there in found.items():
