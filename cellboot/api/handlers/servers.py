@@ -149,14 +149,21 @@ def _listed(context, request):
 
 
 def index(api, request, context):
-    records, links = _listed(context, request)
+    try:
+        records, links = _listed(context, request)
+    except server_records.CellUnreachable as exc:
+        # The marker's cell, read for its place in a sorted list.
+        return handlers.unavailable(exc)
     return errors.json_response(200, dict({'servers': [
         views.server_summary(request, record) for record in records]},
         **links))
 
 
 def detail(api, request, context):
-    records, links = _listed(context, request)
+    try:
+        records, links = _listed(context, request)
+    except server_records.CellUnreachable as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(200, dict({'servers': [
         views.server_detail(request, context, record)
         for record in records]}, **links))
