@@ -88,24 +88,33 @@ def _value(key, record):
 
 def _marker_value(context, project_id, key, marker):
     """The ``(value, uuid)`` of the marker; MarkerNotFound if the
-    project has no such server (a deleted one still has its place)."""
+    project has no such server (a deleted one still has its place).
+
+    A marker that was a build request may have moved into a cell since
+    its page was read: its mapping is read again then.
+    """
     try:
-        mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
-            context, marker)
-        if project_id is not None and mapping.project_id != project_id:
-            raise exception.MarkerNotFound(marker=marker)
-        if mapping.cell_mapping is None:
-            record = build_request.BuildRequest.get_by_instance_uuid(
+        for _attempt in range(2):
+            mapping = instance_mapping.InstanceMapping.get_by_instance_uuid(
                 context, marker)
+            if project_id is not None and mapping.project_id != project_id:
+                break
+            if mapping.cell_mapping is not None:
+                inst = server_records.in_cell(
+                    context, marker, mapping.cell_mapping,
+                    lambda cctxt: instance_obj.Instance.get_by_uuid(
+                        cctxt, marker, read_deleted=True), read=True)
+                return _instance_value(key, inst), marker
+            try:
+                record = build_request.BuildRequest.get_by_instance_uuid(
+                    context, marker)
+            except exception.BuildRequestNotFound:
+                continue
             return _value(key, record), marker
-        inst = server_records.in_cell(
-            context, marker, mapping.cell_mapping,
-            lambda cctxt: instance_obj.Instance.get_by_uuid(
-                cctxt, marker, read_deleted=True), read=True)
     except (exception.InstanceMappingNotFound,
-            exception.BuildRequestNotFound, server_records.ServerNotFound):
-        raise exception.MarkerNotFound(marker=marker)
-    return _instance_value(key, inst), marker
+            server_records.ServerNotFound):
+        pass
+    raise exception.MarkerNotFound(marker=marker)
 
 
 def _pending(context, project_id, key, descending, after):
