@@ -9,6 +9,7 @@ from the databases, not from the API under test.
 """
 
 import datetime
+import time
 import urllib.parse
 
 import fixtures
@@ -136,6 +137,19 @@ class ServerSortTest(base.TestCase):
         listed = [s['id'] for s in self.alice.get('/servers').json()[
             'servers']]
         self.assertNotIn(gone, listed)
+
+    def test_changes_since_after_the_boots_lists_only_the_deleted(self):
+        # Deleting is a change: the deleted server alone changed since.
+        time.sleep(1.1)
+        since = datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')
+        gone = self.servers[1]
+        self.assertEqual(204, self.alice.delete(f'/servers/{gone}')
+                         .status_code)
+        for key in ('display_name', 'created_at'):
+            body = self.alice.get('/servers/detail?' + urllib.parse.urlencode(
+                {'changes-since': since, 'sort_key': key})).json()
+            self.assertEqual([(gone, 'DELETED')], [
+                (s['id'], s['status']) for s in body['servers']])
 
     def test_hostile_sorts_and_markers_answer_400(self):
         unknown = '00000000-0000-0000-0000-000000000000'
