@@ -5,7 +5,8 @@ project's instance mappings in the API database, then read
 (``server_records.list_servers``). Sorted by a server's name, host,
 state, uuid or last change, the order is only known to the cells
 holding the servers: each cell answers its next rows in ``(value,
-uuid)`` order, limited, in one indexed query; the build requests not in
+uuid)`` order, limited, in one query (the project's rows found by
+index, then sorted: no index holds these orders); the build requests not in
 a cell yet are sorted here; and ``heapq.merge`` interleaves them. The
 uuid breaks ties, so a page ends at a ``(value, uuid)`` pair no other
 server shares: the next page is every server after the marker's pair,
