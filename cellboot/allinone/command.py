@@ -15,15 +15,11 @@ import argparse
 import os
 
 from cellboot.allinone import demo
-from cellboot.allinone import deployment
-from cellboot.allinone import startup
 from cellboot.cli import client as cli_client
 from cellboot.cli import exit_codes
 from cellboot.conf import CONF
 from cellboot.console import configuration
 from cellboot.console import output
-from cellboot.metrics import exposition
-from cellboot import service_runner
 
 PROG = 'cellboot all-in-one'
 
@@ -51,12 +47,24 @@ class _Service:
         pass
 
 
+def _deployment():
+    """``cellboot.allinone.deployment``, imported when first needed.
+
+    Every ``cellboot`` command loads this module (``--help`` lists
+    all-in-one), and a whole deployment's imports (every service,
+    ``service_runner``) cost a client command such as ``server list``
+    some 2 s of its start-up; only all-in-one itself pays them.
+    """
+    from cellboot.allinone import deployment
+    return deployment
+
+
 def _cell_names(cell_count):
-    return [deployment.cell_name(c) for c in range(1, cell_count + 1)]
+    return [_deployment().cell_name(c) for c in range(1, cell_count + 1)]
 
 
 def _cell_hosts(name, hosts_per_cell):
-    return [deployment.host_name(name, h)
+    return [_deployment().host_name(name, h)
             for h in range(1, hosts_per_cell + 1)]
 
 
@@ -100,6 +108,11 @@ def run(args):
     the names of ``--fail-host``/``--fail-cell`` and the port are
     known good.
     """
+    # Imported here for the reason _deployment gives.
+    from cellboot.allinone import startup
+    from cellboot.metrics import exposition
+    from cellboot import service_runner
+    deployment = _deployment()
     service_runner.load_configuration(PROG, args)
     state_dir = os.path.abspath(args.state_dir or os.path.join(
         CONF.state_path, 'all-in-one'))

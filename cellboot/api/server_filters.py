@@ -31,6 +31,7 @@ from cellboot.api import auth
 from cellboot.api import errors
 from cellboot.api import inputs
 from cellboot.api import server_records
+from cellboot.api import server_sort
 from cellboot.api import views
 from cellboot.objects import build_request as build_request_obj
 from cellboot.objects import instance_table
@@ -47,11 +48,9 @@ STATUS_STATES = {status: state for state, status in views.STATUS.items()
 # refused too (``_risky``), which keeps a match bounded.
 MAX_NAME_PATTERN = 255
 
-# Sort keys, and directions. Servers are paged in the order they were
-# created (the API database's mapping ids; see server_records), which is
-# the only order a page of many cells can be read in at one indexed
-# query per database.
-SORT_KEYS = ('created_at',)
+# Sort keys (Nova's names; ``server_sort`` says how each is read across
+# cells), and directions.
+SORT_KEYS = server_sort.SORT_KEYS
 SORT_DIRS = ('asc', 'desc')
 
 # Query parameters of the lists besides ``limit`` and ``marker``.
@@ -111,7 +110,14 @@ class Filters:
     image: str = None
     changes_since: object = None
     reservation_id: str = None
+    sort_key: str = server_sort.DEFAULT_SORT_KEY
     descending: bool = False
+
+    def merged_from_cells(self):
+        """Whether the list is read by ``server_sort`` (merged from the
+        cells) rather than paged by the API database's mappings."""
+        return (self.sort_key != server_sort.DEFAULT_SORT_KEY
+                or self.changes_since is not None)
 
     def cell_clause(self):
         """A clause over a cell's instances table, or None."""
@@ -310,7 +316,7 @@ def _sort(request):
         raise errors.BadRequest(
             f'sort_dir is {" or ".join(SORT_DIRS)}, not '
             f'{inputs.printable(direction[:40])!r}.')
-    return direction == 'desc'
+    return key or server_sort.DEFAULT_SORT_KEY, direction == 'desc'
 
 
 def _project(request, context):
@@ -339,6 +345,7 @@ def from_request(request, context):
     host = _nonempty(request, 'host')
     if host is not None:
         auth.authorize(context, server_policies.INDEX_HOST_FILTER)
+    sort_key, descending = _sort(request)
     return Filters(
         project_id=_project(request, context),
         statuses=_statuses(request), name=_name(request), host=host,
@@ -346,4 +353,4 @@ def from_request(request, context):
         image=_nonempty(request, 'image'),
         changes_since=_changes_since(request),
         reservation_id=_nonempty(request, 'reservation_id'),
-        descending=_sort(request))
+        sort_key=sort_key, descending=descending)

@@ -149,6 +149,14 @@ class Instance(base.DomainObject):
             sa.true() if where is None else where))]
 
     @classmethod
+    def get_sorted_page(cls, context, where, value, descending, after,
+                        limit):
+        """A page of a list sorted across cells (``table.sorted_page``);
+        ``where`` says whether deleted instances are in it."""
+        return [cls._from_row(row) for row in table.sorted_page(
+            context, where, value, descending, after, limit)]
+
+    @classmethod
     def get_spawning_on_host(cls, context, host):
         """The builds ``host`` has taken and not finished, oldest first."""
         return [cls._from_row(row)

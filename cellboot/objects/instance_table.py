@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from cellboot.db.cell import connection as cell_db
 from cellboot.db.cell import models
+from cellboot.db import ordering
 from cellboot.db import rows
 from cellboot import exception
 
@@ -107,6 +108,28 @@ def existing_uuids(context, uuids):
 @cell_db.reader
 def get_where(context, where):
     return get(context, where)
+
+
+@cell_db.reader
+def sorted_page(context, where, value, descending, after, limit):
+    """Up to ``limit`` rows passing ``where``, in ``(value, uuid)`` order
+    (``descending``: reversed), those after ``after``, a ``(value,
+    uuid)`` pair, when it is given. ``value`` is an expression over the
+    table whose text, if any, is compared byte by byte
+    (``cellboot.db.ordering``), so that a merge in Python agrees."""
+    uuid = ordering.binary(INSTANCES.c.uuid)
+    if after is not None:
+        mark, mark_uuid = after
+        if descending:
+            past = sa.or_(value < mark, sa.and_(value == mark,
+                                                uuid < mark_uuid))
+        else:
+            past = sa.or_(value > mark, sa.and_(value == mark,
+                                                uuid > mark_uuid))
+        where = sa.and_(where, past)
+    order = (value.desc(), uuid.desc()) if descending else (value, uuid)
+    return context.session.execute(sa.select(INSTANCES).where(
+        where).order_by(*order).limit(limit)).all()
 
 
 @cell_db.reader

@@ -12,6 +12,7 @@ from cellboot.api import schemas
 from cellboot.api import server_filters
 from cellboot.api.handlers import server_groups
 from cellboot.api import server_records
+from cellboot.api import server_sort
 from cellboot.api import views
 from cellboot.conf import CONF
 from cellboot import exception
@@ -124,28 +125,45 @@ def _listed(context, request):
 
     The filters are checked before anything is read (400/403, see
     ``server_filters``); the page is read with them applied in each
-    cell's query and to every record.
+    cell's query and to every record: in creation order by the API
+    database's mappings, in another (or with deleted servers) merged
+    from the cells (``server_sort``).
     """
     filters = server_filters.from_request(request, context)
     page = pagination.from_request(request)
     keep = filters.keeps if filters.any_record_filter() else None
-    found = server_records.list_servers(
-        context, filters.project_id, CONF.api.list_cell_timeout, page.limit,
-        marker=page.marker, keep=keep, where=filters.cell_clause(),
-        descending=filters.descending)
+    if filters.merged_from_cells():
+        found = server_sort.list_servers(
+            context, filters.project_id, filters.sort_key,
+            CONF.api.list_cell_timeout, page.limit, marker=page.marker,
+            keep=keep, where=filters.cell_clause(),
+            descending=filters.descending,
+            read_deleted=filters.changes_since is not None)
+    else:
+        found = server_records.list_servers(
+            context, filters.project_id, CONF.api.list_cell_timeout,
+            page.limit, marker=page.marker, keep=keep,
+            where=filters.cell_clause(), descending=filters.descending)
     return found.records, pagination.links(request, 'servers', page,
                                            found.marker, found.more)
 
 
 def index(api, request, context):
-    records, links = _listed(context, request)
+    try:
+        records, links = _listed(context, request)
+    except server_records.CellUnreachable as exc:
+        # The marker's cell, read for its place in a sorted list.
+        return handlers.unavailable(exc)
     return errors.json_response(200, dict({'servers': [
         views.server_summary(request, record) for record in records]},
         **links))
 
 
 def detail(api, request, context):
-    records, links = _listed(context, request)
+    try:
+        records, links = _listed(context, request)
+    except server_records.CellUnreachable as exc:
+        return handlers.unavailable(exc)
     return errors.json_response(200, dict({'servers': [
         views.server_detail(request, context, record)
         for record in records]}, **links))

@@ -85,6 +85,22 @@ class SilentCellTest(base.TestCase):
             [(self.uuid, 'UNKNOWN')],
             [(s['id'], s['status']) for s in response.json()['servers']])
 
+    def test_a_sorted_listing_leaves_the_silent_cells_servers_out(self):
+        # Their place in the order is unknown; the healthy cell's are
+        # listed, within the cell timeout.
+        booted = self.alice.boot().json()['server']['id']
+        self.cluster.wait_for_quiet()
+        response, elapsed = self.timed(self.alice.get,
+                                       '/servers?sort_key=display_name')
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertLess(elapsed, CELL_TIMEOUT + MARGIN)
+        self.assertEqual([booted], [s['id'] for s in
+                                    response.json()['servers']])
+
+    def test_a_sorted_listing_after_a_silent_cells_marker_answers_503(self):
+        self.assert503(*self.timed(
+            self.alice.get, f'/servers?sort_key=host&marker={self.uuid}'))
+
     def test_a_flow_listing_names_the_silent_cell(self):
         response, elapsed = self.timed(self.admin.get, '/os-flows')
         self.assertEqual(200, response.status_code)

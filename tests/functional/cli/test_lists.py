@@ -7,7 +7,9 @@ show prints as ``-f table|json|value`` and ``-c COLUMN`` say.
 
 import json
 
+from cellboot.api import server_sort
 from cellboot.cli import exit_codes
+from cellboot.cli import servers as cli_servers
 from tests.functional.cli import base
 
 
@@ -49,6 +51,23 @@ class ListCommandsTest(base.CLITestCase):
         out = self.run_ok('server', 'list', '--status', 'error', '-f',
                           'value')
         self.assertEqual('', out)
+
+    def test_sort_key_and_dir_reach_the_api(self):
+        by_name = ['server', 'list', '--sort-key', 'display_name', '-f',
+                   'value', '-c', 'ID']
+        self.assertEqual([self.db, self.web], self.run_ok(*by_name).split())
+        self.assertEqual([self.web, self.db], self.run_ok(
+            *by_name, '--sort-dir', 'desc').split())
+
+    def test_the_sort_keys_offered_are_the_apis(self):
+        self.assertEqual(server_sort.SORT_KEYS, cli_servers.SORT_KEYS)
+
+    def test_an_unknown_sort_key_or_dir_is_a_usage_error(self):
+        for option, value in (('--sort-key', 'password'),
+                              ('--sort-dir', 'up')):
+            result = self.cli('server', 'list', option, value)
+            self.assertEqual(exit_codes.USAGE, result.code, result)
+            self.assertIn(option, result.err)
 
     def test_a_bad_filter_is_the_apis_bad_request(self):
         result = self.cli('server', 'list', '--status', 'SLEEPY')

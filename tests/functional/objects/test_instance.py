@@ -3,10 +3,13 @@
 import datetime
 
 from oslo_utils import uuidutils
+import sqlalchemy as sa
 
 from cellboot import context
+from cellboot.db import ordering
 from cellboot import exception
 from cellboot.objects import instance
+from cellboot.objects import instance_table
 from tests import base
 from tests.functional.objects import spec_base
 
@@ -179,6 +182,28 @@ class _InstanceTests(spec_base.ObjectTests):
         self.assertEqual(
             [local.uuid],
             [i.uuid for i in Instance.get_all_by_project(self.ctx, 'p1')])
+
+    def test_a_sorted_page_orders_text_by_code_point_on_every_backend(self):
+        # What the server lists merge across cells in Python: case,
+        # hyphens and accents sorted as Python compares them, never by
+        # the database's locale or collation; ties broken by uuid.
+        names = ['web', 'Web', 'a-b', 'ab', '\u00e9t\u00e9', None, 'web']
+        made = [self._create(display_name=name) for name in names]
+        expected = sorted((inst.display_name or '', inst.uuid)
+                          for inst in made)
+        name = ordering.binary(sa.func.coalesce(
+            instance_table.INSTANCES.c.display_name, ''))
+        for descending in (False, True):
+            order = expected[::-1] if descending else expected
+            pages, after = [], None
+            while True:
+                page = Instance.get_sorted_page(self.ctx, sa.true(), name,
+                                                descending, after, 3)
+                pages += [(i.display_name or '', i.uuid) for i in page]
+                if len(page) < 3:
+                    break
+                after = pages[-1]
+            self.assertEqual(order, pages)
 
 
 class SQLiteInstanceTest(_InstanceTests, base.SQLiteMixin,
