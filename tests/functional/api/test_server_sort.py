@@ -76,17 +76,7 @@ class ServerSortTest(base.TestCase):
                       key=lambda uuid: (self.value(key, uuid), uuid),
                       reverse=descending)
 
-    def walk(self, url, client=None):
-        """Every server id from ``url`` on, following the next links."""
-        listed, prefix = [], self.api.url + '/v2.1'
-        while url:
-            response = (client or self.alice).get(url)
-            self.assertEqual(200, response.status_code, response.text)
-            body = response.json()
-            listed += [server['id'] for server in body['servers']]
-            links = body.get('servers_links')
-            url = links[0]['href'][len(prefix):] if links else None
-        return listed
+    walk = test_server_filters.ServerFiltersTest.walk
 
     def test_each_key_walks_every_server_once_in_order_both_ways(self):
         for key in server_sort.SORT_KEYS:

@@ -7,14 +7,12 @@ the servers, ``flows show`` prints the note, the sweep settles the
 servers. Hostile command lines change nothing and print one ERROR line.
 """
 
-from cellboot.conductor import orphans
 from cellboot.conf import CONF
 from tests import base
+from tests.functional.boot import test_flow_abandon
 from tests.functional.boot import test_flow_retry
 from tests.functional.cmd import base as cmd_base
 from tests.functional.cmd import test_manage_flow_retry as retry_cmd
-from tests.functional import invariants
-from tests.functional.sweepers import test_orphan_build_requests
 
 UNKNOWN = retry_cmd.UNKNOWN
 
@@ -54,14 +52,7 @@ class ManageFlowAbandonTest(test_flow_retry._Deployment, base.TestCase):
         self.assertIn('    Reason: ticket 42: the tenant gave up; instances '
                       'settled: by the sweeps', shown.stdout)
 
-        test_orphan_build_requests._age(
-            CONF.conductor.unstarted_build_request_timeout + 1)
-        self.assertEqual(2, orphans.OrphanBuildRequests(
-            self.cluster.super_conductor).sweep_once(
-                self.cluster.ctx)['settled'])
-        self.assertEqual({'error'}, {self.cluster.find(uuid)[1].vm_state
-                                     for uuid in uuids})
-        self.assertEqual([], invariants.check_invariants(self.cluster.ctx))
+        test_flow_abandon.assert_settled_by_sweep(self, uuids)
         # Ended now: both actions are refused (exit 3).
         self.assertError(self.manage('abandon', flow_uuid), 3,
                          'cannot be abandoned: it ended: cellboot-manage')
