@@ -20,20 +20,26 @@ from tests.functional.api import test_servers
 HUGE = {'name': 'huge', 'vcpus': 1024, 'ram': 512, 'disk': 1, 'id': 'huge'}
 
 
+def start_two_cells(test):
+    """An API on two cells of two hosts, clients for alice, bob and an
+    administrator, and the ``huge`` flavor no host can build."""
+    # The huge flavor must reach the scheduler, not the quota check.
+    test.flags(cores=-1, ram=-1, group='quota')
+    test.api = test.useFixture(api_fixtures.APIServer(cells=2,
+                                                      hosts_per_cell=2))
+    test.cluster = test.api.cluster
+    test.alice = test.api.client(api_fixtures.ALICE_TOKEN)
+    test.bob = test.api.client(api_fixtures.BOB_TOKEN)
+    test.admin = test.api.client(api_fixtures.ADMIN_TOKEN)
+    test.assertEqual(200, test.admin.post(
+        '/flavors', json={'flavor': HUGE}).status_code)
+
+
 class ServerFiltersTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        # The huge flavor must reach the scheduler, not the quota check.
-        self.flags(cores=-1, ram=-1, group='quota')
-        self.api = self.useFixture(api_fixtures.APIServer(cells=2,
-                                                          hosts_per_cell=2))
-        self.cluster = self.api.cluster
-        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
-        self.bob = self.api.client(api_fixtures.BOB_TOKEN)
-        self.admin = self.api.client(api_fixtures.ADMIN_TOKEN)
-        self.assertEqual(200, self.admin.post(
-            '/flavors', json={'flavor': HUGE}).status_code)
+        start_two_cells(self)
         self.webs = [self.boot(self.alice, f'web-{n}') for n in range(3)]
         self.failed = self.boot(self.alice, 'web-failed', flavor='huge')
         self.db = self.boot(self.bob, 'db-1')

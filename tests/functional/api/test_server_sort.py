@@ -17,7 +17,6 @@ import fixtures
 from cellboot.api import server_sort
 from cellboot.objects import build_request
 from tests import base
-from tests.functional.api import fixtures as api_fixtures
 from tests.functional.api import test_server_filters
 from tests.functional.api import test_servers
 
@@ -28,16 +27,7 @@ class ServerSortTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.flags(cores=-1, ram=-1, group='quota')
-        self.api = self.useFixture(api_fixtures.APIServer(cells=2,
-                                                          hosts_per_cell=2))
-        self.cluster = self.api.cluster
-        self.alice = self.api.client(api_fixtures.ALICE_TOKEN)
-        self.bob = self.api.client(api_fixtures.BOB_TOKEN)
-        self.admin = self.api.client(api_fixtures.ADMIN_TOKEN)
-        self.assertEqual(200, self.admin.post(
-            '/flavors', json={'flavor': test_server_filters.HUGE}
-        ).status_code)
+        test_server_filters.start_two_cells(self)
         self.servers = [self.boot(self.alice, name) for name in NAMES]
         self.servers.append(self.boot(self.alice, 'failed', flavor='huge'))
         self.theirs = self.boot(self.bob, 'db')
